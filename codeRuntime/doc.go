@@ -1,0 +1,49 @@
+// Package coderuntime is the code-execution seam of Code Mode and its goja backend.
+//
+// The package name is coderuntime; the directory is codeRuntime, so importers write
+//
+//	import coderuntime "github.com/dsh-go/dsh/codeRuntime"
+//
+// (the explicit name is optional but tells readers what the identifier is).
+//
+// # The seam
+//
+// [Runtime] runs a model-written [Program]: TypeScript that is the body of an async function, so
+// top-level await and return work. The program reaches the host only through [Binding]s, installed
+// as async functions on one global namespace object (default "tools"): `await tools.name(args)`.
+// Arguments and results cross the boundary as JSON only. A run ends with a [*Result] (the returned
+// value as JSON plus captured console output) or a [*Failure] whose [FailureKind] says why.
+//
+// # The goja backend
+//
+// [Goja] strips TypeScript with esbuild (api.Transform, TS loader, target ES2020, so async/await is
+// kept as goja runs it natively) and runs the result in a fresh goja.Runtime per run, created and used
+// only on the goroutine that called Run. Binding calls run on their own goroutines with a run-scoped
+// context; their completions are sent back and settle the program's promises on the run goroutine,
+// which runs an event loop until the program's promise settles. When the run settles for any reason
+// (return, throw, budget, cancellation), the run-scoped context is cancelled and Run waits for every
+// binding goroutine it started before returning.
+//
+// Source positions: the program is wrapped as the body of an async arrow function (the wrapper opens
+// on its own line), transformed with a source map, and the map is shifted by that one line before
+// goja reads it (inline), so stack traces, error.stack inside the program, and [Failure] Line/Column
+// all refer to the program the model wrote.
+//
+// Isolation: the program sees only ECMAScript built-ins, console, and the namespace. There is no
+// require, module loading, file, network, process or environment access, and no timers. goja's own
+// source-map loader (which could read a file named by a sourceMappingURL comment in eval'd code) is
+// disabled. Nothing of Go is exported into the VM except plain values and native functions; no Go
+// error or struct is ever wrapped into a JS value. ArrayBuffer, SharedArrayBuffer, DataView and the
+// typed arrays are removed (single-call multi-gigabyte allocations), and the string amplifiers
+// (String.prototype.repeat, padStart, padEnd, Array.prototype.join) refuse results longer than
+// [Config].MaxStringLength with a RangeError.
+//
+// Memory: goja has no per-runtime memory limit, and Go cannot attribute heap to a goroutine. The
+// defences are therefore indirect: the busy-CPU budget bounds how long a program can allocate, output
+// sizes are capped, amplifying built-ins are capped as above, and a heap watchdog samples the process
+// heap (runtime/metrics, /memory/classes/heap/objects:bytes) while a run is active and interrupts the
+// run with [ErrHeapLimit] when it exceeds [Config].MaxHeapBytes. That ceiling is process-wide: when
+// the host itself is over it, every run fails with kind "limit". A single native call (for example a
+// huge Array.prototype.concat or String.prototype.replaceAll) can still allocate between two samples;
+// run untrusted programs in a process with a GOMEMLIMIT and headroom.
+package coderuntime

@@ -1,0 +1,221 @@
+package host
+
+import (
+	"io"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dsh-go/dsh/events"
+)
+
+// Host is the root of a plugin tree: it owns the root context and fiber, the
+// service table, the listener tables and the logger. A Host is safe for
+// concurrent use.
+type Host struct {
+	log      zerolog.Logger
+	maxDepth int
+
+	// lmu serializes writers of the listener table; readers load table.
+	lmu   sync.Mutex
+	table atomic.Pointer[table]
+
+	// life serializes lifecycle operations (plugin start, restart, dispose,
+	// service changes). It is reentrant for the goroutine holding it, so a
+	// plugin's Apply may load plugins, provide services and dispose fibers.
+	life reentrant
+
+	// smu guards services and declared.
+	smu      sync.RWMutex
+	services map[serviceKey]*serviceSlot
+	declared map[string]events.Handle
+	nsSeq    atomic.Uint64
+	fiberSeq atomic.Uint64
+
+	// fibers is every live (not disposed) fiber; guarded by life.
+	fibers map[*Fiber]struct{}
+
+	root *Context
+}
+
+// Option configures a Host.
+type Option func(*Host)
+
+// WithLogger sets the host's logger; each fiber logs through a child logger
+// with a "plugin" field. The default discards everything.
+func WithLogger(l zerolog.Logger) Option { return func(h *Host) { h.log = l } }
+
+// WithMaxDepth sets the nested-dispatch limit (default [DefaultMaxDepth]).
+func WithMaxDepth(n int) Option {
+	return func(h *Host) {
+		if n > 0 {
+			h.maxDepth = n
+		}
+	}
+}
+
+// New creates a host with an active root fiber named "root".
+func New(opts ...Option) *Host {
+	h := &Host{
+		log:      zerolog.New(io.Discard),
+		maxDepth: DefaultMaxDepth,
+		services: map[serviceKey]*serviceSlot{},
+		declared: map[string]events.Handle{},
+		fibers:   map[*Fiber]struct{}{},
+	}
+	h.table.Store(&table{})
+	for _, o := range opts {
+		o(h)
+	}
+	f := newFiber(h, nil, "root", nil, nil)
+	f.state = Active
+	h.fibers[f] = struct{}{}
+	h.root = &Context{h: h, fiber: f, gen: f.gen}
+	f.ctx = h.root
+	h.declare(FiberStatus.Descriptor())
+	return h
+}
+
+// Root returns the root context: registrations through it are global and
+// live until [Host.Close].
+func (h *Host) Root() *Context { return h.root }
+
+// Logger returns the host's logger.
+func (h *Host) Logger() *zerolog.Logger { return &h.log }
+
+// Emitter returns an emitter that dispatches on this host for scope ("" =
+// global).
+func (h *Host) Emitter(scope ScopeKey) Emitter { return Emitter{h: h, scope: scope} }
+
+// Close disposes the root fiber and with it every plugin, service and
+// listener. It returns the joined errors of every disposer that failed.
+func (h *Host) Close() error { return h.root.fiber.Dispose() }
+
+// declare records an event descriptor so the catalog can list it.
+func (h *Host) declare(d *events.Descriptor) {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	if _, ok := h.declared[d.Name]; !ok {
+		h.declared[d.Name] = descHandle{d}
+	}
+}
+
+type descHandle struct{ d *events.Descriptor }
+
+func (x descHandle) Descriptor() *events.Descriptor { return x.d }
+
+// Declare records event handles as declared by this host's plugins, so that
+// [Host.Events] (and the generated catalog) lists them even before anyone
+// listens. Registering a listener or dispatching declares too.
+func (h *Host) Declare(hs ...events.Handle) {
+	for _, x := range hs {
+		h.declare(x.Descriptor())
+	}
+}
+
+// Events returns the descriptors of every event declared on this host,
+// sorted by name.
+func (h *Host) Events() []*events.Descriptor {
+	h.smu.RLock()
+	out := make([]*events.Descriptor, 0, len(h.declared))
+	for _, x := range h.declared {
+		out = append(out, x.Descriptor())
+	}
+	h.smu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// ListenerCount returns how many listeners are registered for the named
+// event (all scopes).
+func (h *Host) ListenerCount(name string) int {
+	h.smu.RLock()
+	x, ok := h.declared[name]
+	h.smu.RUnlock()
+	if !ok {
+		return 0
+	}
+	return len(h.listeners(x.Descriptor().ID()))
+}
+
+// Stats is a snapshot of what a host holds, for tests and debugging: a
+// disposed plugin must leave these counts as they were before it loaded.
+type Stats struct {
+	// Listeners counts listeners per event name (events with none omitted).
+	Listeners map[string]int
+	// Services lists the provided service names (with namespace for
+	// isolated ones), sorted.
+	Services []string
+	// Fibers counts live fibers, the root included.
+	Fibers int
+}
+
+// Stats returns a snapshot of the host's registrations.
+func (h *Host) Stats() Stats {
+	s := Stats{Listeners: map[string]int{}}
+	for _, d := range h.Events() {
+		if n := len(h.listeners(d.ID())); n > 0 {
+			s.Listeners[d.Name] = n
+		}
+	}
+	h.smu.RLock()
+	for k, slot := range h.services {
+		if len(slot.stack) > 0 {
+			s.Services = append(s.Services, k.String())
+		}
+	}
+	h.smu.RUnlock()
+	sort.Strings(s.Services)
+	h.life.Lock()
+	s.Fibers = len(h.fibers)
+	h.life.Unlock()
+	return s
+}
+
+// reentrant is a mutex the holding goroutine may lock again. Lifecycle
+// operations are rare, so the goroutine-identity cost is acceptable there
+// and is never paid on a dispatch path.
+type reentrant struct {
+	mu    sync.Mutex
+	owner atomic.Uint64
+	depth int
+}
+
+func (m *reentrant) Lock() {
+	id := goid()
+	if m.owner.Load() == id {
+		m.depth++
+		return
+	}
+	m.mu.Lock()
+	m.owner.Store(id)
+	m.depth = 1
+}
+
+func (m *reentrant) Unlock() {
+	m.depth--
+	if m.depth == 0 {
+		m.owner.Store(0)
+		m.mu.Unlock()
+	}
+}
+
+// held reports whether the calling goroutine holds m.
+func (m *reentrant) held() bool { return m.owner.Load() == goid() }
+
+func goid() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	// "goroutine 123 [running]:..."
+	const prefix = len("goroutine ")
+	end := prefix
+	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
+		end++
+	}
+	id, _ := strconv.ParseUint(string(b[prefix:end]), 10, 64)
+	return id
+}

@@ -1,0 +1,185 @@
+package host
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrNoService is wrapped by [Get] when a service is not provided.
+var ErrNoService = errors.New("service not provided")
+
+type serviceKey struct {
+	ns   string
+	name string
+}
+
+func (k serviceKey) String() string {
+	if k.ns == "" {
+		return k.name
+	}
+	return k.ns + "/" + k.name
+}
+
+type provision struct {
+	value any
+	owner *Fiber
+}
+
+// serviceSlot is the stack of providers of one name: the last provider
+// wins; removing it restores the one before.
+type serviceSlot struct {
+	stack []*provision
+}
+
+func (c *Context) key(name string) serviceKey {
+	return serviceKey{ns: c.namespace(name), name: name}
+}
+
+// ValidateServiceName checks a service name: the same rules as event
+// names' segments joined by '/' (see events.ValidateName), e.g. "tools",
+// "approval", "systemPrompt" is refused (lower case only) while
+// "system-prompt" is accepted.
+func ValidateServiceName(name string) error {
+	if name == "" {
+		return errors.New("host: empty service name")
+	}
+	for i := 0; i < len(name); i++ {
+		b := name[i]
+		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == '/') {
+			return fmt.Errorf("host: service name %q: byte %q at offset %d is not allowed (a-z, 0-9, '-', '_', '.', '/')", name, b, i)
+		}
+	}
+	return nil
+}
+
+// Provide makes v available as service name (in c's isolation view) until
+// the returned disposer runs or c's fiber is disposed. Providing a name
+// that is already provided replaces it (the newest provider wins, and the
+// previous one is restored when the newest goes away). Plugins that inject
+// the name start, restart or go pending accordingly, before Provide returns
+// (or, when called from inside a lifecycle operation, as part of it).
+func (c *Context) Provide(name string, v any) (Disposer, error) {
+	if err := ValidateServiceName(name); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, fmt.Errorf("host: providing service %q: nil value", name)
+	}
+	h := c.h
+	k := c.key(name)
+	p := &provision{value: v, owner: c.fiber}
+	h.life.Lock()
+	defer h.life.Unlock()
+	d, err := c.track(EffectService, name, func() error {
+		h.smu.Lock()
+		slot := h.services[k]
+		if slot == nil {
+			slot = &serviceSlot{}
+			h.services[k] = slot
+		}
+		slot.stack = append(slot.stack, p)
+		h.smu.Unlock()
+		return nil
+	}, func() error {
+		h.life.Lock()
+		defer h.life.Unlock()
+		h.smu.Lock()
+		slot := h.services[k]
+		wasTop := false
+		if slot != nil {
+			if i := slices.Index(slot.stack, p); i >= 0 {
+				wasTop = i == len(slot.stack)-1
+				slot.stack = slices.Delete(slot.stack, i, i+1)
+			}
+			if len(slot.stack) == 0 {
+				delete(h.services, k)
+			}
+		}
+		h.smu.Unlock()
+		if wasTop {
+			h.serviceChanged(k, c.fiber)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	h.serviceChanged(k, c.fiber)
+	return d, nil
+}
+
+func (h *Host) lookup(k serviceKey) (any, bool) {
+	h.smu.RLock()
+	defer h.smu.RUnlock()
+	slot := h.services[k]
+	if slot == nil || len(slot.stack) == 0 {
+		return nil, false
+	}
+	return slot.stack[len(slot.stack)-1].value, true
+}
+
+// Lookup returns service name as seen from c, as a T. It is a
+// non-reactive read: the caller is not restarted when the service changes,
+// so read it again each time it is needed (the optional-dependency
+// pattern). ok is false when it is missing or not a T.
+func Lookup[T any](c *Context, name string) (T, bool) {
+	v, ok := c.h.lookup(c.key(name))
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	t, ok := v.(T)
+	return t, ok
+}
+
+// Get is [Lookup] with an error that says what was wrong: the service is
+// missing, or is not a T.
+func Get[T any](c *Context, name string) (T, error) {
+	var zero T
+	v, ok := c.h.lookup(c.key(name))
+	if !ok {
+		return zero, fmt.Errorf("host: service %q: %w", name, ErrNoService)
+	}
+	t, ok := v.(T)
+	if !ok {
+		return zero, fmt.Errorf("host: service %q is a %T, not a %T", name, v, zero)
+	}
+	return t, nil
+}
+
+// missing returns the first required service of f that is not provided.
+func (h *Host) missing(f *Fiber) string {
+	for _, name := range f.inject {
+		if _, ok := h.lookup(f.ctx.key(name)); !ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// serviceChanged starts, restarts or suspends the fibers that inject k;
+// h.life held. The provider's own fiber is not restarted by its own
+// provision.
+func (h *Host) serviceChanged(k serviceKey, provider *Fiber) {
+	var deps []*Fiber
+	for f := range h.fibers {
+		if f == provider || f.plugin == nil || f.ctx == nil {
+			continue
+		}
+		if slices.Contains(f.inject, k.name) && f.ctx.key(k.name) == k {
+			deps = append(deps, f)
+		}
+	}
+	// Deterministic order: older fibers first.
+	slices.SortFunc(deps, func(a, b *Fiber) int { return cmp.Compare(a.seq, b.seq) })
+	for _, f := range deps {
+		switch f.State() {
+		case Pending:
+			h.start(f)
+		case Active, Failed, Loading:
+			h.restart(f)
+		}
+	}
+}

@@ -1,0 +1,557 @@
+package schema
+
+import (
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The property types a [Prop] may declare.
+const (
+	TypeString  = "string"
+	TypeNumber  = "number"
+	TypeInteger = "integer"
+	TypeBoolean = "boolean"
+	TypeObject  = "object"
+	TypeArray   = "array"
+)
+
+// maxSpecDepth bounds recursion over a Spec, which can be made cyclic by
+// aliasing maps or Items pointers.
+const maxSpecDepth = 64
+
+// ErrInvalidSpec is wrapped by every error [Spec.Validate], [Spec.JSONSchema]
+// and [FromStruct] return for a malformed spec.
+var ErrInvalidSpec = errors.New("schema: invalid spec")
+
+// Prop describes one tool parameter in the author-facing schema DSL. It is
+// the Go form of the TypeScript SchemaSpec entry
+// `{ type, required?, description?, enum?, default?, properties?, items? }`.
+type Prop struct {
+	// Type is one of "string", "number", "integer", "boolean", "object",
+	// "array".
+	Type string
+	// Required marks the property as required in its enclosing object.
+	Required bool
+	// Description is carried into the JSON Schema and shown to the model.
+	Description string
+	// Enum, when non-empty, lists the allowed values. Only scalar types may
+	// have an enum, and every member must be of the property's type.
+	Enum []any
+	// Default documents the value the tool assumes when the property is
+	// absent. It is NOT applied by [ValidateArgs]. It must be JSON data of
+	// the property's type.
+	Default any
+	// Properties describes the members of an "object" property. Nil means
+	// any object (type-checked only).
+	Properties Spec
+	// Items describes the elements of an "array" property. Nil means any
+	// array (type-checked only).
+	Items *Prop
+}
+
+// Spec is the author-facing parameter schema of a tool: the top-level
+// argument object's properties by name. The zero value (nil) accepts any
+// object.
+type Spec map[string]Prop
+
+// Validate checks the spec itself: every type is known, enums appear only on
+// scalar types with members of that type, Items only on arrays, Properties
+// only on objects, defaults are JSON of the declared type, no property name
+// is empty, and nesting is at most 64 levels (which also catches cycles).
+// All problems are reported, joined, each prefixed with its JSON pointer
+// path; the error wraps [ErrInvalidSpec].
+func (s Spec) Validate() error {
+	var errs []string
+	v := &specValidator{onPath: map[uintptr]bool{}, errs: &errs}
+	v.spec(s, "", 0)
+	if len(errs) == 0 {
+		return nil
+	}
+	slices.Sort(errs)
+	return fmt.Errorf("%w:\n- %s", ErrInvalidSpec, strings.Join(errs, "\n- "))
+}
+
+// specValidator walks a Spec, detecting cycles made by aliasing maps or
+// Items pointers (which would otherwise make every walker loop).
+type specValidator struct {
+	onPath map[uintptr]bool
+	errs   *[]string
+}
+
+func (v *specValidator) spec(s Spec, path string, depth int) {
+	errs := v.errs
+	if depth > maxSpecDepth {
+		*errs = append(*errs, pathOrRoot(path)+": spec nested deeper than 64 levels")
+		return
+	}
+	if s == nil {
+		return
+	}
+	id := reflect.ValueOf(s).Pointer()
+	if v.onPath[id] {
+		*errs = append(*errs, pathOrRoot(path)+": cyclic spec (a Properties map contains itself)")
+		return
+	}
+	v.onPath[id] = true
+	defer delete(v.onPath, id)
+	for _, name := range sortedKeys(s) {
+		if name == "" {
+			*errs = append(*errs, pathOrRoot(path)+": empty property name")
+		}
+		v.prop(s[name], path+"/"+escapePointer(name), depth+1)
+	}
+}
+
+func (v *specValidator) prop(p Prop, path string, depth int) {
+	add := func(format string, a ...any) {
+		*v.errs = append(*v.errs, path+": "+fmt.Sprintf(format, a...))
+	}
+	if depth > maxSpecDepth {
+		add("spec nested deeper than 64 levels")
+		return
+	}
+	switch p.Type {
+	case TypeString, TypeNumber, TypeInteger, TypeBoolean, TypeObject, TypeArray:
+	default:
+		add("unknown type %q (want string, number, integer, boolean, object or array)", p.Type)
+	}
+	if len(p.Enum) > 0 {
+		if p.Type == TypeObject || p.Type == TypeArray {
+			add("enum is only allowed on scalar types, not %s", p.Type)
+		} else {
+			for i, m := range p.Enum {
+				b, err := CanonicalizeValue(m)
+				if err != nil {
+					add("enum member %d is not JSON: %v", i, err)
+					continue
+				}
+				if !scalarMatchesType(b, p.Type) {
+					add("enum member %d (%s) is not of type %s", i, truncate(string(b), 40), p.Type)
+				}
+			}
+		}
+	}
+	if p.Default != nil {
+		b, err := CanonicalizeValue(p.Default)
+		if err != nil {
+			add("default is not JSON: %v", err)
+		} else if got := jsonKindOfByte(b[0]); !kindMatchesType(b, p.Type) {
+			add("default is %s, not %s", got, p.Type)
+		}
+	}
+	if p.Items != nil {
+		if p.Type != TypeArray {
+			add("items is only allowed on type array, not %q", p.Type)
+		}
+		id := reflect.ValueOf(p.Items).Pointer()
+		if v.onPath[id] {
+			add("cyclic spec (Items points to an enclosing Prop)")
+		} else {
+			v.onPath[id] = true
+			v.prop(*p.Items, path+"/items", depth+1)
+			delete(v.onPath, id)
+		}
+	}
+	if p.Properties != nil {
+		if p.Type != TypeObject {
+			add("properties is only allowed on type object, not %q", p.Type)
+		}
+		v.spec(p.Properties, path+"/properties", depth+1)
+	}
+}
+
+func pathOrRoot(p string) string {
+	if p == "" {
+		return "(root)"
+	}
+	return p
+}
+
+// kindMatchesType reports whether canonical JSON b is a value of the DSL
+// type typ.
+func kindMatchesType(b []byte, typ string) bool {
+	switch k := jsonKindOfByte(b[0]); typ {
+	case TypeInteger:
+		return k == "number" && isIntegral(string(b))
+	case "":
+		return true
+	default:
+		return k == typ
+	}
+}
+
+func scalarMatchesType(b []byte, typ string) bool {
+	return kindMatchesType(b, typ)
+}
+
+// isIntegral reports whether the JSON number literal n has no fractional
+// part.
+func isIntegral(n string) bool {
+	if !strings.ContainsAny(n, ".eE") {
+		return true
+	}
+	f, err := strconv.ParseFloat(n, 64)
+	return err == nil && !math.IsInf(f, 0) && f == math.Trunc(f)
+}
+
+// JSONSchema converts the spec to standard JSON Schema:
+// {"type":"object","properties":{...},"required":[...]} with properties in
+// sorted order, each property written as
+// {"type","description","enum","default","properties","required","items"}
+// (absent members omitted), nested objects carrying their own sorted
+// "required" list, and "required" omitted when empty. A nil or empty spec
+// yields {"type":"object","properties":{}}. The output is canonical JSON (see
+// [Canonicalize]) and byte-identical for equal specs. It returns
+// [Spec.Validate]'s error for a malformed spec.
+func (s Spec) JSONSchema() ([]byte, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	out := []byte(`{"type":"object",`)
+	out, err := appendSpecBody(out, s)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, '}'), nil
+}
+
+func appendSpecBody(out []byte, s Spec) ([]byte, error) {
+	names := sortedKeys(s)
+	out = append(out, `"properties":{`...)
+	var required []string
+	for i, name := range names {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = appendString(out, name)
+		out = append(out, ':')
+		var err error
+		if out, err = appendProp(out, s[name]); err != nil {
+			return nil, err
+		}
+		if s[name].Required {
+			required = append(required, name)
+		}
+	}
+	out = append(out, '}')
+	if len(required) > 0 {
+		out = append(out, `,"required":[`...)
+		for i, name := range required {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = appendString(out, name)
+		}
+		out = append(out, ']')
+	}
+	return out, nil
+}
+
+func appendProp(out []byte, p Prop) ([]byte, error) {
+	out = append(out, `{"type":`...)
+	out = appendString(out, p.Type)
+	if p.Description != "" {
+		out = append(out, `,"description":`...)
+		out = appendString(out, p.Description)
+	}
+	if len(p.Enum) > 0 {
+		out = append(out, `,"enum":[`...)
+		for i, m := range p.Enum {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			b, err := CanonicalizeValue(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b...)
+		}
+		out = append(out, ']')
+	}
+	if p.Default != nil {
+		b, err := CanonicalizeValue(p.Default)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `,"default":`...)
+		out = append(out, b...)
+	}
+	if p.Properties != nil {
+		out = append(out, ',')
+		var err error
+		if out, err = appendSpecBody(out, p.Properties); err != nil {
+			return nil, err
+		}
+	}
+	if p.Items != nil {
+		out = append(out, `,"items":`...)
+		var err error
+		if out, err = appendProp(out, *p.Items); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, '}'), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+var (
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+)
+
+// FromStruct derives a [Spec] from the exported fields of struct type T (or
+// *T), so that a tool's Go argument type and its wire schema cannot drift.
+//
+// Field names come from the json tag (a field tagged json:"-" and unexported
+// fields are skipped; untagged fields use the Go name; embedded structs
+// without a json name are inlined, as encoding/json does). Other tags:
+//
+//   - desc:"..." sets the description;
+//   - dsh:"..." holds comma-separated options: "required", "enum=a|b|c"
+//     (members parsed according to the field's type) and "default=..."
+//     (parsed likewise; JSON for object and array fields). Because a default
+//     may contain commas, "default=" must be the last option and takes the
+//     rest of the tag.
+//
+// Go kinds map as: string -> string; signed and unsigned integers ->
+// integer; floats -> number; bool -> boolean; struct -> object with
+// properties (recursively); slices and arrays -> array with items ([]byte ->
+// string, as encoding/json base64-encodes it); maps and interfaces -> object
+// without properties; types implementing encoding.TextMarshaler (such as
+// time.Time) -> string. Pointers are dereferenced. A property is required only
+// when tagged dsh:"required" — a pointer field is how the Go side represents
+// an absent optional value.
+//
+// FromStruct fails (wrapping [ErrInvalidSpec]) for a non-struct T, recursive
+// types (a Spec cannot express them), channels, functions, complex numbers,
+// types with a custom json.Marshaler, json ",string" fields, duplicate field
+// names, malformed dsh tags, and any result [Spec.Validate] rejects.
+func FromStruct[T any]() (Spec, error) {
+	t := reflect.TypeFor[T]()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%w: FromStruct needs a struct type, got %s", ErrInvalidSpec, t)
+	}
+	d := &deriver{onPath: map[reflect.Type]bool{}}
+	s, err := d.structSpec(t, "")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+type deriver struct {
+	onPath map[reflect.Type]bool
+}
+
+func (d *deriver) errorf(path, format string, a ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrInvalidSpec, pathOrRoot(path), fmt.Sprintf(format, a...))
+}
+
+func (d *deriver) structSpec(t reflect.Type, path string) (Spec, error) {
+	if d.onPath[t] {
+		return nil, d.errorf(path, "recursive type %s cannot be expressed as a Spec", t)
+	}
+	d.onPath[t] = true
+	defer delete(d.onPath, t)
+	s := Spec{}
+	if err := d.addFields(s, t, path); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (d *deriver) addFields(s Spec, t reflect.Type, path string) error {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, hasTag := f.Tag.Lookup("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" && opts == "" {
+			continue
+		}
+		if f.Anonymous && (!hasTag || name == "") {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				if d.onPath[et] {
+					return d.errorf(path, "recursive type %s cannot be expressed as a Spec", et)
+				}
+				d.onPath[et] = true
+				err := d.addFields(s, et, path)
+				delete(d.onPath, et)
+				if err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fpath := path + "/" + escapePointer(name)
+		for _, o := range strings.Split(opts, ",") {
+			if o == "string" {
+				return d.errorf(fpath, `json ",string" option is not supported`)
+			}
+		}
+		if _, dup := s[name]; dup {
+			return d.errorf(fpath, "duplicate property name %q", name)
+		}
+		p, err := d.prop(f.Type, fpath)
+		if err != nil {
+			return err
+		}
+		p.Description = f.Tag.Get("desc")
+		if err := applyDshTag(&p, f.Tag.Get("dsh")); err != nil {
+			return d.errorf(fpath, "%v", err)
+		}
+		s[name] = p
+	}
+	return nil
+}
+
+func (d *deriver) prop(t reflect.Type, path string) (Prop, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(jsonMarshalerType) {
+		if t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+			return Prop{Type: TypeString}, nil
+		}
+		return Prop{}, d.errorf(path, "type %s has a custom json.Marshaler; its JSON shape cannot be derived", t)
+	}
+	if t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+		return Prop{Type: TypeString}, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return Prop{Type: TypeString}, nil
+	case reflect.Bool:
+		return Prop{Type: TypeBoolean}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return Prop{Type: TypeInteger}, nil
+	case reflect.Float32, reflect.Float64:
+		return Prop{Type: TypeNumber}, nil
+	case reflect.Struct:
+		s, err := d.structSpec(t, path+"/properties")
+		if err != nil {
+			return Prop{}, err
+		}
+		return Prop{Type: TypeObject, Properties: s}, nil
+	case reflect.Slice, reflect.Array:
+		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
+			return Prop{Type: TypeString}, nil
+		}
+		if d.onPath[t] {
+			return Prop{}, d.errorf(path, "recursive type %s cannot be expressed as a Spec", t)
+		}
+		d.onPath[t] = true
+		defer delete(d.onPath, t)
+		it, err := d.prop(t.Elem(), path+"/items")
+		if err != nil {
+			return Prop{}, err
+		}
+		return Prop{Type: TypeArray, Items: &it}, nil
+	case reflect.Map, reflect.Interface:
+		return Prop{Type: TypeObject}, nil
+	default:
+		return Prop{}, d.errorf(path, "unsupported Go kind %s", t.Kind())
+	}
+}
+
+func applyDshTag(p *Prop, tag string) error {
+	rest := tag
+	for rest != "" {
+		var opt string
+		if strings.HasPrefix(rest, "default=") {
+			opt, rest = rest, ""
+		} else {
+			opt, rest, _ = strings.Cut(rest, ",")
+		}
+		opt = strings.TrimSpace(opt)
+		switch {
+		case opt == "":
+		case opt == "required":
+			p.Required = true
+		case strings.HasPrefix(opt, "enum="):
+			if p.Type == TypeObject || p.Type == TypeArray {
+				return fmt.Errorf("enum is only allowed on scalar types, not %s", p.Type)
+			}
+			for m := range strings.SplitSeq(strings.TrimPrefix(opt, "enum="), "|") {
+				v, err := parseTagValue(m, p.Type)
+				if err != nil {
+					return fmt.Errorf("enum member %q: %v", m, err)
+				}
+				p.Enum = append(p.Enum, v)
+			}
+		case strings.HasPrefix(opt, "default="):
+			v, err := parseTagValue(strings.TrimPrefix(opt, "default="), p.Type)
+			if err != nil {
+				return fmt.Errorf("default: %v", err)
+			}
+			p.Default = v
+		default:
+			return fmt.Errorf("unknown dsh tag option %q", opt)
+		}
+	}
+	return nil
+}
+
+func parseTagValue(s, typ string) (any, error) {
+	switch typ {
+	case TypeString:
+		return s, nil
+	case TypeBoolean:
+		return strconv.ParseBool(s)
+	case TypeInteger:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		if n > maxSafeInteger || n < -maxSafeInteger {
+			return nil, errors.New("integer exceeds 2^53-1")
+		}
+		return n, nil
+	case TypeNumber:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, err
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, errors.New("not a finite number")
+		}
+		return f, nil
+	default:
+		b, err := Canonicalize([]byte(s), CanonOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return json.RawMessage(b), nil
+	}
+}
