@@ -1,0 +1,90 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// ToolEntry is one shipped tool as the tool catalog lists it.
+type ToolEntry struct {
+	// Package is the Go import path of the plugin that registers the tool.
+	Package string
+	// Plugin is the plugin's name.
+	Plugin string
+	// Name, Description and Parameters are the tool's wire schema, as the
+	// registry's Schemas method returns it.
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	// Services lists the services the plugin requires (injects).
+	Services []string
+	// Config notes the configuration the plugin was booted with, and any
+	// choice a deployment must make (empty: the defaults).
+	Config string
+}
+
+// RenderTools renders the tool catalog: every shipped tool, grouped by
+// package, with its description, JSON Schema (indented) and the services
+// its plugin needs. Deterministic: packages and tools sorted by name.
+func RenderTools(entries []ToolEntry) (string, error) {
+	sorted := append([]ToolEntry(nil), entries...)
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].Package != sorted[j].Package {
+			return sorted[i].Package < sorted[j].Package
+		}
+		return sorted[i].Name < sorted[j].Name
+	})
+	var b strings.Builder
+	b.WriteString(Header)
+	b.WriteString("\n# Tool catalog\n\n")
+	b.WriteString("Every tool the shipped plugins register, harvested by booting each tool plugin in-process " +
+		"and reading the registry's `Schemas()`. The schema is exactly what the model receives as the tool's " +
+		"`parameters`; execution-only fields (the timeout budget, presenters) never appear in it.\n\n")
+	fmt.Fprintf(&b, "%d tools.\n\n", len(sorted))
+	b.WriteString("| tool | package | description |\n|---|---|---|\n")
+	for _, e := range sorted {
+		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | %s |\n", e.Name, anchor(e.Name), e.Package, firstSentence(e.Description))
+	}
+	pkg := ""
+	for _, e := range sorted {
+		if e.Package != pkg {
+			pkg = e.Package
+			fmt.Fprintf(&b, "\n## `%s`\n", pkg)
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", e.Name, oneLine(e.Description))
+		fmt.Fprintf(&b, "- plugin: `%s`\n", e.Plugin)
+		if len(e.Services) > 0 {
+			fmt.Fprintf(&b, "- requires services: %s\n", codeList(e.Services))
+		} else {
+			b.WriteString("- requires services: none\n")
+		}
+		if e.Config != "" {
+			fmt.Fprintf(&b, "- configuration: %s\n", e.Config)
+		}
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, e.Parameters, "", "  "); err != nil {
+			return "", fmt.Errorf("catalog: tool %q: parameters are not JSON: %w", e.Name, err)
+		}
+		fmt.Fprintf(&b, "\n```json\n%s\n```\n", pretty.String())
+	}
+	return b.String(), nil
+}
+
+func firstSentence(s string) string {
+	s = oneLine(s)
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+func codeList(xs []string) string {
+	ys := make([]string, len(xs))
+	for i, x := range xs {
+		ys[i] = "`" + x + "`"
+	}
+	return strings.Join(ys, ", ")
+}
