@@ -1,0 +1,72 @@
+// Package systemprompt is the system-prompt assembly plugin (import path
+// github.com/dsh-go/dsh/plugins/systemprompt, directory plugins/systemprompt;
+// package name systemprompt). Load [Plugin] to get a [*Service] under
+// [ServiceName] ("system-prompt").
+//
+// The service assembles, for one agent scope at a time, what a model is
+// shown: ordered prompt sections and the wire tool definitions
+// ([ToolSchema]). It knows nothing about tools itself: the tool registry
+// (package tools, which imports this one, never the reverse) feeds it
+// through [Service.Tools], the mode-aware seam by which Code Mode collapses
+// the wire surface to run_code plus the protected "tools:sdk" section.
+//
+// # Registration
+//
+// Everything is registered through a *host.Context and owned by its fiber:
+// disposing the fiber (or calling the returned disposer) removes it.
+//
+//   - [Service.Tools] registers a [ToolContributor]: a function called at
+//     every assembly with the scope, returning a [Contribution] (tool
+//     schemas, extra lazy sections, protected names, reserved names).
+//     Several contributors may be registered; their tools are concatenated
+//     in registration order. A contributor registered through an agent
+//     context contributes to that scope's assemblies only.
+//   - [Service.Section] registers a lazy [Section] in the layer of the
+//     calling context: global for a plain context, the agent's scope for an
+//     agent context. A scoped section shadows a same-named global one for
+//     that scope only. Two sections with one name in one layer fail.
+//
+// # Assembly
+//
+// [Service.Assemble] builds a [Prompt] for a scope, in this order:
+//
+//  1. Collect: call every contributor that applies to the scope, in
+//     registration order. A contributor's error (or panic) rejects the whole
+//     assembly, wrapped in a [*ContributorError] naming the contributor, so
+//     an actionable message such as "Code Mode needs a code runtime" reaches
+//     the caller. Duplicate tool names across or within contributions
+//     reject.
+//  2. Sections: global sections, contributed sections and the scope's own
+//     sections (shadowing global ones of the same name, except protected
+//     ones: that rejects with [ErrProtected]) are rendered lazily, now, with
+//     the scope, in (Order, Name) order. A section rendering "" is omitted;
+//     a render error or panic rejects.
+//  3. Waterfall: the [AssembleEvent] waterfall ("system-prompt/assemble",
+//     scope-filtered, failures propagate) runs with a copy of the collected
+//     [Draft] as the (read-only) payload; its base returns a fresh copy at
+//     every call of next, so listeners may add, remove or edit tool schemas
+//     and sections in what next returned, and no listener's mutation can
+//     reach the collected draft, a contributor's data or the base's result.
+//  4. Protection: for every protected tool and section name the final state
+//     is the contributed state: a protected entry a listener removed or
+//     replaced is restored (and logged); unrelated additions stay.
+//  5. Validation and order: duplicate tool or section names reject;
+//     sections are sorted by (Order, Name); tools named in
+//     [Config.ToolOrder] come first in that order, the rest keep their
+//     order. A ToolOrder name that is neither a final tool nor a reserved
+//     name of some contribution rejects with [ErrToolOrder].
+//
+// Every assembly error is an [*AssemblyError] carrying the scope; the
+// sentinels ([ErrInvalid], [ErrDuplicate], [ErrProtected], [ErrToolOrder],
+// [ErrClosed]) and a contributor's own errors match with errors.Is through
+// it.
+//
+// # Concurrency
+//
+// A [*Service] is safe for concurrent use. Assembly reads an immutable
+// snapshot of the registrations (copy-on-write behind an atomic pointer) and
+// holds no lock while contributors, renderers or listeners run, so they may
+// register, dispose and even assemble (up to the host's dispatch depth
+// limit). Cancellation of the assembly's context.Context is checked between
+// contributors and between section renders and is returned as the error.
+package systemprompt
