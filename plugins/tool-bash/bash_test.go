@@ -1,0 +1,123 @@
+package toolbash_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func boot(t *testing.T, cfg toolbash.Config) *tools.Registry {
+	t.Helper()
+	h := host.New()
+	t.Cleanup(func() { _ = h.Close() })
+	root := h.Root()
+	for _, p := range []struct {
+		p   host.Plugin
+		cfg any
+	}{{systemprompt.Plugin, nil}, {tools.Plugin, tools.Config{}}, {toolbash.Plugin, cfg}} {
+		f, err := root.Plugin(p.p, p.cfg)
+		if err != nil || f.State() != host.Active {
+			t.Fatalf("loading %T: %v %v", p.p, err, f.Err())
+		}
+	}
+	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func run(ctx context.Context, reg *tools.Registry, a toolbash.Args) tools.Result {
+	raw, _ := json.Marshal(a)
+	return reg.Execute(ctx, tools.Call{ID: "b1", Name: "bash", Arguments: raw})
+}
+
+func TestBashRunsAndRendersTerminalCard(t *testing.T) {
+	dir := t.TempDir()
+	reg := boot(t, toolbash.Config{Dir: dir})
+	args := toolbash.Args{Command: "echo hi; echo err >&2; exit 3", Description: "say hi"}
+	r := run(context.Background(), reg, args)
+	if r.IsError {
+		t.Fatalf("isError: %+v", r)
+	}
+	if got := r.Content[0].Text; !strings.Contains(got, "hi\n") || !strings.Contains(got, "err\n") || !strings.HasSuffix(got, "[exit code 3]") {
+		t.Fatalf("text = %q", got)
+	}
+	raw, _ := json.Marshal(args)
+	cv, ok := reg.PresentCall("bash", "", raw).(tools.TerminalCall)
+	if !ok || cv.Title != args.Command || cv.Description != "say hi" || cv.Cwd != dir {
+		t.Fatalf("call card = %#v", cv)
+	}
+	rv, ok := reg.PresentResult("bash", "", raw, tools.ResultData{Content: r.Content, Meta: r.Meta}).(tools.TerminalResult)
+	if !ok || rv.ExitCode == nil || *rv.ExitCode != 3 || !strings.Contains(rv.Output, "hi") {
+		t.Fatalf("result card = %#v", rv)
+	}
+}
+
+func TestBashCapsOutput(t *testing.T) {
+	reg := boot(t, toolbash.Config{MaxOutput: 100})
+	r := run(context.Background(), reg, toolbash.Args{Command: "yes | head -c 10000", Description: "lots"})
+	var m toolbash.Meta
+	if err := json.Unmarshal(r.Meta, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Output) != 100 || !m.Truncated || !strings.Contains(r.Content[0].Text, "[output truncated]") {
+		t.Fatalf("output %d bytes, truncated %v", len(m.Output), m.Truncated)
+	}
+}
+
+// Cancellation kills the whole process group: a background grandchild
+// that would write a file later never does.
+func TestBashCancellationKillsProcessGroup(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "marker")
+	reg := boot(t, toolbash.Config{Dir: dir})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	r := run(ctx, reg, toolbash.Args{Command: "(sleep 1; touch marker) & sleep 30", Description: "hang"})
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("cancellation took %v", took)
+	}
+	if !r.IsError || r.Error == nil || r.Error.Code != tools.CodeAborted {
+		t.Fatalf("want ABORTED, got %+v", r)
+	}
+	time.Sleep(1500 * time.Millisecond) // the grandchild would have fired by now
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a background child survived the cancellation")
+	}
+}
+
+func TestBashTimeoutArgument(t *testing.T) {
+	reg := boot(t, toolbash.Config{})
+	r := run(context.Background(), reg, toolbash.Args{Command: "sleep 30", Description: "slow", TimeoutMs: 100})
+	var m toolbash.Meta
+	if err := json.Unmarshal(r.Meta, &m); err != nil {
+		t.Fatalf("%v: %+v", err, r)
+	}
+	if m.Signal == "" || !strings.Contains(r.Content[0].Text, "killed by signal") {
+		t.Fatalf("meta = %+v", m)
+	}
+}
+
+func TestBashSchemaHasNoBudget(t *testing.T) {
+	reg := boot(t, toolbash.Config{})
+	for _, s := range reg.Schemas("") {
+		if s.Name == "bash" && (strings.Contains(string(s.Parameters), "timeoutMs\"") || !strings.Contains(string(s.Parameters), `"command"`)) {
+			t.Fatalf("schema = %s", s.Parameters)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package toolbash
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// run is one finished command.
+type run struct {
+	Output    string // combined stdout and stderr, capped
+	Truncated bool   // output exceeded the cap
+	ExitCode  int    // -1 when killed by a signal
+	Signal    string // the signal's name when killed by one
+}
+
+// capped is an io.Writer keeping the first max bytes and counting the rest.
+type capped struct {
+	mu        sync.Mutex
+	buf       []byte
+	max       int
+	truncated bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	room := c.max - len(c.buf)
+	if room >= len(p) {
+		c.buf = append(c.buf, p...)
+	} else {
+		if room > 0 {
+			c.buf = append(c.buf, p[:room]...)
+		}
+		c.truncated = true
+	}
+	return len(p), nil
+}
+
+// execute runs command with the shell in its own process group. When ctx
+// is done, the whole group is killed (SIGKILL), so background children
+// die too; waitDelay bounds how long we wait for inherited pipes to close
+// afterwards. A command that could not start is an error; a non-zero exit
+// is not.
+func execute(ctx context.Context, shell, dir string, env []string, command string, maxOutput int, waitDelay time.Duration) (run, error) {
+	cmd := exec.CommandContext(ctx, shell, "-c", command)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = env
+	}
+	cmd.Stdin = nil
+	out := &capped{max: maxOutput}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// Negative pid: the whole process group.
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+		return nil
+	}
+	cmd.WaitDelay = waitDelay
+	err := cmd.Run()
+	r := run{Output: string(out.buf), Truncated: out.truncated}
+	if cmd.ProcessState == nil {
+		return r, err
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		r.ExitCode = -1
+		r.Signal = ws.Signal().String()
+	} else {
+		r.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	// After a kill, make sure nothing of the group survives (a child that
+	// escaped the first signal by forking).
+	if ctx.Err() != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+		return r, err
+	}
+	return r, nil
+}
+

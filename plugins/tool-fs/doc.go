@@ -1,0 +1,13 @@
+// Package toolfs (directory plugins/tool-fs) is the reference file-tool
+// plugin: read, write and edit (exact, unique string replacement), confined
+// to a configured workspace root, with tool-owned presentation cards — a
+// generic card with the file location for reads, and diff cards for writes
+// and edits whose result carries the applied hunks with context (oldText
+// absent for a new file).
+//
+// Confinement (see [Workspace.Resolve]) rejects ".." that climbs out of the
+// root, absolute paths outside it and symlinks (anywhere on the path,
+// dangling ones included) that lead outside it, with an error naming the
+// path. Writes are atomic (a temporary file renamed over the target), so a
+// failed write leaves the old content intact.
+package toolfs
