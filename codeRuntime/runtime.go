@@ -154,10 +154,10 @@ var ErrCPUBudget error = cpuBudgetError{}
 
 type cpuBudgetError struct{}
 
-func (cpuBudgetError) Error() string          { return "coderuntime: busy-CPU budget exhausted" }
-func (cpuBudgetError) Is(target error) bool   { return target == context.DeadlineExceeded }
-func (cpuBudgetError) Timeout() bool          { return true }
-func (cpuBudgetError) Temporary() bool        { return false }
+func (cpuBudgetError) Error() string        { return "coderuntime: busy-CPU budget exhausted" }
+func (cpuBudgetError) Is(target error) bool { return target == context.DeadlineExceeded }
+func (cpuBudgetError) Timeout() bool        { return true }
+func (cpuBudgetError) Temporary() bool      { return false }
 
 // ErrHeapLimit is the cause of a limit failure when the heap watchdog saw the process heap above
 // Config.MaxHeapBytes.

@@ -98,17 +98,21 @@ func (c *Context) Scope(key ScopeKey) (*Context, error) {
 	if err := ValidateScopeKey(string(key)); err != nil {
 		return nil, err
 	}
+	// One lifecycle critical section from creation to Active, so a
+	// concurrent dispose of c's fiber sees either no scope or an active one.
+	c.h.life.Lock()
+	defer c.h.life.Unlock()
 	f, err := c.child("scope:"+string(key), nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	sc := &Context{h: c.h, fiber: f, scope: key, iso: c.iso}
-	c.h.life.Lock()
+	f.mu.Lock()
 	f.ctx = sc
 	f.gen++
 	sc.gen = f.gen
+	f.mu.Unlock()
 	c.h.setState(f, Active, nil)
-	c.h.life.Unlock()
 	return sc, nil
 }
 
@@ -151,15 +155,27 @@ type effect struct {
 	err      error
 }
 
+// run runs the teardown once. The first call returns its error; every later
+// call (a disposer called again, or after its fiber was disposed) returns
+// nil, so an error is reported exactly once.
 func (e *effect) run() error {
+	first := false
 	e.once.Do(func() {
+		first = true
 		defer func() {
 			if v := recover(); v != nil {
-				e.err = fmt.Errorf("disposer of %s %q panicked: %v", e.kind, e.name, v)
+				if err, ok := v.(error); ok {
+					e.err = fmt.Errorf("disposer of %s %q panicked: %w", e.kind, e.name, err)
+				} else {
+					e.err = fmt.Errorf("disposer of %s %q panicked: %v", e.kind, e.name, v)
+				}
 			}
 		}()
 		e.err = e.teardown()
 	})
+	if !first {
+		return nil
+	}
 	return e.err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -148,9 +149,26 @@ func (em Emitter) accepts(d *events.Descriptor, l *listener) bool {
 
 // dispatchCtx marks a context as running inside a dispatch, for the
 // recursion limit. It carries no values of its own beyond its depth.
+//
+// A dispatchCtx is immutable and is a pure function of its parent context
+// (its depth is read from the parent's values, which never change), so one
+// wrapper can stand for every dispatch made under the same parent. Dispatch
+// memoizes it in two places, which makes the steady state allocation-free
+// without weakening the guard:
+//   - child: the wrapper for a dispatch made directly under this one (a
+//     listener dispatching with the context it was given);
+//   - Host.memo: the wrapper of the last top-level context, reused when the
+//     next top-level dispatch passes an identical context. Contexts are
+//     compared only when their dynamic types are identical and strictly
+//     comparable (no interface, map, slice or func inside), so comparing
+//     can never panic, and equal values behave identically. The memo keeps
+//     that one context reachable until the next top-level dispatch with a
+//     different one.
 type dispatchCtx struct {
 	context.Context
-	depth int
+	depth  int
+	strict bool // Context's dynamic type is strictly comparable
+	child  atomic.Pointer[dispatchCtx]
 }
 
 type depthKey struct{}
@@ -164,14 +182,58 @@ func (c *dispatchCtx) Value(key any) any {
 
 // enter returns the context listeners of one dispatch run under.
 func (em Emitter) enter(ctx context.Context, d *events.Descriptor) (context.Context, error) {
+	h := em.h
+	if dc, ok := ctx.(*dispatchCtx); ok {
+		// Nested directly under a dispatch.
+		if dc.depth >= h.maxDepth {
+			return nil, fmt.Errorf("host: dispatching %s at depth %d: %w", d.Name, dc.depth, ErrRecursion)
+		}
+		if c := dc.child.Load(); c != nil {
+			return c, nil
+		}
+		c := &dispatchCtx{Context: dc, depth: dc.depth + 1}
+		dc.child.Store(c) // a racing store installs an equivalent wrapper
+		return c, nil
+	}
+	if m := h.memo.Load(); m != nil && m.strict && reflect.TypeOf(m.Context) == reflect.TypeOf(ctx) && m.Context == ctx {
+		return m, nil
+	}
 	depth := 0
 	if dc, ok := ctx.Value(depthKey{}).(*dispatchCtx); ok {
 		depth = dc.depth
 	}
-	if depth >= em.h.maxDepth {
+	if depth >= h.maxDepth {
 		return nil, fmt.Errorf("host: dispatching %s at depth %d: %w", d.Name, depth, ErrRecursion)
 	}
-	return &dispatchCtx{Context: ctx, depth: depth + 1}, nil
+	c := &dispatchCtx{Context: ctx, depth: depth + 1}
+	if depth == 0 && strictlyComparable(reflect.TypeOf(ctx)) {
+		c.strict = true
+		h.memo.Store(c)
+	}
+	return c, nil
+}
+
+// strictlyComparable reports whether == on two values of type t can never
+// panic and compares them completely: no interfaces (whose dynamic values may
+// be incomparable), maps, slices or funcs anywhere inside.
+func strictlyComparable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
+		reflect.String, reflect.Pointer, reflect.Chan, reflect.UnsafePointer:
+		return true
+	case reflect.Array:
+		return strictlyComparable(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !strictlyComparable(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // failure applies the descriptor's failure policy to a listener error: it
@@ -329,10 +391,15 @@ func (c *chain[P, R]) from(ctx context.Context, i int) (R, error) {
 		return c.base(ctx)
 	}
 	l := c.ls[i]
-	called := false
+	var (
+		called bool
+		nr     R
+		nerr   error
+	)
 	next := func(ctx context.Context) (R, error) {
 		called = true
-		return c.from(ctx, i+1)
+		nr, nerr = c.from(ctx, i+1)
+		return nr, nerr
 	}
 	r, err := callWaterfall(ctx, c.d, l, c.p, next)
 	if err != nil {
@@ -341,12 +408,13 @@ func (c *chain[P, R]) from(ctx context.Context, i int) (R, error) {
 			return zero, err
 		}
 		// Contained: the failed listener is skipped, unless it already
-		// delegated, in which case what it delegated to stands.
+		// delegated, in which case what its (last) next returned stands.
 		if !called {
 			return c.from(ctx, i+1)
 		}
+		return nr, nerr
 	}
-	return r, err
+	return r, nil
 }
 
 func callWaterfall[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P, next events.Next[R]) (r R, err error) {

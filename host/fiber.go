@@ -40,8 +40,9 @@ func (s State) String() string {
 // StatusChange is the payload of [FiberStatus].
 type StatusChange struct {
 	Fiber *Fiber
-	From  State
-	To    State
+	// From is the previous state; it is 0 for a new fiber's first state.
+	From State
+	To   State
 	Err   error // the failure, when To is Failed
 }
 
@@ -210,7 +211,12 @@ func (f *Fiber) Dispose() error {
 // with the new configuration). Every update restarts, even one that
 // returns to an earlier configuration: a generation counter, not a state
 // comparison, decides what is stale.
+//
+// Update fails for fibers that are not a plugin's (the root and scopes).
 func (f *Fiber) Update(config any) error {
+	if f.plugin == nil {
+		return fmt.Errorf("updating fiber %s: not a plugin fiber", f.name)
+	}
 	f.h.life.Lock()
 	defer f.h.life.Unlock()
 	f.mu.Lock()
@@ -225,9 +231,12 @@ func (f *Fiber) Update(config any) error {
 	return f.Err()
 }
 
-// disposeEffects undoes f's effects LIFO; h.life must be held.
-func (h *Host) disposeEffects(f *Fiber) error {
-	var errs []error
+// disposeEffects undoes f's effects LIFO, attempting every one; h.life must
+// be held. all joins every error (child fibers' included); own joins only
+// the errors of f's own disposers, which is what f logs (a child fiber logs
+// its own).
+func (h *Host) disposeEffects(f *Fiber) (all, own error) {
+	var errs, owns []error
 	for {
 		f.mu.Lock()
 		n := len(f.effects)
@@ -240,9 +249,12 @@ func (h *Host) disposeEffects(f *Fiber) error {
 		f.mu.Unlock()
 		if err := e.run(); err != nil {
 			errs = append(errs, err)
+			if e.child == nil {
+				owns = append(owns, err)
+			}
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(errs...), errors.Join(owns...)
 }
 
 // dispose is the body of a fiber's disposal; h.life must be held.
@@ -251,10 +263,12 @@ func (h *Host) dispose(f *Fiber) error {
 		return nil
 	}
 	h.setState(f, Unloading, nil)
-	err := h.disposeEffects(f)
+	err, own := h.disposeEffects(f)
+	h.fmu.Lock()
 	delete(h.fibers, f)
-	if err != nil {
-		f.log.Error().Err(err).Msg("disposing")
+	h.fmu.Unlock()
+	if own != nil {
+		f.log.Error().Err(own).Msg("disposing")
 	}
 	h.setState(f, Disposed, nil)
 	return err

@@ -36,8 +36,14 @@ type Host struct {
 	nsSeq    atomic.Uint64
 	fiberSeq atomic.Uint64
 
-	// fibers is every live (not disposed) fiber; guarded by life.
+	// fibers is every live (not disposed) fiber; written with life held,
+	// guarded by fmu (so Stats never waits for a lifecycle operation).
+	fmu    sync.Mutex
 	fibers map[*Fiber]struct{}
+
+	// memo is the dispatch wrapper of the last top-level dispatch context
+	// (see Emitter.enter).
+	memo atomic.Pointer[dispatchCtx]
 
 	root *Context
 }
@@ -170,9 +176,9 @@ func (h *Host) Stats() Stats {
 	}
 	h.smu.RUnlock()
 	sort.Strings(s.Services)
-	h.life.Lock()
+	h.fmu.Lock()
 	s.Fibers = len(h.fibers)
-	h.life.Unlock()
+	h.fmu.Unlock()
 	return s
 }
 

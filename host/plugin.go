@@ -78,13 +78,18 @@ func (c *Context) Plugin(p Plugin, config any) (*Fiber, error) {
 	if p == nil {
 		return nil, fmt.Errorf("host: loading a nil plugin")
 	}
+	// Creation and start are one lifecycle critical section: a concurrent
+	// dispose of c's fiber cannot slip in between and leave a disposed
+	// fiber to be started.
+	c.h.life.Lock()
+	defer c.h.life.Unlock()
 	f, err := c.child(pluginName(p), p, config)
 	if err != nil {
 		return nil, err
 	}
-	c.h.life.Lock()
-	defer c.h.life.Unlock()
+	f.mu.Lock()
 	f.ctx = &Context{h: c.h, fiber: f, scope: c.scope, iso: c.iso}
+	f.mu.Unlock()
 	c.h.start(f)
 	return f, nil
 }
@@ -109,7 +114,9 @@ func (c *Context) child(name string, p Plugin, config any) (*Fiber, error) {
 	pf.effects = append(pf.effects, e)
 	pf.mu.Unlock()
 	f.self = e
+	h.fmu.Lock()
 	h.fibers[f] = struct{}{}
+	h.fmu.Unlock()
 	return f, nil
 }
 
@@ -145,7 +152,7 @@ func (h *Host) start(f *Fiber) {
 	}
 	if err != nil {
 		f.log.Error().Err(err).Msg("apply failed; rolling back")
-		if rerr := h.disposeEffects(f); rerr != nil {
+		if rerr, _ := h.disposeEffects(f); rerr != nil {
 			err = fmt.Errorf("%w (rollback: %w)", err, rerr)
 		}
 		h.setState(f, Failed, err)
@@ -161,8 +168,8 @@ func (h *Host) restart(f *Fiber) {
 		return
 	case Active, Failed, Loading:
 		h.setState(f, Unloading, nil)
-		if err := h.disposeEffects(f); err != nil {
-			f.log.Error().Err(err).Msg("unloading for restart")
+		if _, own := h.disposeEffects(f); own != nil {
+			f.log.Error().Err(own).Msg("unloading for restart")
 		}
 	}
 	h.start(f)
@@ -171,7 +178,11 @@ func (h *Host) restart(f *Fiber) {
 func safeApply(p Plugin, c *Context) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("apply panicked: %v\n%s", v, debug.Stack())
+			if e, ok := v.(error); ok {
+				err = fmt.Errorf("apply panicked: %w\n%s", e, debug.Stack())
+			} else {
+				err = fmt.Errorf("apply panicked: %v\n%s", v, debug.Stack())
+			}
 		}
 	}()
 	return p.Apply(c)

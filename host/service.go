@@ -37,19 +37,48 @@ func (c *Context) key(name string) serviceKey {
 	return serviceKey{ns: c.namespace(name), name: name}
 }
 
-// ValidateServiceName checks a service name: the same rules as event
-// names' segments joined by '/' (see events.ValidateName), e.g. "tools",
-// "approval", "systemPrompt" is refused (lower case only) while
-// "system-prompt" is accepted.
+// MaxServiceNameLen is the longest accepted service name, in bytes.
+const MaxServiceNameLen = 128
+
+// ErrInvalidServiceName is wrapped by every error [ValidateServiceName]
+// returns.
+var ErrInvalidServiceName = errors.New("invalid service name")
+
+// ValidateServiceName checks a service name. The grammar is the one of
+// event names (see events.ValidateName): one or more segments separated by
+// '/', each starting with a lower-case ASCII letter or digit and continuing
+// with lower-case letters, digits, '-', '_' or '.'; at most
+// [MaxServiceNameLen] bytes. "tools", "approval" and "system-prompt" are
+// accepted; "systemPrompt" (upper case), "a//b" and "/x" are refused. The
+// error names the offending offset.
 func ValidateServiceName(name string) error {
 	if name == "" {
-		return errors.New("host: empty service name")
+		return fmt.Errorf("host: %w: empty", ErrInvalidServiceName)
 	}
+	if len(name) > MaxServiceNameLen {
+		return fmt.Errorf("host: %w: %d bytes, longer than %d", ErrInvalidServiceName, len(name), MaxServiceNameLen)
+	}
+	segStart := true
 	for i := 0; i < len(name); i++ {
 		b := name[i]
-		if !(b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.' || b == '/') {
-			return fmt.Errorf("host: service name %q: byte %q at offset %d is not allowed (a-z, 0-9, '-', '_', '.', '/')", name, b, i)
+		lowerOrDigit := b >= 'a' && b <= 'z' || b >= '0' && b <= '9'
+		switch {
+		case b == '/':
+			if segStart {
+				return fmt.Errorf("host: %w: %q: empty segment at offset %d", ErrInvalidServiceName, name, i)
+			}
+			segStart = true
+		case segStart:
+			if !lowerOrDigit {
+				return fmt.Errorf("host: %w: %q: segment must start with a-z or 0-9, found %q at offset %d", ErrInvalidServiceName, name, b, i)
+			}
+			segStart = false
+		case !lowerOrDigit && b != '-' && b != '_' && b != '.':
+			return fmt.Errorf("host: %w: %q: byte %q at offset %d is not allowed (a-z, 0-9, '-', '_', '.', '/')", ErrInvalidServiceName, name, b, i)
 		}
+	}
+	if segStart {
+		return fmt.Errorf("host: %w: %q: ends with '/'", ErrInvalidServiceName, name)
 	}
 	return nil
 }
@@ -160,12 +189,13 @@ func (h *Host) missing(f *Fiber) string {
 }
 
 // serviceChanged starts, restarts or suspends the fibers that inject k;
-// h.life held. The provider's own fiber is not restarted by its own
-// provision.
+// h.life held. Neither the provider's own fiber nor any of its ancestors is
+// restarted by its provision: restarting an ancestor would dispose the
+// provider, withdraw the service, and loop.
 func (h *Host) serviceChanged(k serviceKey, provider *Fiber) {
 	var deps []*Fiber
 	for f := range h.fibers {
-		if f == provider || f.plugin == nil || f.ctx == nil {
+		if f.plugin == nil || f.ctx == nil || isAncestorOrSelf(f, provider) {
 			continue
 		}
 		if slices.Contains(f.inject, k.name) && f.ctx.key(k.name) == k {
@@ -182,4 +212,14 @@ func (h *Host) serviceChanged(k serviceKey, provider *Fiber) {
 			h.restart(f)
 		}
 	}
+}
+
+// isAncestorOrSelf reports whether a is d or one of d's ancestors.
+func isAncestorOrSelf(a, d *Fiber) bool {
+	for ; d != nil; d = d.parent {
+		if d == a {
+			return true
+		}
+	}
+	return false
 }

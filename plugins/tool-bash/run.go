@@ -85,4 +85,3 @@ func execute(ctx context.Context, shell, dir string, env []string, command strin
 	}
 	return r, nil
 }
-

@@ -96,7 +96,8 @@ func (o CanonOptions) limits() (depth, size int) {
 // Number::toString algorithm: shortest round-trip digits, "1e+21", "1e-7",
 // "100", "1.5", and -0 as "0"). Canonicalize is idempotent on its own output,
 // and the output decodes to the same value as the input in every conforming
-// reader.
+// reader (the one deliberate exception being -0, written as 0 exactly as
+// JSON.stringify does).
 //
 // Input is rejected with a [*CanonError] (wrapping [ErrNotLossless]) when:
 //
@@ -115,6 +116,10 @@ func (o CanonOptions) limits() (depth, size int) {
 //   - an integer literal (no fraction, no exponent) has a magnitude above
 //     2^53-1. JavaScript and float64 readers round it, arbitrary-precision
 //     readers (Go with UseNumber, Python) keep it exact;
+//   - a number with a fraction or exponent whose float64 value v has
+//     2^53-1 < |v| < 1e21 ("1e17", "9007199254740993.0"): its canonical
+//     (JSON.stringify) form is an integer literal beyond 2^53-1, the case
+//     above, so accepting it would make the output non-canonical;
 //   - a number's magnitude overflows float64 ("1e400"), which readers turn
 //     into Inf, null, an error or a bignum;
 //   - arrays and objects nest deeper than opts.MaxDepth.
@@ -609,6 +614,11 @@ func (s *scanner) number() error {
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsInf(f, 0) {
 		return s.failAt(start, "number "+truncate(lit, 40)+" overflows float64")
+	}
+	if a := math.Abs(f); a > maxSafeInteger && a < 1e21 {
+		// JSON.stringify would print this as an integer literal beyond
+		// 2^53-1, which is itself rejected: keep the output canonical.
+		return s.failAt(start, "number "+truncate(lit, 40)+" is an integer beyond 2^53-1 in canonical form (readers disagree: rounded vs exact)")
 	}
 	s.out = appendESNumber(s.out, f)
 	return nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The property types a [Prop] may declare.
@@ -64,9 +65,10 @@ type Spec map[string]Prop
 // Validate checks the spec itself: every type is known, enums appear only on
 // scalar types with members of that type, Items only on arrays, Properties
 // only on objects, defaults are JSON of the declared type, no property name
-// is empty, and nesting is at most 64 levels (which also catches cycles).
-// All problems are reported, joined, each prefixed with its JSON pointer
-// path; the error wraps [ErrInvalidSpec].
+// is empty or invalid UTF-8, and nesting is at most 64 levels (which also catches cycles).
+// All problems are reported, sorted, one per line, each prefixed with its
+// position in the spec ("/name", "/name/properties/child", "/name/items");
+// the error wraps [ErrInvalidSpec].
 func (s Spec) Validate() error {
 	var errs []string
 	v := &specValidator{onPath: map[uintptr]bool{}, errs: &errs}
@@ -104,6 +106,9 @@ func (v *specValidator) spec(s Spec, path string, depth int) {
 	for _, name := range sortedKeys(s) {
 		if name == "" {
 			*errs = append(*errs, pathOrRoot(path)+": empty property name")
+		}
+		if !utf8.ValidString(name) {
+			*errs = append(*errs, pathOrRoot(path)+fmt.Sprintf(": property name %q is not valid UTF-8", name))
 		}
 		v.prop(s[name], path+"/"+escapePointer(name), depth+1)
 	}
