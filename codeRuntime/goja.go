@@ -1,0 +1,713 @@
+package coderuntime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+)
+
+// Goja is the shipped [Runtime]: TypeScript stripped by esbuild, run by goja. Safe for concurrent use:
+// each Run builds a fresh goja.Runtime on the calling goroutine and shares nothing with other runs.
+type Goja struct {
+	cfg Config
+}
+
+var _ Runtime = (*Goja)(nil)
+
+// New returns a Goja runtime with cfg's limits (zero fields take their defaults), or the error
+// cfg.Validate reports.
+func New(cfg Config) (*Goja, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Goja{cfg: cfg.withDefaults()}, nil
+}
+
+// Config returns the effective limits (defaults filled in).
+func (g *Goja) Config() Config { return g.cfg }
+
+// Language returns "typescript".
+func (g *Goja) Language() string { return "typescript" }
+
+// Run runs p on the calling goroutine and returns its Result or a *Failure; see [Runtime].
+//
+// Cancelling ctx interrupts the program (kind "abort", or "timeout" for a deadline). When the
+// program settles for any reason, the context handed to bindings is cancelled and Run waits for every
+// binding call it started to return before it returns.
+func (g *Goja) Run(ctx context.Context, p Program) (res *Result, err error) {
+	if err := validateProgram(p); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxFailure(err, nil)
+	}
+	prg, f := compile(p.Source)
+	if f != nil {
+		return nil, f
+	}
+	return g.execute(ctx, prg, p)
+}
+
+func validateProgram(p Program) error {
+	for name, b := range p.Bindings {
+		if name == "" {
+			return fmt.Errorf("%w: empty binding name", ErrInvalidProgram)
+		}
+		if b == nil {
+			return fmt.Errorf("%w: binding %q is nil", ErrInvalidProgram, name)
+		}
+	}
+	return nil
+}
+
+// helpers are the prelude's functions, captured before the program runs so it cannot replace them.
+type helpers struct {
+	format, describe, makeError, stringify, parse, rangeError goja.Callable
+}
+
+// preludeSource builds, without leaving anything global, the helpers the host calls into the VM with.
+const preludeSource = `(function () {
+	"use strict";
+	var stringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError,
+		defineProperty = Object.defineProperty, StringCtor = String;
+	function errText(e) {
+		var name = e.name, msg = e.message;
+		name = name === undefined ? "Error" : StringCtor(name);
+		msg = msg === undefined ? "" : StringCtor(msg);
+		return msg ? name + ": " + msg : name;
+	}
+	function fmt(v) {
+		var t = typeof v;
+		if (t === "string") return v;
+		if (t === "undefined") return "undefined";
+		if (t === "function") return "[Function: " + (v.name ? StringCtor(v.name) : "(anonymous)") + "]";
+		if (t === "bigint") return StringCtor(v) + "n";
+		if (t === "symbol") return v.toString();
+		if (v === null || t !== "object") return StringCtor(v);
+		if (v instanceof ErrorCtor) return errText(v);
+		try { var s = stringify(v); if (s !== undefined) return s; } catch (e) {}
+		try { return StringCtor(v); } catch (e) { return "[object]"; }
+	}
+	function format() {
+		var s = "";
+		for (var i = 0; i < arguments.length; i++) { if (i > 0) s += " "; s += fmt(arguments[i]); }
+		return s;
+	}
+	function describe(e) {
+		try {
+			if (e !== null && typeof e === "object" && (e instanceof ErrorCtor || typeof e.message === "string")) {
+				var st = e.stack;
+				return [errText(e), typeof st === "string" ? st : ""];
+			}
+			return ["Uncaught " + fmt(e), ""];
+		} catch (x) {
+			return ["Uncaught exception (not printable)", ""];
+		}
+	}
+	function makeError(message, code, name) {
+		var e = new ErrorCtor(message);
+		if (code) defineProperty(e, "code", {value: code, writable: true, enumerable: true, configurable: true});
+		if (name) defineProperty(e, "name", {value: name, writable: true, enumerable: false, configurable: true});
+		return e;
+	}
+	function rangeError(message) { return new RangeErrorCtor(message); }
+	return [format, describe, makeError, stringify, parse, rangeError];
+})()`
+
+var prelude = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("prelude.js", preludeSource, true)
+})
+
+// removedGlobals are deleted from every runtime: binary buffers allocate gigabytes in one native
+// call, which no watchdog can interrupt.
+var removedGlobals = []string{
+	"GoError", // goja's wrapper for Go errors; nothing the program needs
+	"ArrayBuffer", "SharedArrayBuffer", "DataView",
+	"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
+	"Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
+}
+
+var logLevels = []string{"log", "info", "warn", "error", "debug"}
+
+// call is one binding call.
+type call struct {
+	name    string
+	fn      Binding
+	args    json.RawMessage
+	resolve func(any) error
+	reject  func(any) error
+}
+
+type completion struct {
+	c      *call
+	result json.RawMessage
+	err    error
+}
+
+// run is the state of one Run. Everything but done, wg and the watchdog is touched only on the run
+// goroutine.
+type run struct {
+	cfg Config
+	vm  *goja.Runtime
+	h   helpers
+
+	bindCtx context.Context
+	main    *goja.Promise
+	settled bool
+
+	done    chan completion
+	queue   []*call
+	active  int
+	pending int
+	wg      sync.WaitGroup
+
+	logs     []Log
+	logBytes int
+
+	inVM     bool
+	cpuLeft  time.Duration
+	cpuTimer *time.Timer
+}
+
+func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *Result, err error) {
+	runCtx, cancelRun := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancelRun()
+	bindCtx, cancelBind := context.WithCancelCause(runCtx)
+
+	r := &run{
+		cfg:     g.cfg,
+		vm:      goja.New(),
+		bindCtx: bindCtx,
+		done:    make(chan completion, g.cfg.MaxConcurrentCalls),
+		cpuLeft: g.cfg.CPUBudget,
+	}
+	vm := r.vm
+	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { vm.Interrupt(ErrCPUBudget) })
+	stopAfter := context.AfterFunc(runCtx, func() { vm.Interrupt(runCtx.Err()) })
+	stopWatchdog := r.startWatchdog()
+
+	// Settlement, whatever the path: stop interrupting, cancel in-flight bindings, drain them.
+	defer func() {
+		stopAfter()
+		r.settled = true
+		cancelBind(ErrRunSettled)
+		r.wg.Wait()
+		stopWatchdog()
+		r.cpuTimer.Stop()
+	}()
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, &Failure{Kind: KindException, Message: fmt.Sprintf("internal error: %v", x), Logs: r.logs}
+		}
+	}()
+
+	if err := r.setup(p); err != nil {
+		return nil, err
+	}
+	var v goja.Value
+	if err := r.enter(func() (err error) { v, err = vm.RunProgram(prg); return }); err != nil {
+		return nil, r.failure(err)
+	}
+	main, ok := v.Export().(*goja.Promise)
+	if !ok {
+		return nil, &Failure{Kind: KindInvalidOutput, Message: "the program escaped its async wrapper", Logs: r.logs}
+	}
+	r.main = main
+	if f := r.loop(runCtx); f != nil {
+		return nil, f
+	}
+	return r.result()
+}
+
+// loop waits for binding completions and settles their promises until the main promise settles.
+func (r *run) loop(runCtx context.Context) *Failure {
+	for r.main.State() == goja.PromiseStatePending {
+		if r.active == 0 {
+			return &Failure{Kind: KindException, Logs: r.logs,
+				Message: "the program awaits a promise that can never settle (no binding call is in flight, and there are no timers)"}
+		}
+		select {
+		case c := <-r.done:
+			r.active--
+			r.pending--
+			r.startQueued()
+			if err := r.enter(func() error { return r.complete(c) }); err != nil {
+				return r.failure(err)
+			}
+		case <-runCtx.Done():
+			return ctxFailure(runCtx.Err(), r.logs)
+		}
+	}
+	return nil
+}
+
+// result turns the settled main promise into the Result or Failure.
+func (r *run) result() (*Result, error) {
+	if r.main.State() == goja.PromiseStateRejected {
+		return nil, r.exception(r.main.Result())
+	}
+	v := r.main.Result()
+	if v == nil || goja.IsUndefined(v) {
+		return &Result{Logs: r.logs}, nil
+	}
+	var s goja.Value
+	err := r.enter(func() (err error) { s, err = r.h.stringify(goja.Undefined(), v); return })
+	if err != nil {
+		var ex *goja.Exception
+		if errors.As(err, &ex) {
+			msg, _ := r.describe(ex.Value())
+			return nil, &Failure{Kind: KindInvalidOutput, Message: "the returned value is not JSON-serializable: " + msg, Logs: r.logs, Cause: err}
+		}
+		return nil, r.failure(err)
+	}
+	if s == nil || goja.IsUndefined(s) {
+		return nil, &Failure{Kind: KindInvalidOutput, Message: "the returned value is not JSON-serializable (a function or symbol)", Logs: r.logs}
+	}
+	out := s.String()
+	if len(out) > r.cfg.MaxResultBytes {
+		return nil, &Failure{Kind: KindOutputLimit, Logs: r.logs, Cause: ErrOutputLimit,
+			Message: fmt.Sprintf("the returned value is %d bytes of JSON, over the %d-byte limit", len(out), r.cfg.MaxResultBytes)}
+	}
+	return &Result{Value: json.RawMessage(out), Logs: r.logs}, nil
+}
+
+// enter runs f (which enters the VM) under the busy-CPU budget.
+func (r *run) enter(f func() error) error {
+	if r.inVM {
+		return f() // nested (a native function calling back into the VM): already under the budget
+	}
+	if r.cpuLeft <= 0 {
+		return ErrCPUBudget
+	}
+	r.inVM = true
+	defer func() { r.inVM = false }()
+	start := time.Now()
+	r.cpuTimer.Reset(r.cpuLeft)
+	err := f()
+	if !r.cpuTimer.Stop() {
+		// The timer fired: the interrupt either stopped f or is pending for the next entry.
+		r.cpuLeft = 0
+	} else {
+		r.cpuLeft -= time.Since(start)
+	}
+	return err
+}
+
+// failure classifies an error that came out of the VM.
+func (r *run) failure(err error) *Failure {
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		if cause, ok := ie.Value().(error); ok {
+			err = cause
+		}
+	}
+	var so *goja.StackOverflowError
+	var ex *goja.Exception
+	switch {
+	case errors.Is(err, ErrCPUBudget):
+		return &Failure{Kind: KindTimeout, Cause: ErrCPUBudget, Logs: r.logs,
+			Message: fmt.Sprintf("the program used its %s busy-CPU budget", r.cfg.CPUBudget)}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return ctxFailure(err, r.logs)
+	case errors.Is(err, ErrOutputLimit):
+		return &Failure{Kind: KindOutputLimit, Cause: ErrOutputLimit, Logs: r.logs,
+			Message: fmt.Sprintf("console output exceeded %d bytes", r.cfg.MaxLogBytes)}
+	case errors.Is(err, ErrHeapLimit):
+		return &Failure{Kind: KindLimit, Cause: ErrHeapLimit, Logs: r.logs,
+			Message: fmt.Sprintf("the process heap exceeded %d bytes while the program ran", r.cfg.MaxHeapBytes)}
+	case errors.As(err, &so):
+		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
+			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	case errors.As(err, &ex):
+		f := r.exception(ex.Value())
+		if f.Line == 0 {
+			for _, fr := range ex.Stack() {
+				if pos := fr.Position(); pos.Filename == sourceName && pos.Line > 0 {
+					f.Line, f.Column = pos.Line, pos.Column
+					break
+				}
+			}
+		}
+		return f
+	}
+	return &Failure{Kind: KindException, Message: err.Error(), Cause: err, Logs: r.logs}
+}
+
+func ctxFailure(err error, logs []Log) *Failure {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Failure{Kind: KindTimeout, Message: "the program exceeded its time budget", Cause: context.DeadlineExceeded, Logs: logs}
+	}
+	return &Failure{Kind: KindAbort, Message: "the run was cancelled", Cause: context.Canceled, Logs: logs}
+}
+
+// exception describes a thrown or rejected value, with the model-source position of its stack.
+func (r *run) exception(v goja.Value) *Failure {
+	msg, stack := r.describe(v)
+	f := &Failure{Kind: KindException, Message: msg, Logs: r.logs}
+	f.Line, f.Column = stackPosition(stack)
+	return f
+}
+
+// describe returns "name: message" (or "Uncaught <value>") and the stack of a thrown value.
+func (r *run) describe(v goja.Value) (msg, stack string) {
+	if v == nil {
+		v = goja.Undefined()
+	}
+	var out goja.Value
+	err := r.enter(func() (err error) { out, err = r.h.describe(goja.Undefined(), v); return })
+	if err != nil {
+		return "Uncaught exception (not printable)", ""
+	}
+	o, ok := out.(*goja.Object)
+	if !ok {
+		return "Uncaught exception (not printable)", ""
+	}
+	return o.Get("0").String(), o.Get("1").String()
+}
+
+var stackPosRe = regexp.MustCompile(regexp.QuoteMeta(sourceName) + `:(\d+):(\d+)`)
+
+// stackPosition finds the innermost frame of the model's program in a goja stack string.
+func stackPosition(stack string) (line, col int) {
+	for _, l := range strings.Split(stack, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
+			continue
+		}
+		m := stackPosRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		line, _ = strconv.Atoi(m[1])
+		col, _ = strconv.Atoi(m[2])
+		if line > 0 {
+			return line, col
+		}
+	}
+	return 0, 0
+}
+
+// setup installs the helpers, console, namespace and guards, and removes what must not be reachable.
+func (r *run) setup(p Program) error {
+	vm := r.vm
+	vm.SetMaxCallStackSize(r.cfg.MaxCallStackSize)
+	// eval and new Function would otherwise read a source map named by a sourceMappingURL comment
+	// from the file system.
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
+
+	hv, err := vm.RunProgram(prelude())
+	if err != nil {
+		return fmt.Errorf("coderuntime: prelude: %w", err)
+	}
+	ho := hv.(*goja.Object)
+	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError}
+	for i, dst := range fns {
+		f, ok := goja.AssertFunction(ho.Get(strconv.Itoa(i)))
+		if !ok {
+			return fmt.Errorf("coderuntime: prelude helper %d is not a function", i)
+		}
+		*dst = f
+	}
+
+	global := vm.GlobalObject()
+	for _, name := range removedGlobals {
+		_ = global.Delete(name)
+	}
+	r.guardAmplifiers()
+
+	console := vm.NewObject()
+	for _, level := range logLevels {
+		_ = console.Set(level, r.consoleFunc(level))
+	}
+	_ = global.DefineDataProperty("console", console, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+
+	ns := p.Namespace
+	if ns == "" {
+		ns = DefaultNamespace
+	}
+	if global.Get(ns) != nil {
+		return fmt.Errorf("%w: namespace %q names an existing global", ErrInvalidProgram, ns)
+	}
+	tools := vm.NewObject()
+	for name, b := range p.Bindings {
+		_ = tools.Set(name, r.bindingFunc(name, b))
+	}
+	return global.DefineDataProperty(ns, tools, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+// throw panics with a JS value, which goja turns into a catchable exception in the program; an error
+// from a nested call (possibly uncatchable, like an interrupt) propagates as is.
+func throw(err error) {
+	panic(err)
+}
+
+func (r *run) throwRange(msg string) {
+	v, err := r.h.rangeError(goja.Undefined(), r.vm.ToValue(msg))
+	if err != nil {
+		throw(err)
+	}
+	panic(v)
+}
+
+func (r *run) consoleFunc(level string) func(goja.FunctionCall) goja.Value {
+	return func(fc goja.FunctionCall) goja.Value {
+		if r.logBytes > r.cfg.MaxLogBytes {
+			r.vm.Interrupt(ErrOutputLimit)
+			return goja.Undefined()
+		}
+		v, err := r.h.format(goja.Undefined(), fc.Arguments...)
+		if err != nil {
+			throw(err)
+		}
+		text := v.String()
+		r.logBytes += len(text) + 1
+		if r.logBytes > r.cfg.MaxLogBytes {
+			if keep := r.cfg.MaxLogBytes - (r.logBytes - len(text) - 1); keep >= 0 && keep < len(text) {
+				text = text[:keep]
+			}
+			r.logs = append(r.logs, Log{Level: level, Text: text})
+			r.vm.Interrupt(ErrOutputLimit)
+			return goja.Undefined()
+		}
+		r.logs = append(r.logs, Log{Level: level, Text: text})
+		return goja.Undefined()
+	}
+}
+
+// bindingFunc is the native function installed as namespace[name].
+func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.Value {
+	return func(fc goja.FunctionCall) goja.Value {
+		p, resolve, reject := r.vm.NewPromise()
+		refuse := func(msg, code, errName string) goja.Value {
+			e, err := r.h.makeError(goja.Undefined(), r.vm.ToValue(msg), r.vm.ToValue(code), r.vm.ToValue(errName))
+			if err != nil {
+				throw(err)
+			}
+			if err := reject(e); err != nil {
+				throw(err)
+			}
+			return r.vm.ToValue(p)
+		}
+		if r.settled || (r.main != nil && r.main.State() != goja.PromiseStatePending) {
+			return refuse(fmt.Sprintf("%s.%s: %v", DefaultNamespace, name, ErrRunSettled), "RUN_SETTLED", "Error")
+		}
+		if r.pending >= r.cfg.MaxPendingCalls {
+			return refuse(fmt.Sprintf("%s: too many pending binding calls (limit %d)", name, r.cfg.MaxPendingCalls), "TOO_MANY_CALLS", "RangeError")
+		}
+		args := json.RawMessage("{}")
+		if a := fc.Argument(0); !goja.IsUndefined(a) {
+			s, err := r.h.stringify(goja.Undefined(), a)
+			if err != nil {
+				var ex *goja.Exception
+				if errors.As(err, &ex) {
+					msg, _ := r.describe(ex.Value())
+					return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable: %s", name, msg), "INVALID_ARGUMENTS", "TypeError")
+				}
+				throw(err)
+			}
+			if goja.IsUndefined(s) {
+				return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable (a function or symbol)", name), "INVALID_ARGUMENTS", "TypeError")
+			}
+			args = json.RawMessage(s.String())
+		}
+		c := &call{name: name, fn: b, args: args, resolve: resolve, reject: reject}
+		r.pending++
+		if r.active < r.cfg.MaxConcurrentCalls {
+			r.start(c)
+		} else {
+			r.queue = append(r.queue, c)
+		}
+		return r.vm.ToValue(p)
+	}
+}
+
+func (r *run) startQueued() {
+	for len(r.queue) > 0 && r.active < r.cfg.MaxConcurrentCalls {
+		c := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.start(c)
+	}
+}
+
+// start runs a binding on its own goroutine. done has room for every active call, so the send never
+// blocks, even after the loop stopped reading.
+func (r *run) start(c *call) {
+	r.active++
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		res, err := invoke(r.bindCtx, c)
+		r.done <- completion{c: c, result: res, err: err}
+	}()
+}
+
+func invoke(ctx context.Context, c *call) (res json.RawMessage, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, fmt.Errorf("binding %q panicked: %v", c.name, x)
+		}
+	}()
+	return c.fn(ctx, c.args)
+}
+
+// complete settles a binding call's promise on the run goroutine.
+func (r *run) complete(cp completion) error {
+	vm := r.vm
+	if cp.err != nil {
+		code, name := "", ""
+		var coder interface{ Code() string }
+		if errors.As(cp.err, &coder) {
+			code = coder.Code()
+		}
+		var namer interface{ Name() string }
+		if errors.As(cp.err, &namer) {
+			name = namer.Name()
+		}
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(cp.err.Error()), vm.ToValue(code), vm.ToValue(name))
+		if err != nil {
+			return err
+		}
+		return cp.c.reject(e)
+	}
+	if len(bytes.TrimSpace(cp.result)) == 0 {
+		return cp.c.resolve(goja.Undefined())
+	}
+	v, err := r.h.parse(goja.Undefined(), vm.ToValue(string(cp.result)))
+	if err != nil {
+		var ex *goja.Exception
+		if !errors.As(err, &ex) {
+			return err
+		}
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(fmt.Sprintf("%s: the binding returned invalid JSON", cp.c.name)), vm.ToValue("INVALID_RESULT"), vm.ToValue(""))
+		if err != nil {
+			return err
+		}
+		return cp.c.reject(e)
+	}
+	return cp.c.resolve(v)
+}
+
+// guardAmplifiers caps built-ins that build a huge string in one native call.
+func (r *run) guardAmplifiers() {
+	vm := r.vm
+	max := int64(r.cfg.MaxStringLength)
+	tooLong := func() { r.throwRange("Invalid string length") }
+	wrap := func(proto *goja.Object, name string, check func(fc goja.FunctionCall)) {
+		orig, ok := goja.AssertFunction(proto.Get(name))
+		if !ok {
+			return
+		}
+		_ = proto.DefineDataProperty(name, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			check(fc)
+			v, err := orig(fc.This, fc.Arguments...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	strProto := vm.Get("String").ToObject(vm).Get("prototype").ToObject(vm)
+	thisLen := func(fc goja.FunctionCall) int64 {
+		if s, ok := fc.This.(goja.String); ok {
+			return int64(s.Length())
+		}
+		return 1
+	}
+	wrap(strProto, "repeat", func(fc goja.FunctionCall) {
+		n := fc.Argument(0).ToFloat()
+		if n > 0 && !math.IsInf(n, 1) && float64(thisLen(fc))*math.Trunc(n) > float64(max) {
+			tooLong()
+		}
+	})
+	pad := func(fc goja.FunctionCall) {
+		if n := fc.Argument(0).ToFloat(); n > float64(max) {
+			tooLong()
+		}
+	}
+	wrap(strProto, "padStart", pad)
+	wrap(strProto, "padEnd", pad)
+
+	arrProto := vm.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
+	wrap(arrProto, "join", func(fc goja.FunctionCall) {
+		o, ok := fc.This.(*goja.Object)
+		if !ok {
+			return
+		}
+		n := o.Get("length")
+		if n == nil {
+			return
+		}
+		length := n.ToFloat()
+		if !(length > 0) {
+			return
+		}
+		sepLen := 1.0
+		if sep := fc.Argument(0); !goja.IsUndefined(sep) {
+			if s, ok := sep.(goja.String); ok {
+				sepLen = float64(s.Length())
+			}
+		}
+		total := (length - 1) * sepLen
+		if total > float64(max) {
+			tooLong()
+		}
+		if length <= 1<<20 {
+			for i := int64(0); i < int64(length); i++ {
+				if s, ok := o.Get(strconv.FormatInt(i, 10)).(goja.String); ok {
+					total += float64(s.Length())
+					if total > float64(max) {
+						tooLong()
+					}
+				}
+			}
+		}
+	})
+}
+
+// heapSample is the metric the watchdog reads: bytes in live and not-yet-swept heap objects.
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+var heapCeilingHit atomic.Int64 // for tests: how many runs the watchdog interrupted
+
+// startWatchdog samples the process heap while the run is active and interrupts the VM when it is
+// over the ceiling. The returned stop waits for the sampler to exit.
+func (r *run) startWatchdog() (stop func()) {
+	if r.cfg.MaxHeapBytes <= 0 {
+		return func() {}
+	}
+	quit, exited := make(chan struct{}), make(chan struct{})
+	limit, vm, every := uint64(r.cfg.MaxHeapBytes), r.vm, r.cfg.HeapCheckInterval
+	go func() {
+		defer close(exited)
+		sample := []metrics.Sample{{Name: heapMetric}}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				metrics.Read(sample)
+				if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > limit {
+					heapCeilingHit.Add(1)
+					vm.Interrupt(ErrHeapLimit)
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(quit); <-exited }
+}

@@ -1,0 +1,675 @@
+package coderuntime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// short is a runtime with budgets small enough for hostile programs to end fast.
+func short(t testing.TB, mod ...func(*Config)) *Goja {
+	t.Helper()
+	cfg := Config{Timeout: 2 * time.Second, CPUBudget: 200 * time.Millisecond}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func echo(_ context.Context, args json.RawMessage) (json.RawMessage, error) { return args, nil }
+
+func mustRun(t *testing.T, g *Goja, p Program) *Result {
+	t.Helper()
+	res, err := g.Run(context.Background(), p)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", p.Source, err)
+	}
+	return res
+}
+
+func mustFail(t *testing.T, g *Goja, p Program, kind FailureKind) *Failure {
+	t.Helper()
+	res, err := g.Run(context.Background(), p)
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("Run(%q) = %+v, %v; want a *Failure of kind %s", p.Source, res, err, kind)
+	}
+	if f.Kind != kind {
+		t.Fatalf("Run(%q) failed with %s (%s); want kind %s", p.Source, f.Kind, f.Message, kind)
+	}
+	return f
+}
+
+func TestTypeStripping(t *testing.T) {
+	g := short(t)
+	tests := []struct{ name, src, want string }{
+		{"interface", "interface P { x: number; y?: string }\nconst p: P = { x: 1 }\nreturn p", `{"x":1}`},
+		{"type alias", "type N = number | string\nconst n: N = 2\nreturn n", `2`},
+		{"generics", "function id<T>(x: T): T { return x }\nconst f = <T,>(x: T): T[] => [x]\nreturn [id<number>(1), f<string>('a')]", `[1,["a"]]`},
+		{"as", "const v = JSON.parse('{\"a\":1}') as { a: number }\nreturn (v as any).a as number", `1`},
+		{"satisfies", "const c = { a: 1 } satisfies Record<string, number>\nreturn c", `{"a":1}`},
+		{"enum", "enum Color { Red, Green = 5, Blue }\nreturn [Color.Red, Color.Green, Color.Blue, Color[5]]", `[0,5,6,"Green"]`},
+		{"const enum", "const enum K { A = 'a' }\nreturn K.A", `"a"`},
+		{"class members", "class A { private x: number = 1; constructor(public y: number) {} get z(): number { return this.x + this.y } }\nreturn new A(2).z", `3`},
+		{"non-null and optional", "const o: { a?: { b: number } } = { a: { b: 2 } }\nreturn o.a!.b + (o?.a?.b ?? 0)", `4`},
+		{"declare", "declare const nothing: number\nreturn typeof nothing", `"undefined"`},
+		{"modern syntax", "let a = 0; a ||= 2; a ??= 3\nclass B { #p = 1; static s = 2; get p() { return this.#p } }\nreturn [a, new B().p, B.s, 1_000, 2 ** 10]", `[2,1,2,1000,1024]`},
+		{"async iteration", "async function* g() { yield 1; yield 2 }\nlet s = 0\nfor await (const x of g()) s += x\nreturn s", `3`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustRun(t, g, Program{Source: tt.src})
+			if string(res.Value) != tt.want {
+				t.Fatalf("value = %s, want %s", res.Value, tt.want)
+			}
+		})
+	}
+}
+
+func TestTopLevelAwaitAndReturn(t *testing.T) {
+	g := short(t)
+	tests := []struct{ name, src, want string }{
+		{"await", "const v = await Promise.resolve(41)\nreturn v + 1", "42"},
+		{"early return", "if (true) return 'early'\nreturn 'late'", `"early"`},
+		{"no return", "const x = 1", ""},
+		{"return undefined", "return undefined", ""},
+		{"return null", "return null", "null"},
+		{"await in loop", "let s = 0\nfor (const p of [1, 2, 3].map(async (x) => x * 2)) s += await p\nreturn s", "12"},
+		{"trailing line comment", "return 7 // done", "7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustRun(t, g, Program{Source: tt.src})
+			if string(res.Value) != tt.want {
+				t.Fatalf("value = %q, want %q", res.Value, tt.want)
+			}
+			if tt.want == "" && res.Value != nil {
+				t.Fatalf("value = %q, want nil", res.Value)
+			}
+		})
+	}
+}
+
+type codedErr struct{ code, msg string }
+
+func (e *codedErr) Error() string { return e.msg }
+func (e *codedErr) Code() string  { return e.code }
+func (e *codedErr) Name() string  { return "ToolError" }
+
+func TestBindings(t *testing.T) {
+	g := short(t)
+	var mu sync.Mutex
+	var seen []string
+	record := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		mu.Lock()
+		seen = append(seen, string(args))
+		mu.Unlock()
+		return json.RawMessage(`{"ok":true,"got":` + string(args) + `}`), nil
+	}
+	bindings := map[string]Binding{
+		"echo":    echo,
+		"record":  record,
+		"my-tool": echo,
+		"fail": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, fmt.Errorf("wrapped: %w", &codedErr{code: "TOOL_DENIED", msg: "denied by policy"})
+		},
+		"plain": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("plain failure")
+		},
+		"boom": func(context.Context, json.RawMessage) (json.RawMessage, error) { panic("kaboom") },
+		"none": func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil },
+		"bad":  func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{nope`), nil },
+	}
+	tests := []struct{ name, src, want string }{
+		{"sequential", "const a = await tools.echo({n: 1})\nconst b = await tools.echo({n: a.n + 1})\nreturn b.n", "2"},
+		{"Promise.all", "const rs = await Promise.all([1, 2, 3, 4, 5].map((n) => tools.echo({ n })))\nreturn rs.map((r) => r.n)", "[1,2,3,4,5]"},
+		{"exotic name", "return await tools['my-tool']({ x: 'y' })", `{"x":"y"}`},
+		{"undefined argument is {}", "return await tools.echo()", `{}`},
+		{"argument is JSON-normalized", "return await tools.echo({ d: new Date(0), f: () => 1, u: undefined, n: NaN })", `{"d":"1970-01-01T00:00:00.000Z","n":null}`},
+		{"error carries code, name and message", "try { await tools.fail({}) } catch (e) { return [e instanceof Error, e.code, e.name, e.message] }",
+			`[true,"TOOL_DENIED","ToolError","wrapped: denied by policy"]`},
+		{"plain error", "try { await tools.plain({}) } catch (e) { return [e.code, e.name, e.message] }", `[null,"Error","plain failure"]`},
+		{"panic rejects", "try { await tools.boom({}) } catch (e) { return e.message }", `"binding \"boom\" panicked: kaboom"`},
+		{"nil result is undefined", "return typeof (await tools.none({}))", `"undefined"`},
+		{"invalid JSON rejects", "try { await tools.bad({}) } catch (e) { return e.code }", `"INVALID_RESULT"`},
+		{"BigInt argument rejects that call only", "let m\ntry { await tools.echo({ n: 1n }) } catch (e) { m = e.code }\nreturn [m, (await tools.echo({ n: 2 })).n]", `["INVALID_ARGUMENTS",2]`},
+		{"circular argument rejects", "const o: any = {}; o.o = o\ntry { await tools.echo(o) } catch (e) { return e.name }", `"TypeError"`},
+		{"function argument rejects", "try { await tools.echo(() => 1) } catch (e) { return e.code }", `"INVALID_ARGUMENTS"`},
+		{"bindings are functions", "return [typeof tools.echo, Object.keys(tools).sort()]", `["function",["bad","boom","echo","fail","my-tool","none","plain","record"]]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustRun(t, g, Program{Source: tt.src, Bindings: bindings})
+			if string(res.Value) != tt.want {
+				t.Fatalf("value = %s, want %s", res.Value, tt.want)
+			}
+		})
+	}
+	t.Run("submission order with concurrency 1", func(t *testing.T) {
+		g1 := short(t, func(c *Config) { c.MaxConcurrentCalls = 1 })
+		seen = nil
+		mustRun(t, g1, Program{Source: "await Promise.all([1, 2, 3].map((n) => tools.record({ n })))", Bindings: bindings})
+		if got := strings.Join(seen, ","); got != `{"n":1},{"n":2},{"n":3}` {
+			t.Fatalf("calls = %s", got)
+		}
+	})
+	t.Run("too many pending calls", func(t *testing.T) {
+		g1 := short(t, func(c *Config) { c.MaxConcurrentCalls = 1; c.MaxPendingCalls = 2 })
+		res := mustRun(t, g1, Program{Source: "const r = await Promise.allSettled([1, 2, 3].map((n) => tools.echo({ n })))\nreturn r.map((x) => x.status)", Bindings: bindings})
+		if string(res.Value) != `["fulfilled","fulfilled","rejected"]` {
+			t.Fatalf("value = %s", res.Value)
+		}
+	})
+	t.Run("custom namespace", func(t *testing.T) {
+		res := mustRun(t, g, Program{Source: "return [typeof tools, await sdk.echo({ a: 1 })]", Namespace: "sdk", Bindings: bindings})
+		if string(res.Value) != `["undefined",{"a":1}]` {
+			t.Fatalf("value = %s", res.Value)
+		}
+	})
+}
+
+func TestInvalidProgram(t *testing.T) {
+	g := short(t)
+	for name, p := range map[string]Program{
+		"nil binding":        {Source: "1", Bindings: map[string]Binding{"x": nil}},
+		"empty binding name": {Source: "1", Bindings: map[string]Binding{"": echo}},
+		"namespace shadows":  {Source: "1", Namespace: "JSON"},
+		"namespace console":  {Source: "1", Namespace: "console"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := g.Run(context.Background(), p)
+			if !errors.Is(err, ErrInvalidProgram) {
+				t.Fatalf("err = %v, want ErrInvalidProgram", err)
+			}
+		})
+	}
+}
+
+func TestUnhandledRejectionFailsRun(t *testing.T) {
+	g := short(t)
+	f := mustFail(t, g, Program{Source: "await tools.fail({})", Bindings: map[string]Binding{
+		"fail": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, &codedErr{code: "X", msg: "nope"}
+		},
+	}}, KindException)
+	if f.Message != "ToolError: nope" {
+		t.Fatalf("message = %q", f.Message)
+	}
+}
+
+func TestLogs(t *testing.T) {
+	g := short(t)
+	src := `console.log("plain", 1, true, null, undefined, { a: [1, "x"] }, [2], 3n)
+console.info("info")
+console.warn(new TypeError("bad"))
+console.error(() => 1, function named() {})
+const c: any = {}; c.c = c
+console.debug(c, Symbol("s"))
+return 1`
+	res := mustRun(t, g, Program{Source: src})
+	want := []Log{
+		{"log", `plain 1 true null undefined {"a":[1,"x"]} [2] 3n`},
+		{"info", "info"},
+		{"warn", "TypeError: bad"},
+		{"error", "[Function: (anonymous)] [Function: named]"},
+		{"debug", "[object Object] Symbol(s)"},
+	}
+	if fmt.Sprint(res.Logs) != fmt.Sprint(want) {
+		t.Fatalf("logs =\n%q\nwant\n%q", res.Logs, want)
+	}
+	t.Run("logs survive a failure", func(t *testing.T) {
+		f := mustFail(t, g, Program{Source: "console.log('before')\nthrow new Error('x')"}, KindException)
+		if len(f.Logs) != 1 || f.Logs[0].Text != "before" {
+			t.Fatalf("logs = %q", f.Logs)
+		}
+	})
+}
+
+func TestErrorPositions(t *testing.T) {
+	g := short(t)
+	tests := []struct {
+		name, src string
+		kind      FailureKind
+		line, col int
+		msg       string
+	}{
+		{"throw on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", KindException, 3, 7, "Error: boom"},
+		{"type error after types", "interface X { a: number }\nconst x = null as unknown as X\n\n  x.a.b", KindException, 4, 5, "TypeError"},
+		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", KindException, 3, 7, "RangeError: late"},
+		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", KindException, 2, 22, "Error: deep"},
+		{"thrown string", "throw 'just a string'", KindException, 0, 0, "Uncaught just a string"},
+		{"syntax error", "const a = 1\nconst b = = 2", KindSyntax, 2, 11, "Unexpected"},
+		{"unclosed block", "if (true) {\n  return 1", KindSyntax, 2, 11, "end of the program"},
+		{"import is refused", "import fs from 'fs'\nreturn 1", KindSyntax, 1, 8, ""},
+		{"reference error", "return nope + 1", KindException, 1, 8, "ReferenceError: nope is not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := mustFail(t, g, Program{Source: tt.src}, tt.kind)
+			if f.Line != tt.line || (tt.col != 0 && f.Column != tt.col) {
+				t.Errorf("position = %d:%d, want %d:%d (%s)", f.Line, f.Column, tt.line, tt.col, f.Message)
+			}
+			if !strings.Contains(f.Message, tt.msg) {
+				t.Errorf("message = %q, want it to contain %q", f.Message, tt.msg)
+			}
+		})
+	}
+	t.Run("stack inside the program names model lines", func(t *testing.T) {
+		res := mustRun(t, g, Program{Source: "\n\nreturn new Error('x').stack"})
+		if !strings.Contains(string(res.Value), "program.ts:3:8") {
+			t.Fatalf("stack = %s", res.Value)
+		}
+	})
+}
+
+func TestResultValue(t *testing.T) {
+	g := short(t, func(c *Config) { c.MaxResultBytes = 1000 })
+	mustFail(t, g, Program{Source: "return 1n"}, KindInvalidOutput)
+	mustFail(t, g, Program{Source: "const o: any = {}; o.self = o; return o"}, KindInvalidOutput)
+	mustFail(t, g, Program{Source: "return () => 1"}, KindInvalidOutput)
+	f := mustFail(t, g, Program{Source: "return 'x'.repeat(2000)"}, KindOutputLimit)
+	if !errors.Is(f, ErrOutputLimit) {
+		t.Fatalf("cause = %v", f.Cause)
+	}
+	res := mustRun(t, g, Program{Source: "return { toJSON() { return 'custom' } }"})
+	if string(res.Value) != `"custom"` {
+		t.Fatalf("value = %s", res.Value)
+	}
+}
+
+func TestCancellationAndBudgets(t *testing.T) {
+	t.Run("busy CPU", func(t *testing.T) {
+		g := short(t)
+		start := time.Now()
+		f := mustFail(t, g, Program{Source: "while (true) {}"}, KindTimeout)
+		if !errors.Is(f, ErrCPUBudget) || !errors.Is(f, context.DeadlineExceeded) {
+			t.Fatalf("cause = %v", f.Cause)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("took %s", d)
+		}
+	})
+	t.Run("CPU budget excludes binding waits", func(t *testing.T) {
+		g := short(t, func(c *Config) { c.CPUBudget = 50 * time.Millisecond })
+		slow := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			select {
+			case <-time.After(30 * time.Millisecond):
+				return json.RawMessage(`1`), nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		res := mustRun(t, g, Program{Source: "let s = 0\nfor (let i = 0; i < 4; i++) s += await tools.slow({})\nreturn s", Bindings: map[string]Binding{"slow": slow}})
+		if string(res.Value) != "4" {
+			t.Fatalf("value = %s", res.Value)
+		}
+	})
+	t.Run("wall clock while awaiting a binding", func(t *testing.T) {
+		g := short(t, func(c *Config) { c.Timeout = 150 * time.Millisecond })
+		var returned atomic.Bool
+		block := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done()
+			returned.Store(true)
+			return nil, ctx.Err()
+		}
+		f := mustFail(t, g, Program{Source: "await tools.block({})", Bindings: map[string]Binding{"block": block}}, KindTimeout)
+		if !errors.Is(f, context.DeadlineExceeded) {
+			t.Fatalf("cause = %v", f.Cause)
+		}
+		if !returned.Load() {
+			t.Fatal("Run returned before the in-flight binding did")
+		}
+	})
+	t.Run("caller cancels during busy loop", func(t *testing.T) {
+		g := short(t, func(c *Config) { c.CPUBudget = 5 * time.Second })
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		_, err := g.Run(ctx, Program{Source: "for (;;) {}"})
+		var f *Failure
+		if !errors.As(err, &f) || f.Kind != KindAbort || !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("caller deadline", func(t *testing.T) {
+		g := short(t, func(c *Config) { c.CPUBudget = 5 * time.Second })
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := g.Run(ctx, Program{Source: "for (;;) {}"})
+		var f *Failure
+		if !errors.As(err, &f) || f.Kind != KindTimeout || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("already cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := short(t).Run(ctx, Program{Source: "return 1"})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("settlement cancels and drains in-flight bindings", func(t *testing.T) {
+		g := short(t)
+		var cause atomic.Value
+		slow := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done()
+			time.Sleep(10 * time.Millisecond) // still draining: Run must wait
+			cause.Store(context.Cause(ctx))
+			return nil, ctx.Err()
+		}
+		res := mustRun(t, g, Program{Source: "tools.slow({}); tools.slow({})\nreturn 'done'", Bindings: map[string]Binding{"slow": slow}})
+		if string(res.Value) != `"done"` {
+			t.Fatalf("value = %s", res.Value)
+		}
+		if c, _ := cause.Load().(error); !errors.Is(c, ErrRunSettled) {
+			t.Fatalf("binding ctx cause = %v, want ErrRunSettled (drained before Run returned)", c)
+		}
+	})
+	t.Run("never-settling promise fails fast", func(t *testing.T) {
+		f := mustFail(t, short(t), Program{Source: "await new Promise(() => {})"}, KindException)
+		if !strings.Contains(f.Message, "never settle") {
+			t.Fatalf("message = %q", f.Message)
+		}
+	})
+}
+
+// TestHostilePrograms: each must end as a clean Failure within its budget.
+func TestHostilePrograms(t *testing.T) {
+	tests := []struct {
+		name, src string
+		kind      FailureKind
+		cause     error
+		cpu       time.Duration // overrides the 200ms budget for slow native work under -race
+	}{
+		{"infinite loop", "while (true) {}", KindTimeout, ErrCPUBudget, 0},
+		{"infinite microtasks", "function f(): Promise<void> { return Promise.resolve().then(f) }\nawait f()", KindTimeout, ErrCPUBudget, 0},
+		{"deep recursion", "function f(n: number): number { return f(n + 1) + 1 }\nreturn f(0)", KindLimit, ErrStackDepth, 0},
+		{"recursion that catches", "function f() { try { f() } catch (e) { f() } }\nf()", KindLimit, ErrStackDepth, 0},
+		{"recursion through native", "const a: any[] = []\nfunction f(): any { return [1].map(f) }\nf()", KindLimit, ErrStackDepth, 0},
+		{"doubling string", "let s = 'x'\nwhile (true) s = s.repeat(2)", KindException, nil, 5 * time.Second},
+		{"huge repeat", "return 'abc'.repeat(2 ** 40).length", KindException, nil, 0},
+		{"huge pad", "return ''.padStart(2 ** 40)", KindException, nil, 0},
+		{"huge join", "return new Array(2 ** 31).join('abcdef').length", KindException, nil, 0},
+		{"join of big strings", "const s = 'x'.repeat(1 << 20)\nreturn new Array(1000).fill(s).join('').length", KindException, nil, 5 * time.Second},
+		{"giant array", "const a: number[] = []\nwhile (true) a.push(a.length)", KindTimeout, ErrCPUBudget, 0},
+		{"huge output", "while (true) console.log('spam spam spam spam')", KindOutputLimit, ErrOutputLimit, 0},
+		{"one huge log", "const s = 'x'.repeat(1 << 10)\nconsole.log(s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s + s)", KindOutputLimit, ErrOutputLimit, 0},
+		{"typed arrays are gone", "return new Uint8Array(2 ** 32)", KindException, nil, 0},
+		{"ArrayBuffer is gone", "return new ArrayBuffer(2 ** 33)", KindException, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := short(t, func(c *Config) {
+				if tt.cpu != 0 {
+					c.CPUBudget = tt.cpu
+				}
+			})
+			start := time.Now()
+			f := mustFail(t, g, Program{Source: tt.src}, tt.kind)
+			if tt.cause != nil && !errors.Is(f, tt.cause) {
+				t.Errorf("cause = %v, want %v", f.Cause, tt.cause)
+			}
+			if d := time.Since(start); d > 2*time.Second+tt.cpu {
+				t.Errorf("took %s", d)
+			}
+		})
+	}
+}
+
+func TestHeapWatchdog(t *testing.T) {
+	s := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s)
+	ceiling := int64(s[0].Value.Uint64()) + 96<<20
+	g := short(t, func(c *Config) {
+		c.CPUBudget = 10 * time.Second
+		c.Timeout = 20 * time.Second
+		c.MaxHeapBytes = ceiling
+	})
+	before := heapCeilingHit.Load()
+	f := mustFail(t, g, Program{Source: "const keep: string[] = []\nconst big = 'x'.repeat(1 << 20)\nwhile (true) keep.push(big + keep.length)"}, KindLimit)
+	if !errors.Is(f, ErrHeapLimit) || heapCeilingHit.Load() == before {
+		t.Fatalf("failure = %v", f)
+	}
+}
+
+func TestBindingAfterSettlementIsRefused(t *testing.T) {
+	g := short(t)
+	var calls atomic.Int32
+	count := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		calls.Add(1)
+		return args, nil
+	}
+	src := `const f = tools.count
+await f({ first: true })
+Promise.resolve().then(() => Promise.resolve()).then(() => { f({ late: true }).catch(() => {}) })
+return 'settled'`
+	res := mustRun(t, g, Program{Source: src, Bindings: map[string]Binding{"count": count}})
+	if string(res.Value) != `"settled"` || calls.Load() != 1 {
+		t.Fatalf("value = %s, calls = %d; want the late call refused", res.Value, calls.Load())
+	}
+	t.Run("refusal is a rejection the program could see", func(t *testing.T) {
+		src := `let seen = ''
+const p = new Promise<void>((resolve) => { queueLate = () => tools.count({}).catch((e: any) => { seen = e.code; resolve() }) })
+var queueLate: any
+return 1`
+		// The late call runs after settlement; nothing observes it, but it must not reach Go.
+		mustRun(t, g, Program{Source: src, Bindings: map[string]Binding{"count": count}})
+		if calls.Load() != 1 {
+			t.Fatalf("calls = %d", calls.Load())
+		}
+	})
+}
+
+func TestNoHostReach(t *testing.T) {
+	g := short(t)
+	std := "Object Function Array String Number BigInt RegExp Date Boolean Proxy Reflect Error AggregateError TypeError " +
+		"ReferenceError SyntaxError RangeError EvalError URIError eval Math JSON Symbol WeakSet WeakMap Map Set Promise " +
+		"globalThis NaN undefined Infinity isNaN parseInt parseFloat isFinite decodeURI decodeURIComponent encodeURI " +
+		"encodeURIComponent escape unescape console tools"
+	res := mustRun(t, g, Program{Source: "return Object.getOwnPropertyNames(globalThis)", Bindings: map[string]Binding{"echo": echo}})
+	var names []string
+	if err := json.Unmarshal(res.Value, &names); err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{}
+	for _, n := range strings.Fields(std) {
+		allowed[n] = true
+	}
+	for _, n := range names {
+		if !allowed[n] {
+			t.Errorf("unexpected global %q", n)
+		}
+	}
+	probes := []struct{ name, src, want string }{
+		{"no require", "return typeof require", `"undefined"`},
+		{"no process", "return typeof process", `"undefined"`},
+		{"no module", "return [typeof module, typeof exports, typeof Deno, typeof Bun]", `["undefined","undefined","undefined","undefined"]`},
+		{"no timers", "return [typeof setTimeout, typeof setInterval, typeof setImmediate, typeof queueMicrotask]", `["undefined","undefined","undefined","undefined"]`},
+		{"no fetch", "return [typeof fetch, typeof XMLHttpRequest, typeof WebSocket]", `["undefined","undefined","undefined"]`},
+		{"Function constructor sees only globals", "return Function('return typeof require + typeof process')()", `"undefinedundefined"`},
+		{"async constructor", "return await (async () => {}).constructor('return typeof process')()", `"undefined"`},
+		{"binding is a plain function", "const f: any = tools.echo\nreturn [Object.getOwnPropertyNames(f).sort(), Object.getPrototypeOf(f) === Function.prototype]", `[["length","name"],true]`},
+		{"console is plain", "return Object.getOwnPropertyNames(console).sort()", `["debug","error","info","log","warn"]`},
+		{"no GoError", "return typeof GoError", `"undefined"`},
+		{"eval is sandboxed", "return eval('typeof require')", `"undefined"`},
+		{"error from binding exposes no Go value", "try { await tools.echo(1n) } catch (e: any) { return Object.getOwnPropertyNames(e).sort() }", `["code","message","name","stack"]`},
+		{"source map comment in eval is inert", "return eval('1\\n//# sourceMappingURL=/etc/passwd')", `1`},
+	}
+	for _, tt := range probes {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mustRun(t, g, Program{Source: tt.src, Bindings: map[string]Binding{"echo": echo}})
+			if string(res.Value) != tt.want {
+				t.Fatalf("value = %s, want %s", res.Value, tt.want)
+			}
+		})
+	}
+}
+
+func TestNoStateCarriesOver(t *testing.T) {
+	g := short(t)
+	mustRun(t, g, Program{Source: "(globalThis as any).x = 1\nObject.prototype.polluted = true\nJSON.stringify = () => 'hijacked'\nArray.prototype.map = null\nreturn 1"})
+	res := mustRun(t, g, Program{Source: "return [typeof (globalThis as any).x, typeof ({} as any).polluted, [1].map((x) => x + 1)]"})
+	if string(res.Value) != `["undefined","undefined",[2]]` {
+		t.Fatalf("value = %s", res.Value)
+	}
+	t.Run("hijacked JSON does not fool the host", func(t *testing.T) {
+		res := mustRun(t, g, Program{Source: "JSON.stringify = () => '\"hijacked\"'\nJSON.parse = () => 'hijacked'\nconst r = await tools.echo({ a: 1 })\nreturn r", Bindings: map[string]Binding{"echo": echo}})
+		if string(res.Value) != `{"a":1}` {
+			t.Fatalf("value = %s", res.Value)
+		}
+	})
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	g := short(t)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := g.Run(context.Background(), Program{
+				Source:   fmt.Sprintf("(globalThis as any).me = %d\nconst r = await Promise.all([tools.echo({ i: %d }), tools.echo({ i: %d })])\nreturn [(globalThis as any).me, r[0].i + r[1].i]", i, i, i),
+				Bindings: map[string]Binding{"echo": echo},
+			})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if want := fmt.Sprintf("[%d,%d]", i, 2*i); string(res.Value) != want {
+				t.Errorf("value = %s, want %s", res.Value, want)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestConfig(t *testing.T) {
+	if _, err := New(Config{Timeout: -1, MaxLogBytes: -1}); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("err = %v", err)
+	}
+	g, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.Config()
+	if c.Timeout != DefaultTimeout || c.CPUBudget != DefaultCPUBudget || c.MaxCallStackSize != DefaultMaxCallStackSize ||
+		c.MaxLogBytes != DefaultMaxLogBytes || c.MaxResultBytes != DefaultMaxResultBytes || c.MaxHeapBytes != DefaultMaxHeapBytes {
+		t.Fatalf("defaults = %+v", c)
+	}
+	if g.Language() != "typescript" {
+		t.Fatal(g.Language())
+	}
+}
+
+func TestFailureError(t *testing.T) {
+	f := &Failure{Kind: KindException, Message: "Error: x", Line: 3, Column: 7}
+	if f.Error() != "exception: Error: x (line 3, column 7)" {
+		t.Fatal(f.Error())
+	}
+	if (&Failure{Kind: KindAbort, Cause: context.Canceled}).Unwrap() != context.Canceled {
+		t.Fatal("unwrap")
+	}
+}
+
+func TestVLQRoundTrip(t *testing.T) {
+	for _, fields := range [][]int{{0}, {1, -1, 15, -16, 16, 1000, -123456}, {0, 0, 0, 0, 0}} {
+		enc := encodeVLQ(fields)
+		dec, err := decodeVLQ(enc)
+		if err != nil || fmt.Sprint(dec) != fmt.Sprint(fields) {
+			t.Fatalf("%v -> %q -> %v, %v", fields, enc, dec, err)
+		}
+	}
+	if _, err := decodeVLQ("!"); err == nil {
+		t.Fatal("want error")
+	}
+	if _, err := decodeVLQ("g"); err == nil {
+		t.Fatal("want truncated error")
+	}
+}
+
+func FuzzWrapProgram(f *testing.F) {
+	for _, s := range []string{
+		"", "return 1", "}", "})()", "}); (async () => {", "/*", "`", "'", "//", "#!x", "return await tools.echo({})",
+		"interface A {}\nenum E { A }\nreturn 1 as any", "while(true){}", "throw 1", "import x from 'y'", "export {}",
+		"\x00", "\n\n\n", "<T,>(x: T) => x", "for await (const x of []) {}", "yield 1", "//# sourceMappingURL=/etc/passwd",
+	} {
+		f.Add(s)
+	}
+	g, err := New(Config{Timeout: 200 * time.Millisecond, CPUBudget: 20 * time.Millisecond, MaxHeapBytes: -1})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		js, fail := wrapProgram(src)
+		if fail == nil && js == "" {
+			t.Fatal("no output and no failure")
+		}
+		res, err := g.Run(context.Background(), Program{Source: src, Bindings: map[string]Binding{"echo": echo}})
+		if err != nil {
+			var f *Failure
+			if !errors.As(err, &f) {
+				t.Fatalf("Run returned %T %v, want *Failure", err, err)
+			}
+			if f.Line < 0 || f.Column < 0 {
+				t.Fatalf("negative position %d:%d", f.Line, f.Column)
+			}
+			return
+		}
+		if res == nil {
+			t.Fatal("nil result and nil error")
+		}
+	})
+}
+
+func BenchmarkRunEmpty(b *testing.B) {
+	g, _ := New(Config{})
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := g.Run(ctx, Program{Source: ""}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRunOneBinding(b *testing.B) {
+	g, _ := New(Config{})
+	ctx := context.Background()
+	p := Program{Source: "return await tools.echo({ n: 1 })", Bindings: map[string]Binding{"echo": echo}}
+	for b.Loop() {
+		if _, err := g.Run(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRun1000Bindings(b *testing.B) {
+	g, _ := New(Config{})
+	ctx := context.Background()
+	p := Program{Source: "let s = 0\nfor (let i = 0; i < 1000; i++) s += (await tools.echo({ n: i })).n\nreturn s", Bindings: map[string]Binding{"echo": echo}}
+	for b.Loop() {
+		res, err := g.Run(ctx, p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if string(res.Value) != "499500" {
+			b.Fatal(string(res.Value))
+		}
+	}
+}

@@ -1,0 +1,225 @@
+package coderuntime
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// sourceName is the file name the program's frames carry in stack traces.
+const sourceName = "program.ts"
+
+// The wrapper makes the model's source the body of an async arrow function. The head ends with a
+// newline so the model's line N is the wrapped line N+1 and columns are unchanged; the tail starts with
+// one so a trailing line comment cannot swallow it.
+const (
+	wrapHead = "(async () => {\n"
+	wrapTail = "\n})()"
+)
+
+// wrapProgram wraps src as the body of an async function and strips TypeScript with esbuild. It
+// returns JavaScript that ends with an inline source map pointing at src itself (the wrapper's line
+// already removed), or a syntax Failure positioned in src. It never panics.
+func wrapProgram(src string) (string, *Failure) {
+	res := api.Transform(wrapHead+src+wrapTail, api.TransformOptions{
+		Loader: api.LoaderTS,
+		Target: api.ES2020,
+		// goja runs async functions but not async iteration: let esbuild lower it.
+		Supported:      map[string]bool{"async-generator": false, "for-await": false},
+		Format:         api.FormatDefault,
+		Sourcemap:      api.SourceMapExternal,
+		SourcesContent: api.SourcesContentExclude,
+		Sourcefile:     sourceName,
+		LegalComments:  api.LegalCommentsNone,
+		LogLevel:       api.LogLevelSilent,
+		TsconfigRaw:    `{"compilerOptions":{"useDefineForClassFields":true,"verbatimModuleSyntax":false}}`,
+	})
+	if len(res.Errors) > 0 {
+		return "", esbuildFailure(src, res.Errors)
+	}
+	m, err := shiftSourceMap(res.Map, -1, 1)
+	if err != nil {
+		// Positions degrade to the wrapped program's; still run it.
+		m = res.Map
+	}
+	var b strings.Builder
+	b.Grow(len(res.Code) + len(m)*4/3 + 64)
+	b.Write(res.Code)
+	b.WriteString("\n//# sourceMappingURL=data:application/json;base64,")
+	b.WriteString(base64.StdEncoding.EncodeToString(m))
+	b.WriteByte('\n')
+	return b.String(), nil
+}
+
+// compile wraps, transforms and compiles src for goja. The returned program is immutable and may
+// run in any goja.Runtime.
+func compile(src string) (*goja.Program, *Failure) {
+	js, f := wrapProgram(src)
+	if f != nil {
+		return nil, f
+	}
+	ast, err := goja.Parse(sourceName, js, parser.WithSourceMapLoader(refuseSourceMap))
+	if err != nil {
+		return nil, gojaSyntaxFailure(src, err)
+	}
+	prg, err := goja.CompileAST(ast, false)
+	if err != nil {
+		return nil, gojaSyntaxFailure(src, err)
+	}
+	return prg, nil
+}
+
+// refuseSourceMap stops goja from ever reading a source map from the file system; ours is inline.
+func refuseSourceMap(string) ([]byte, error) {
+	return nil, errors.New("coderuntime: external source maps are not loaded")
+}
+
+// esbuildFailure turns esbuild's first error into a syntax Failure positioned in the model's source.
+func esbuildFailure(src string, msgs []api.Message) *Failure {
+	f := &Failure{Kind: KindSyntax, Message: msgs[0].Text}
+	if loc := msgs[0].Location; loc != nil {
+		f.Line, f.Column = clampPosition(src, loc.Line-1, loc.Column+1)
+		if loc.Line-1 > strings.Count(src, "\n")+1 {
+			f.Message += " at the end of the program (an unclosed block, bracket, string or comment?)"
+		}
+	}
+	if len(msgs) > 1 {
+		f.Message = fmt.Sprintf("%s (and %d more)", f.Message, len(msgs)-1)
+	}
+	return f
+}
+
+// clampPosition maps a wrapped-program position (already shifted to the model's lines) into the
+// model's source: a position in the wrapper's head is unknown; one in its tail is the end of the
+// source (where an unclosed block or string was found).
+func clampPosition(src string, line, col int) (int, int) {
+	if line < 1 {
+		return 0, 0
+	}
+	lines := strings.Split(src, "\n")
+	if line > len(lines) {
+		last := lines[len(lines)-1]
+		return len(lines), len(last) + 1
+	}
+	return line, col
+}
+
+var gojaPosRe = regexp.MustCompile(`(\d+):(\d+)`)
+
+// gojaSyntaxFailure reports an error goja found in esbuild's output (a feature goja lacks, or an
+// early error esbuild let through). Its position is in the transformed program when goja could not
+// map it, so only a position it names as program.ts is trusted.
+func gojaSyntaxFailure(src string, err error) *Failure {
+	msg := err.Error()
+	f := &Failure{Kind: KindSyntax, Message: msg, Cause: err}
+	if i := strings.Index(msg, sourceName+":"); i >= 0 {
+		if m := gojaPosRe.FindStringSubmatch(msg[i+len(sourceName)+1:]); m != nil {
+			l, _ := strconv.Atoi(m[1])
+			c, _ := strconv.Atoi(m[2])
+			f.Line, f.Column = clampPosition(src, l, c)
+		}
+	}
+	return f
+}
+
+// shiftSourceMap adds dLine to every original line and dCol to every original column in a version-3
+// source map. Both fields are delta-encoded across the whole mappings string, so only the first
+// segment that names a source changes. Segments that pointed at the wrapper's head end up at line -1,
+// which goja reports as an unknown (line 0) position. The column shift makes goja's mapped columns
+// 1-based like its unmapped ones (go-sourcemap returns the map's 0-based column).
+func shiftSourceMap(raw []byte, dLine, dCol int) ([]byte, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	var mappings string
+	if err := json.Unmarshal(m["mappings"], &mappings); err != nil {
+		return nil, err
+	}
+	start := 0
+	for i := 0; i <= len(mappings); i++ {
+		if i < len(mappings) && mappings[i] != ',' && mappings[i] != ';' {
+			continue
+		}
+		seg := mappings[start:i]
+		start = i + 1
+		fields, err := decodeVLQ(seg)
+		if err != nil {
+			return nil, err
+		}
+		if len(fields) < 4 {
+			continue
+		}
+		fields[2] += dLine
+		fields[3] += dCol
+		shifted := mappings[:i-len(seg)] + encodeVLQ(fields) + mappings[i:]
+		b, err := json.Marshal(shifted)
+		if err != nil {
+			return nil, err
+		}
+		m["mappings"] = b
+		return json.Marshal(m)
+	}
+	return raw, nil
+}
+
+const vlqChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+func decodeVLQ(seg string) ([]int, error) {
+	var out []int
+	shift, value := 0, 0
+	for i := 0; i < len(seg); i++ {
+		d := strings.IndexByte(vlqChars, seg[i])
+		if d < 0 {
+			return nil, fmt.Errorf("coderuntime: bad VLQ digit %q", seg[i])
+		}
+		value += (d & 31) << shift
+		if d&32 != 0 {
+			shift += 5
+			if shift > 30 {
+				return nil, errors.New("coderuntime: VLQ overflow")
+			}
+			continue
+		}
+		n := value >> 1
+		if value&1 != 0 {
+			n = -n
+		}
+		out = append(out, n)
+		shift, value = 0, 0
+	}
+	if shift != 0 {
+		return nil, errors.New("coderuntime: truncated VLQ")
+	}
+	return out, nil
+}
+
+func encodeVLQ(fields []int) string {
+	var b strings.Builder
+	for _, n := range fields {
+		v := n << 1
+		if n < 0 {
+			v = (-n << 1) | 1
+		}
+		for {
+			d := v & 31
+			v >>= 5
+			if v > 0 {
+				d |= 32
+			}
+			b.WriteByte(vlqChars[d])
+			if v == 0 {
+				break
+			}
+		}
+	}
+	return b.String()
+}
