@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/dsh-go/dsh/catalog"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
+	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
+	toolfs "github.com/dsh-go/dsh/plugins/tool-fs"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// File is one generated file, its path relative to the module root.
+type File struct {
+	Path    string
+	Content []byte
+}
+
+// shipped is one shipped plugin with the configuration it is booted with.
+type shipped struct {
+	plugin host.Plugin
+	config func() (any, func(), error) // config, cleanup
+	note   string                      // the configuration note for the tool catalog
+}
+
+func static(v any) func() (any, func(), error) {
+	return func() (any, func(), error) { return v, func() {}, nil }
+}
+
+// infrastructure is what every tool plugin needs loaded beside it.
+var infrastructure = []shipped{
+	{plugin: systemprompt.Plugin, config: static(systemprompt.Config{})},
+	{plugin: tools.Plugin, config: static(tools.Config{Mode: tools.Native})},
+}
+
+// policies are the shipped non-tool plugins.
+var policies = []shipped{
+	{plugin: approval.Plugin, config: static(approval.Config{})},
+	{plugin: timeoutpolicy.Plugin, config: static(timeoutpolicy.Config{})},
+}
+
+// toolPlugins are the shipped tool plugins.
+var toolPlugins = []shipped{
+	{plugin: toolbash.Plugin, config: static(toolbash.Config{}), note: "defaults (`/bin/sh`, 64 KiB output cap, 2-minute budget)"},
+	{plugin: toolfs.Plugin, note: "`Root` is required: the workspace directory the tools are confined to (booted here with a temporary directory)",
+		config: func() (any, func(), error) {
+			dir, err := os.MkdirTemp("", "gencatalog-")
+			if err != nil {
+				return nil, nil, err
+			}
+			return toolfs.Config{Root: dir}, func() { os.RemoveAll(dir) }, nil
+		}},
+}
+
+// boot loads ps into a fresh host and returns it with a cleanup.
+func boot(ps []shipped) (*host.Host, func(), error) {
+	h := host.New()
+	var cleanups []func()
+	done := func() {
+		_ = h.Close()
+		for _, c := range cleanups {
+			c()
+		}
+	}
+	for _, p := range ps {
+		cfg, cleanup, err := p.config()
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+		cleanups = append(cleanups, cleanup)
+		f, err := h.Root().Plugin(p.plugin, cfg)
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+		if f.State() != host.Active {
+			done()
+			return nil, nil, fmt.Errorf("booting %s: %v (%v)", f.Name(), f.State(), f.Err())
+		}
+	}
+	return h, done, nil
+}
+
+// Generate renders every generated file.
+func Generate(root string) ([]File, error) {
+	all := slices.Concat(infrastructure, policies, toolPlugins)
+	h, done, err := boot(all)
+	if err != nil {
+		return nil, err
+	}
+	eventsMD := catalog.RenderEvents(h.Events(), root)
+	done()
+
+	entries, err := toolEntries()
+	if err != nil {
+		return nil, err
+	}
+	toolsMD, err := catalog.RenderTools(entries)
+	if err != nil {
+		return nil, err
+	}
+	pipelineMD, err := catalog.RenderPipeline(pipelineStages())
+	if err != nil {
+		return nil, err
+	}
+	return []File{
+		{Path: "docs/cordis-catalog/events.md", Content: []byte(eventsMD)},
+		{Path: "docs/tool-catalog.md", Content: []byte(toolsMD)},
+		{Path: "docs/tool-execution-pipeline.md", Content: []byte(pipelineMD)},
+	}, nil
+}
+
+// toolEntries boots each tool plugin on its own (beside the infrastructure)
+// so every tool is attributed to the plugin that registered it.
+func toolEntries() ([]catalog.ToolEntry, error) {
+	var out []catalog.ToolEntry
+	for _, tp := range toolPlugins {
+		h, done, err := boot(append(slices.Clone(infrastructure), tp))
+		if err != nil {
+			return nil, err
+		}
+		reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+		if err != nil {
+			done()
+			return nil, err
+		}
+		var inject []string
+		if inj, ok := tp.plugin.(host.Injector); ok {
+			inject = inj.Inject()
+		}
+		name := tp.plugin.(host.Named).Name()
+		for _, s := range reg.Schemas("") {
+			out = append(out, catalog.ToolEntry{
+				Package:     pkgPath(tp.plugin),
+				Plugin:      name,
+				Name:        s.Name,
+				Description: s.Description,
+				Parameters:  s.Parameters,
+				Services:    inject,
+				Config:      tp.note,
+			})
+		}
+		done()
+	}
+	return out, nil
+}
+
+func pkgPath(p host.Plugin) string {
+	t := reflect.TypeOf(p)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.PkgPath()
+}
+
+// pipelineStages converts the pipeline's own stage table.
+func pipelineStages() []catalog.Stage {
+	var out []catalog.Stage
+	for _, s := range tools.Stages {
+		kind := "internal"
+		switch {
+		case s.Event == tools.ResultEvent.Descriptor().Name:
+			kind = "observe"
+		case s.Event != "":
+			kind = "waterfall"
+		case s.Name == "guards":
+			kind = "guard"
+		case s.Name == "dispatch":
+			kind = "dispatch"
+		}
+		title := s.Name
+		if s.Event != "" {
+			title = s.Event
+		}
+		out = append(out, catalog.Stage{ID: strings.ReplaceAll(s.Name, "-", "_"), Title: title, Kind: kind, Doc: s.Doc})
+	}
+	return out
+}

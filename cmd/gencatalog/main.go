@@ -1,0 +1,69 @@
+// Command gencatalog generates the reference docs from the running code:
+//
+//	docs/cordis-catalog/events.md      every declared event (host + shipped plugins)
+//	docs/tool-execution-pipeline.md    the pipeline diagram, from tools.Stages
+//	docs/tool-catalog.md               every shipped tool's schema
+//
+// It boots every shipped plugin in-process (with its default configuration,
+// or the required choice noted in the catalog), harvests the descriptors and
+// schemas, and renders them with package catalog. `go generate ./...` runs
+// it; with -check it writes nothing and exits 1 naming each stale file.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+func main() {
+	root := flag.String("root", ".", "module root (the directory holding go.mod)")
+	check := flag.Bool("check", false, "compare instead of writing; exit 1 when a file is stale")
+	flag.Parse()
+	if err := run(*root, *check); err != nil {
+		fmt.Fprintln(os.Stderr, "gencatalog:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string, check bool) error {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(abs, "go.mod")); err != nil {
+		return fmt.Errorf("-root %s: no go.mod there: %w", root, err)
+	}
+	files, err := Generate(abs)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, f := range files {
+		path := filepath.Join(abs, filepath.FromSlash(f.Path))
+		old, err := os.ReadFile(path)
+		if err == nil && bytes.Equal(old, f.Content) {
+			continue
+		}
+		if check {
+			stale = append(stale, f.Path)
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+			return err
+		}
+		fmt.Println("wrote", f.Path)
+	}
+	if len(stale) > 0 {
+		for _, s := range stale {
+			fmt.Fprintf(os.Stderr, "gencatalog: %s is stale\n", s)
+		}
+		return fmt.Errorf("%d generated file(s) are stale: run go generate ./... and commit", len(stale))
+	}
+	return nil
+}

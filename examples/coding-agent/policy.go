@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// demoPolicy is the example's own policy plugin: one of each seam.
+//   - a guard (monotonic): file tools may not touch .env files;
+//   - a tools/pre-execute listener: a bash command that deletes asks first;
+//   - a tools/post-execute listener: a result that shows a password is
+//     blocked with corrective feedback, and context is attached;
+//   - a tool with a short time budget, for the timeout policy.
+var demoPolicy = host.Define("demo-policy", []string{tools.ServiceName}, func(c *host.Context) error {
+	reg, err := host.Get[*tools.Registry](c, tools.ServiceName)
+	if err != nil {
+		return err
+	}
+	if _, err := reg.Guard(c, func(e *tools.Execution) string {
+		switch e.Name() {
+		case "read", "write", "edit":
+			if p := e.Arg("path").String(); path.Base(p) == ".env" {
+				return "secrets files (.env) are off limits"
+			}
+		}
+		return ""
+	}); err != nil {
+		return err
+	}
+	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next events.Next[tools.PreDecision]) (tools.PreDecision, error) {
+		if e.Name() == "bash" && strings.Contains(e.Arg("command").String(), "rm ") {
+			return tools.PreDecision{Kind: tools.Ask, Reason: "the command deletes files"}, nil
+		}
+		return next(ctx)
+	}); err != nil {
+		return err
+	}
+	if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next events.Next[tools.PostDecision]) (tools.PostDecision, error) {
+		r := in.Result()
+		for _, b := range r.Content {
+			if b.Type == tools.ContentText && strings.Contains(b.Text, "password=") {
+				return tools.PostDecision{
+					Kind:              tools.Block,
+					Feedback:          "The output contains a credential, so it was withheld. Describe the file without quoting secrets.",
+					AdditionalContext: "Policy: never echo credentials from workspace files.",
+				}, nil
+			}
+		}
+		return next(ctx)
+	}); err != nil {
+		return err
+	}
+	slow, err := tools.Define(tools.TypedTool[struct{}]{
+		Name:        "slow_check",
+		Description: "Run the project's slow consistency check.",
+		Timeout:     200 * time.Millisecond,
+		Execute: func(ctx context.Context, _ struct{}, _ *tools.Execution) (tools.Output, error) {
+			select {
+			case <-time.After(5 * time.Second):
+				return tools.Output{Content: []tools.Content{tools.Text("consistent")}}, nil
+			case <-ctx.Done():
+				return tools.Output{}, fmt.Errorf("slow_check interrupted: %w", context.Cause(ctx))
+			}
+		},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = reg.Register(c, slow)
+	return err
+})

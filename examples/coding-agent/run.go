@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
+	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
+	toolfs "github.com/dsh-go/dsh/plugins/tool-fs"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// seedFiles is the workspace the session starts in.
+var seedFiles = map[string]string{
+	"README.md":  "# greeter\n\nA tiny Go program that greets.\n",
+	"main.go":    "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n",
+	"config.txt": "user=admin\npassword=hunter2\n",
+	".env":       "API_KEY=do-not-leak\n",
+	"build/out":  "stale build output\n",
+}
+
+// Run plays one scripted session.
+func Run(ctx context.Context, o Options) error {
+	script, err := parseScript(o.Script)
+	if err != nil {
+		return err
+	}
+	ws := o.Workspace
+	if ws == "" {
+		ws, err = os.MkdirTemp("", "dsh-coding-agent-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(ws)
+	}
+	for name, body := range seedFiles {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	logPath := o.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(ws, "session.jsonl")
+	}
+	lf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer lf.Close()
+	log := &sessionLog{w: lf}
+
+	zl := zerolog.New(io.Discard)
+	if o.Debug != nil {
+		zl = zerolog.New(zerolog.ConsoleWriter{Out: o.Debug}).Level(zerolog.DebugLevel)
+	}
+	h := host.New(host.WithLogger(zl))
+	defer h.Close()
+	root := h.Root()
+
+	answerer, err := answererFor(o)
+	if err != nil {
+		return err
+	}
+	toolsFiber, err := load(root, []plugin{
+		{systemprompt.Plugin, systemprompt.Config{}},
+		{tools.Plugin, tools.Config{Mode: tools.Native}},
+		{approval.Plugin, approval.Config{Answerer: answerer}},
+		{timeoutpolicy.Plugin, timeoutpolicy.Config{}},
+		{toolfs.Plugin, toolfs.Config{Root: ws}},
+		{toolbash.Plugin, toolbash.Config{Dir: ws}},
+		{demoPolicy, nil},
+	})
+	if err != nil {
+		return err
+	}
+	agent, err := root.Scope(host.ScopeKey(script.Agent))
+	if err != nil {
+		return err
+	}
+	s := &session{h: h, root: root, agent: agent, log: log, out: o.Out, toolsFiber: toolsFiber}
+	fmt.Fprintf(o.Out, "workspace: %s\nsession log: %s\n", ws, logPath)
+	for i, t := range script.Turns {
+		if err := s.turn(ctx, i+1, t); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(o.Out, "\nsession over: %d turns, %d calls, %d log events\n", len(script.Turns), s.calls, log.seq)
+	return nil
+}
+
+type plugin struct {
+	p   host.Plugin
+	cfg any
+}
+
+// load loads the plugins in order and returns the tools plugin's fiber.
+func load(root *host.Context, ps []plugin) (*host.Fiber, error) {
+	var toolsFiber *host.Fiber
+	for _, p := range ps {
+		f, err := root.Plugin(p.p, p.cfg)
+		if err != nil {
+			return nil, err
+		}
+		if f.State() != host.Active {
+			return nil, fmt.Errorf("plugin %s is %v: %v", f.Name(), f.State(), f.Err())
+		}
+		if p.p == tools.Plugin {
+			toolsFiber = f
+		}
+	}
+	return toolsFiber, nil
+}
+
+func answererFor(o Options) (approval.Answerer, error) {
+	switch o.Approve {
+	case "ask":
+		return approval.NewTerminal(o.Stdin, o.Out), nil
+	case "yes":
+		return approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			return tools.AllowedOnce, nil
+		}), nil
+	case "no":
+		return approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			return tools.Rejected, nil
+		}), nil
+	}
+	return nil, fmt.Errorf("-approve=%q: want ask, yes, no or auto", o.Approve)
+}
+
+type session struct {
+	h          *host.Host
+	root       *host.Context
+	agent      *host.Context
+	log        *sessionLog
+	out        io.Writer
+	toolsFiber *host.Fiber
+	calls      int
+}
+
+func (s *session) registry() (*tools.Registry, error) {
+	return host.Get[*tools.Registry](s.root, tools.ServiceName)
+}
+
+func (s *session) turn(ctx context.Context, n int, t Turn) error {
+	if t.Mode != "" {
+		if err := s.toolsFiber.Update(tools.Config{Mode: tools.Mode(t.Mode)}); err != nil {
+			return fmt.Errorf("turn %d: switching tools mode to %s: %w", n, t.Mode, err)
+		}
+		fmt.Fprintf(s.out, "\n=== tools mode: %s ===\n", t.Mode)
+	}
+	sp, err := host.Get[*systemprompt.Service](s.root, systemprompt.ServiceName)
+	if err != nil {
+		return err
+	}
+	agentKey := s.agent.ScopeKey()
+	prompt, err := sp.Assemble(ctx, agentKey)
+	if err != nil {
+		return fmt.Errorf("turn %d: assembling the prompt: %w", n, err)
+	}
+	names := prompt.ToolNames()
+	var sections []string
+	for _, sec := range prompt.Sections {
+		sections = append(sections, sec.Name)
+	}
+	if err := s.log.append("request/header", fmt.Sprintf("turn-%d", n), string(agentKey), "", map[string]any{"tools": names, "sections": sections}); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "\n--- turn %d (model sees tools: %s)\n", n, strings.Join(names, ", "))
+	fmt.Fprintf(s.out, "assistant: %s\n", t.Say)
+	if err := s.log.append("assistant/message", fmt.Sprintf("turn-%d", n), string(agentKey), "", map[string]any{"text": t.Say, "calls": t.Calls}); err != nil {
+		return err
+	}
+	reg, err := s.registry()
+	if err != nil {
+		return err
+	}
+	var pendingContext []string
+	for _, c := range t.Calls {
+		s.calls++
+		fmt.Fprintf(s.out, "\n▶ %s %s\n", c.ID, c.Name)
+		fmt.Fprint(s.out, indent(renderCall(reg.PresentCall(c.Name, agentKey, c.Arguments), c)))
+		if err := s.log.append("tool/call", c.ID, string(agentKey), "", c); err != nil {
+			return err
+		}
+		res := reg.Execute(ctx, tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Agent: agentKey})
+		if err := s.log.append("tool/result", c.ID, string(agentKey), "", res); err != nil {
+			return err
+		}
+		view := reg.PresentResult(c.Name, agentKey, c.Arguments, res.Data())
+		fmt.Fprint(s.out, indent(renderResult(view, res)))
+		pendingContext = append(pendingContext, res.AdditionalContext...)
+	}
+	// Additional context is appended after every tool result of the step,
+	// keeping tool-call/result adjacency.
+	for _, text := range pendingContext {
+		fmt.Fprintf(s.out, "  (context for the model: %s)\n", text)
+		if err := s.log.append("context/message", "", string(agentKey), "", map[string]string{"text": text}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func indent(s string) string {
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	return "  " + strings.Join(lines, "\n  ") + "\n"
+}
+
+var _ = errors.New
+var _ = json.Marshal

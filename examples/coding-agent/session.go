@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+)
+
+// Event is one line of the session log (JSONL).
+type Event struct {
+	Seq    int             `json:"seq"`
+	Type   string          `json:"type"`
+	ID     string          `json:"id,omitempty"`
+	Agent  string          `json:"agent,omitempty"`
+	Time   string          `json:"time,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+	Parent string          `json:"parent,omitempty"`
+}
+
+// sessionLog appends events to a writer as JSON lines. Safe for concurrent
+// use.
+type sessionLog struct {
+	mu     sync.Mutex
+	w      io.Writer
+	seq    int
+	events []Event
+	now    func() time.Time
+}
+
+func (l *sessionLog) append(typ, id, agent, parent string, data any) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	e := Event{Seq: l.seq, Type: typ, ID: id, Agent: agent, Parent: parent, Data: raw}
+	if l.now != nil {
+		e.Time = l.now().UTC().Format(time.RFC3339Nano)
+	}
+	l.events = append(l.events, e)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = l.w.Write(append(line, '\n'))
+	return err
+}
