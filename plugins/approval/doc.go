@@ -1,0 +1,46 @@
+// Package approval is the approval service that answers a tool pipeline's
+// "ask" (import path github.com/dsh-go/dsh/plugins/approval, package
+// approval). Load [Plugin] with a [Config] to provide a [*Service] under
+// tools.ApprovalService ("approval"); the registry looks it up for every
+// ask, so load order does not matter and a deployment without it keeps the
+// ask→deny degrade.
+//
+// A request ([tools.ApprovalRequest]) carries the agent, the tool name, the
+// call id, the ask's reason and the tool's own presentation of the call
+// (its call card, or nil), plus the execution for its raw arguments. The
+// answer is one of tools.AllowedOnce (the call proceeds), tools.Rejected,
+// tools.Cancelled or tools.Unavailable (each denies with its own code).
+//
+// # Answerers
+//
+// The service delegates the question to an [Answerer] (with the
+// [AnswerFunc] adapter):
+//
+//   - [AnswerFunc]: a Go function, for policies in code.
+//   - [Queue]: a channel of [*Pending] requests an embedding runtime or UI
+//     receives and answers with [Pending.Respond]; [Pending.Done] tells it
+//     when to take a withdrawn request off the screen.
+//   - [Terminal]: an interactive prompt on an io.Reader/io.Writer pair that
+//     renders the call card ([Render]), asks whether to allow the call once (y/N), and asks
+//     one question at a time however many calls ask at once.
+//
+// # Deadline, cancellation, failure
+//
+// [Config.Timeout] bounds how long a request waits: past it the request is
+// withdrawn from the answerer (context cause [ErrTimeout]) and the answer
+// is unavailable. If the call itself is cancelled while waiting, the
+// request is withdrawn too and [Service.Approve] returns ctx.Err(), which
+// the registry reports as ABORTED_BEFORE_DISPATCH. Approve returns at once
+// in both cases, even for an answerer slow to notice; [Service.Close] (run
+// when the plugin's fiber is disposed) withdraws what is waiting
+// (unavailable) and waits for every answerer call to return.
+//
+// A misbehaving answerer fails closed: an error, a panic or an outcome
+// outside the four makes Approve return an [*AnswererError] (matching
+// [ErrAnswerer]) rather than a made-up outcome, so the registry denies the
+// call with APPROVAL_FAILED and a message saying what went wrong (a
+// "rejected" would falsely claim that a person said no).
+//
+// Time-dependent behaviour uses context deadlines and timers only, so it is
+// tested with testing/synctest.
+package approval

@@ -1,0 +1,115 @@
+package schema_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dsh-go/dsh/plugins/tools/schema"
+)
+
+func ExampleCanonicalize() {
+	out, err := schema.Canonicalize([]byte(`{ "b": 1.0, "a": [1e21, -0, "\u003c\u00e9\n"] }`), schema.CanonOptions{})
+	fmt.Println(string(out), err)
+
+	_, err = schema.Canonicalize([]byte(`{"id": 9007199254740993}`), schema.CanonOptions{})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, schema.ErrNotLossless))
+	// Output:
+	// {"b":1,"a":[1e+21,0,"<é\n"]} <nil>
+	// non-lossless JSON at /id (byte 7): integer 9007199254740993 exceeds 2^53-1 (readers disagree: rounded vs exact)
+	// true
+}
+
+func ExampleCanonicalizeObject() {
+	out, _ := schema.CanonicalizeObject([]byte("  "), schema.CanonOptions{})
+	fmt.Println(string(out))
+	_, err := schema.CanonicalizeObject([]byte(`[1]`), schema.CanonOptions{})
+	fmt.Println(err)
+	// Output:
+	// {}
+	// non-lossless JSON at (root) (byte 0): arguments must be a JSON object, got array
+}
+
+func ExampleSpec_JSONSchema() {
+	spec := schema.Spec{
+		"path":   {Type: "string", Required: true, Description: "Absolute file path"},
+		"offset": {Type: "number"},
+		"limit":  {Type: "number"},
+	}
+	out, err := spec.JSONSchema()
+	fmt.Println(string(out), err)
+	// Output:
+	// {"type":"object","properties":{"limit":{"type":"number"},"offset":{"type":"number"},"path":{"type":"string","description":"Absolute file path"}},"required":["path"]} <nil>
+}
+
+func ExampleFromStruct() {
+	type args struct {
+		Command string `json:"command" desc:"The command to run." dsh:"required"`
+		Shell   string `json:"shell" dsh:"enum=bash|sh,default=bash"`
+		Timeout *int   `json:"timeout"`
+	}
+	spec, err := schema.FromStruct[args]()
+	if err != nil {
+		panic(err)
+	}
+	out, _ := spec.JSONSchema()
+	fmt.Println(string(out))
+	// Output:
+	// {"type":"object","properties":{"command":{"type":"string","description":"The command to run."},"shell":{"type":"string","enum":["bash","sh"],"default":"bash"},"timeout":{"type":"integer"}},"required":["command"]}
+}
+
+func ExampleValidateArgs() {
+	spec := schema.Spec{
+		"path":  {Type: "string", Required: true},
+		"limit": {Type: "number"},
+	}
+	vs := schema.ValidateArgs(spec, []byte(`{"limit":"10"}`))
+	fmt.Println(&schema.ArgsError{Tool: "read_file", Violations: vs})
+	// Output:
+	// invalid arguments for tool "read_file":
+	// - /limit: expected number, got string
+	// - /path: required property is missing
+}
+
+func ExampleAssertSupportedOutputSchema() {
+	err := schema.AssertSupportedOutputSchema([]byte(`{
+	  "type": "object",
+	  "properties": {"name": {"type": "string", "pattern": "^a"}, "tags": {"type": ["array", "null"]}},
+	  "required": ["name", "age"]
+	}`))
+	fmt.Println(err)
+	// Output:
+	// unsupported output schema:
+	// - /properties/name/pattern: unsupported keyword "pattern"
+	// - /properties/tags/type: type arrays are not supported; use a single type string
+	// - /required/1: required property "age" is not declared in properties
+}
+
+func ExampleValidateStructuredValue() {
+	s := []byte(`{"type":"object","properties":{"items":{"type":"array","items":{"type":"integer"}}},"required":["items"]}`)
+	for _, v := range schema.ValidateStructuredValue(s, []byte(`{"items":[1,2.5,"x"]}`)) {
+		fmt.Println(v)
+	}
+	// Output:
+	// /items/1: expected integer, got number with a fractional part
+	// /items/2: expected integer, got string
+}
+
+func ExampleTypeScript() {
+	fmt.Println(schema.TypeScript([]byte(`{"type":"object","properties":{"mode":{"enum":["a","b"]},"xs":{"type":"array","items":{"type":"integer"}},"ref":{"$ref":"#/x"}},"required":["mode"]}`)))
+	// Output:
+	// { mode: "a" | "b"; ref?: unknown; xs?: number[]; }
+}
+
+func ExampleDeclareTools() {
+	fmt.Println(schema.DeclareTools([]schema.ToolDecl{
+		{Name: "read_file", Description: "Read a file.", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+		{Name: "web-search", Parameters: []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
+	}))
+	// Output:
+	// declare const tools: {
+	//   /** Read a file. */
+	//   read_file(args: { path: string; }): Promise<unknown>;
+	//   "web-search"(args: { q?: string; }): Promise<unknown>;
+	// }
+}

@@ -1,0 +1,305 @@
+package schema
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// maxTSDepth bounds TypeScript rendering; deeper schemas render as unknown.
+const maxTSDepth = 32
+
+// TypeScript renders a JSON Schema as a TypeScript type expression. It is
+// total — it never panics and never fails — and deterministic.
+//
+//   - type object with properties -> { name: T; opt?: T } (properties in
+//     sorted order; required ones without "?"; names that are not ASCII
+//     JavaScript identifiers are JSON-quoted). When any property has a
+//     description the object is written one property per line, each
+//     described property preceded by a JSDoc comment (with "*/" neutralized).
+//   - type object without properties -> an index signature
+//     { [key: string]: T } when additionalProperties is a schema,
+//     Record<string, never> when it is false, else Record<string, unknown>.
+//   - type array -> T[] (unions parenthesized), unknown[] without items.
+//   - string, number, integer (as number), boolean, null.
+//   - enum and const -> a union of literals (non-scalar members -> unknown).
+//   - a schema without type but with properties or items is treated as an
+//     object or array.
+//
+// Constructs it cannot express become unknown: $ref, oneOf, anyOf, allOf,
+// not, if/then/else, type arrays, unknown type names, non-object schemas,
+// malformed or non-lossless JSON, and nesting deeper than 32 levels.
+// Refinements that do not change the base type (format, pattern, minimum,
+// ...) are ignored.
+func TypeScript(schema []byte) string {
+	return tsFromBytes(schema, "")
+}
+
+func tsFromBytes(schema []byte, indent string) string {
+	canon, err := Canonicalize(schema, CanonOptions{})
+	if err != nil {
+		return "unknown"
+	}
+	v, err := decodeUseNumber(canon)
+	if err != nil {
+		return "unknown"
+	}
+	t, _ := tsType(v, indent, 0)
+	return t
+}
+
+var tsUnexpressible = []string{"$ref", "oneOf", "anyOf", "allOf", "not", "if", "then", "else", "$dynamicRef", "$recursiveRef", "patternProperties", "dependentSchemas", "prefixItems"}
+
+// tsType renders node; union reports whether the result is a top-level union
+// (so that an array of it needs parentheses).
+func tsType(node any, indent string, depth int) (typ string, union bool) {
+	m, ok := node.(map[string]any)
+	if !ok || depth > maxTSDepth {
+		return "unknown", false
+	}
+	for _, k := range tsUnexpressible {
+		if _, bad := m[k]; bad {
+			return "unknown", false
+		}
+	}
+	if c, ok := m["const"]; ok {
+		if !isScalar(c) {
+			return "unknown", false
+		}
+		s, _ := canonScalar(c)
+		return s, false
+	}
+	if e, ok := m["enum"]; ok {
+		arr, ok := e.([]any)
+		if !ok || len(arr) == 0 {
+			return "unknown", false
+		}
+		lits := make([]string, 0, len(arr))
+		for _, x := range arr {
+			if !isScalar(x) {
+				return "unknown", false
+			}
+			s, _ := canonScalar(x)
+			if !slices.Contains(lits, s) {
+				lits = append(lits, s)
+			}
+		}
+		return strings.Join(lits, " | "), len(lits) > 1
+	}
+	t, hasType := m["type"]
+	var typName string
+	if hasType {
+		s, ok := t.(string)
+		if !ok {
+			return "unknown", false
+		}
+		typName = s
+	} else if _, ok := m["properties"]; ok {
+		typName = "object"
+	} else if _, ok := m["items"]; ok {
+		typName = "array"
+	}
+	switch typName {
+	case "string", "boolean", "null", "number":
+		return typName, false
+	case "integer":
+		return "number", false
+	case "array":
+		items, ok := m["items"]
+		if !ok {
+			return "unknown[]", false
+		}
+		it, u := tsType(items, indent, depth+1)
+		if u {
+			it = "(" + it + ")"
+		}
+		return it + "[]", false
+	case "object":
+		return tsObject(m, indent, depth), false
+	default:
+		return "unknown", false
+	}
+}
+
+func tsObject(m map[string]any, indent string, depth int) string {
+	props, ok := m["properties"].(map[string]any)
+	if _, present := m["properties"]; present && !ok {
+		return "unknown"
+	}
+	if len(props) == 0 {
+		switch ap := m["additionalProperties"].(type) {
+		case map[string]any:
+			t, _ := tsType(ap, indent, depth+1)
+			return "{ [key: string]: " + t + " }"
+		case bool:
+			if !ap {
+				return "Record<string, never>"
+			}
+		}
+		return "Record<string, unknown>"
+	}
+	required := map[string]bool{}
+	if req, ok := m["required"].([]any); ok {
+		for _, r := range req {
+			if s, ok := r.(string); ok {
+				required[s] = true
+			}
+		}
+	}
+	names := sortedKeys(props)
+	multiline := false
+	for _, n := range names {
+		if pm, ok := props[n].(map[string]any); ok {
+			if d, ok := pm["description"].(string); ok && d != "" {
+				multiline = true
+				break
+			}
+		}
+	}
+	var b strings.Builder
+	if !multiline {
+		b.WriteString("{ ")
+		for i, n := range names {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			t, _ := tsType(props[n], indent, depth+1)
+			b.WriteString(tsPropName(n))
+			if !required[n] {
+				b.WriteByte('?')
+			}
+			b.WriteString(": ")
+			b.WriteString(t)
+			b.WriteByte(';')
+		}
+		b.WriteString(" }")
+		return b.String()
+	}
+	inner := indent + "  "
+	b.WriteString("{\n")
+	for _, n := range names {
+		if pm, ok := props[n].(map[string]any); ok {
+			if d, ok := pm["description"].(string); ok && d != "" {
+				writeJSDoc(&b, d, inner)
+			}
+		}
+		t, _ := tsType(props[n], inner, depth+1)
+		b.WriteString(inner)
+		b.WriteString(tsPropName(n))
+		if !required[n] {
+			b.WriteByte('?')
+		}
+		b.WriteString(": ")
+		b.WriteString(t)
+		b.WriteString(";\n")
+	}
+	b.WriteString(indent)
+	b.WriteByte('}')
+	return b.String()
+}
+
+// writeJSDoc writes a JSDoc comment for text at indent. "*/" is neutralized
+// as "*\/" so the comment cannot be closed early; line breaks become comment
+// lines.
+func writeJSDoc(b *strings.Builder, text, indent string) {
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	text = strings.ReplaceAll(text, "\u2028", "\n")
+	text = strings.ReplaceAll(text, "\u2029", "\n")
+	text = strings.ReplaceAll(text, "*/", "*\\/")
+	lines := strings.Split(strings.TrimRight(text, "\n "), "\n")
+	if len(lines) == 1 {
+		b.WriteString(indent + "/** " + lines[0] + " */\n")
+		return
+	}
+	b.WriteString(indent + "/**\n")
+	for _, l := range lines {
+		b.WriteString(strings.TrimRight(indent+" * "+l, " ") + "\n")
+	}
+	b.WriteString(indent + " */\n")
+}
+
+// tsPropName returns name as a TypeScript property key: bare when it is an
+// ASCII JavaScript identifier, JSON-quoted otherwise.
+func tsPropName(name string) string {
+	if isJSIdent(name) {
+		return name
+	}
+	s := string(appendString(nil, name))
+	// U+2028 and U+2029 are legal in JSON strings and ES2019 string literals,
+	// but escape them anyway so the declaration never spans lines.
+	s = strings.ReplaceAll(s, "\u2028", `\u2028`)
+	return strings.ReplaceAll(s, "\u2029", `\u2029`)
+}
+
+func isJSIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ToolDecl is one tool as [DeclareTools] presents it to a Code Mode program.
+type ToolDecl struct {
+	// Name is the binding name, tools.<Name>(...).
+	Name string
+	// Description becomes the JSDoc comment above the binding.
+	Description string
+	// Parameters is the tool's JSON Schema for its argument object; nil or
+	// empty means any object.
+	Parameters []byte
+}
+
+// DeclareTools renders the Code Mode SDK declaration for a set of tools:
+//
+//	declare const tools: {
+//	  /** description */
+//	  name(args: { ... }): Promise<unknown>;
+//	  "exotic-name"(args: ...): Promise<unknown>;
+//	}
+//
+// Tools are sorted lexicographically by name (ties broken by description and
+// parameters), so the text is byte-identical for the same set in any input
+// order. Names that are not ASCII JavaScript identifiers become quoted keys;
+// argument types come from [TypeScript], so it never fails.
+func DeclareTools(tools []ToolDecl) string {
+	sorted := slices.Clone(tools)
+	slices.SortFunc(sorted, func(a, b ToolDecl) int {
+		return cmp.Or(
+			strings.Compare(a.Name, b.Name),
+			strings.Compare(a.Description, b.Description),
+			bytes.Compare(a.Parameters, b.Parameters),
+		)
+	})
+	if len(sorted) == 0 {
+		return "declare const tools: {}"
+	}
+	var b strings.Builder
+	b.WriteString("declare const tools: {\n")
+	for _, t := range sorted {
+		if t.Description != "" {
+			writeJSDoc(&b, t.Description, "  ")
+		}
+		args := "Record<string, unknown>"
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			args = tsFromBytes(t.Parameters, "  ")
+		}
+		b.WriteString("  ")
+		b.WriteString(tsPropName(t.Name))
+		b.WriteString("(args: ")
+		b.WriteString(args)
+		b.WriteString("): Promise<unknown>;\n")
+	}
+	b.WriteString("}")
+	return b.String()
+}
