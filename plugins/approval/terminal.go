@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
 
 // DefaultAttempts is how many times [Terminal] asks before it takes an
@@ -170,7 +171,7 @@ func withdrawal(req tools.ApprovalRequest, ctx context.Context) string {
 	case errors.Is(cause, context.DeadlineExceeded):
 		why = "the call's deadline passed"
 	}
-	return fmt.Sprintf("\n[withdrawn] tool %s, call %s: %s. Press Enter to continue.\n", line(req.Tool), line(req.CallID), why)
+	return fmt.Sprintf("\n[withdrawn] tool %s, call %s: %s. Press Enter to continue.\n", cardtext.Line(req.Tool), cardtext.Line(req.CallID), why)
 }
 
 // readLine reads one line without its line ending, keeping at most

@@ -1,0 +1,233 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/tools/schema"
+)
+
+// MaxNameLen is the longest accepted tool name, in bytes.
+const MaxNameLen = 128
+
+// ExecuteFunc is a tool body. It runs on the goroutine that called
+// [Registry.Execute], under the call's (possibly wrapper-derived) context,
+// and should return promptly once ctx is done; a body that does not is
+// waited for. exec is the call's immutable identity; exec.Args() are the
+// canonical argument bytes. An error becomes an isError result whose
+// error.code is the error's [Coder] code, or TOOL_ERROR; a panic is
+// recovered into TOOL_ERROR.
+type ExecuteFunc func(ctx context.Context, exec *Execution) (Output, error)
+
+// Output is what a tool body returns: the model-facing Content, plus an
+// optional opaque Meta presentation payload (lossless JSON, persisted on
+// the session's tool/result event and handed back to presentResult) and
+// optional AdditionalContext for the agent loop (first in the order tool,
+// wrapper, post-execute). The spec's bare-array return form is an Output
+// with only Content.
+type Output struct {
+	Content           []Content
+	Meta              json.RawMessage
+	AdditionalContext []string
+}
+
+// Definition is what a tool plugin registers: the wire schema (Name,
+// Description, Parameters), the body, optional presenters, and an optional
+// cooperative Timeout enforced by the timeout policy (never sent to the
+// model). Build one literally for a raw JSON-Schema tool (as MCP servers
+// describe them; its arguments are not validated by the harness), or with
+// [Define] for a typed tool. Register freezes it into a [*Tool].
+type Definition struct {
+	// Name is the wire name: 1 to MaxNameLen bytes of UTF-8 without
+	// whitespace or control characters.
+	Name string
+	// Description tells the model what the tool does; it must not be empty.
+	Description string
+	// Parameters is the JSON Schema of the argument object. It must be
+	// lossless JSON (see schema.Canonicalize) whose root is an object; empty
+	// means {"type":"object","properties":{}}. It is stored canonicalized.
+	Parameters json.RawMessage
+	// Execute is the body; it must not be nil.
+	Execute ExecuteFunc
+	// PresentCall optionally renders a pending call. It must be pure; it may
+	// be given arguments from an older session log, so it must tolerate
+	// shapes it does not expect (returning nil). Panics are recovered.
+	PresentCall func(args json.RawMessage) CallView
+	// PresentResult optionally renders a completed call; same rules.
+	PresentResult func(args json.RawMessage, r ResultData) ResultView
+	// Timeout is the spec's timeoutMs: a cooperative budget for the body,
+	// enforced by plugins/timeout-policy. Zero means none; negative is
+	// invalid.
+	Timeout time.Duration
+	// ValidateArgs, when set, checks the canonical arguments before any
+	// policy runs; an error becomes an INVALID_ARGS result. [Define] sets
+	// it; raw (MCP) definitions leave it nil.
+	ValidateArgs func(args []byte) error
+}
+
+// Validate checks d without registering it. Every problem is reported,
+// joined; the error wraps [ErrInvalidDefinition].
+func (d Definition) Validate() error {
+	_, err := d.canonicalParameters()
+	return err
+}
+
+func validateName(name string) error {
+	if name == "" {
+		return errors.New("empty name")
+	}
+	if len(name) > MaxNameLen {
+		return fmt.Errorf("name is %d bytes, longer than %d", len(name), MaxNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return errors.New("name is not valid UTF-8")
+	}
+	for i, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Errorf("name contains %q at offset %d (whitespace and control characters are not allowed)", r, i)
+		}
+	}
+	return nil
+}
+
+// emptyParameters is the schema of a tool without parameters.
+const emptyParameters = `{"type":"object","properties":{}}`
+
+func (d Definition) canonicalParameters() (string, error) {
+	var errs []error
+	if err := validateName(d.Name); err != nil {
+		errs = append(errs, err)
+	}
+	if d.Description == "" {
+		errs = append(errs, errors.New("empty description"))
+	} else if !utf8.ValidString(d.Description) {
+		errs = append(errs, errors.New("description is not valid UTF-8"))
+	}
+	if d.Execute == nil {
+		errs = append(errs, errors.New("nil Execute"))
+	}
+	if d.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("negative Timeout %v", d.Timeout))
+	}
+	params := emptyParameters
+	if len(d.Parameters) > 0 {
+		canon, err := schema.Canonicalize(d.Parameters, schema.CanonOptions{})
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("parameters: %w", err))
+		case canon[0] != '{':
+			errs = append(errs, errors.New("parameters: the JSON Schema must be an object"))
+		default:
+			params = string(canon)
+		}
+	}
+	if len(errs) > 0 {
+		return "", fmt.Errorf("%w %q: %w", ErrInvalidDefinition, d.Name, errors.Join(errs...))
+	}
+	return params, nil
+}
+
+// Schema is a tool as the model sees it: name, description and parameters
+// JSON Schema, without callbacks or the timeout budget.
+type Schema struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// Tool is a registered tool: a frozen snapshot of its [Definition] taken at
+// registration. Its parameters are canonical bytes owned by the registry
+// and its callbacks are fixed, so changing the caller's Definition
+// afterwards changes nothing. A *Tool is immutable and safe for concurrent
+// use.
+type Tool struct {
+	name          string
+	description   string
+	params        string
+	exec          ExecuteFunc
+	presentCall   func(args json.RawMessage) CallView
+	presentResult func(args json.RawMessage, r ResultData) ResultView
+	timeout       time.Duration
+	validate      func(args []byte) error
+	layer         host.ScopeKey
+}
+
+func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
+	params, err := d.canonicalParameters()
+	if err != nil {
+		return nil, err
+	}
+	return &Tool{
+		name: d.Name, description: d.Description, params: params,
+		exec: d.Execute, presentCall: d.PresentCall, presentResult: d.PresentResult,
+		timeout: d.Timeout, validate: d.ValidateArgs, layer: layer,
+	}, nil
+}
+
+// Name returns the tool's wire name.
+func (t *Tool) Name() string { return t.name }
+
+// Description returns the tool's description.
+func (t *Tool) Description() string { return t.description }
+
+// Parameters returns a copy of the canonical parameters JSON Schema.
+func (t *Tool) Parameters() json.RawMessage { return json.RawMessage(t.params) }
+
+// Timeout returns the tool's cooperative budget (zero = none).
+func (t *Tool) Timeout() time.Duration { return t.timeout }
+
+// Layer returns the scope the tool was registered for ("" = global).
+func (t *Tool) Layer() host.ScopeKey { return t.layer }
+
+// Typed reports whether the tool validates its arguments (built by
+// [Define]).
+func (t *Tool) Typed() bool { return t.validate != nil }
+
+// Schema returns the tool's wire schema (a fresh copy).
+func (t *Tool) Schema() Schema {
+	return Schema{Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params)}
+}
+
+// Definition returns a copy of the frozen definition (callbacks included),
+// for wrapping the tool into another one.
+func (t *Tool) Definition() Definition {
+	return Definition{
+		Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params),
+		Execute: t.exec, PresentCall: t.presentCall, PresentResult: t.presentResult,
+		Timeout: t.timeout, ValidateArgs: t.validate,
+	}
+}
+
+// PresentCall renders a pending call of t with args, or returns nil when t
+// has no presenter, the presenter declines, or it panics (display must
+// never crash a live stream or a replay).
+func (t *Tool) PresentCall(args json.RawMessage) (v CallView) {
+	if t == nil || t.presentCall == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.presentCall(args)
+}
+
+// PresentResult renders a completed call of t; see [Tool.PresentCall].
+func (t *Tool) PresentResult(args json.RawMessage, r ResultData) (v ResultView) {
+	if t == nil || t.presentResult == nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			v = nil
+		}
+	}()
+	return t.presentResult(args, r)
+}

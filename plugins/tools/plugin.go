@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+)
+
+// ServiceName is the name the [*Registry] is provided under.
+const ServiceName = "tools"
+
+// Mode selects how the registry presents its tools to the model.
+type Mode string
+
+// The modes. Only Native is built; Code and Both (Code Mode: the reserved
+// run_code transport and the tools:sdk prompt section) are rejected by
+// [Config.Validate] until Code Mode lands.
+const (
+	Native Mode = "native"
+	Code   Mode = "code"
+	Both   Mode = "both"
+)
+
+// Config configures [Plugin].
+type Config struct {
+	// Mode is the presentation mode; empty means Native.
+	Mode Mode `json:"mode,omitempty" yaml:"mode,omitempty"`
+}
+
+// supportedModes lists the modes this build accepts, in the order error
+// messages name them.
+var supportedModes = []Mode{Native}
+
+// Validate reports an unsupported mode, naming the allowed values.
+func (c Config) Validate() error {
+	m := c.Mode
+	if m == "" {
+		m = Native
+	}
+	for _, s := range supportedModes {
+		if m == s {
+			return nil
+		}
+	}
+	return fmt.Errorf("tools: config mode %q is not supported (allowed: %s)", c.Mode, modeList())
+}
+
+func modeList() string {
+	s := ""
+	for i, m := range supportedModes {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(m)
+	}
+	return s
+}
+
+// modeSupport is the seam a presentation mode plugs into: the names it
+// reserves (rejected by Register and Restrict) and what it contributes to
+// each prompt assembly. Native contributes the visible tools' schemas;
+// Code Mode will add a codeMode implementation (run_code transport,
+// tools:sdk section, protection) here without changing the registry.
+type modeSupport interface {
+	mode() Mode
+	reserved() []string
+	isReserved(name string) bool
+	contribute(ctx context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error)
+}
+
+func modeFor(m Mode) (modeSupport, error) {
+	switch m {
+	case Native, "":
+		return nativeMode{}, nil
+	}
+	return nil, Config{Mode: m}.Validate()
+}
+
+type nativeMode struct{}
+
+func (nativeMode) mode() Mode             { return Native }
+func (nativeMode) reserved() []string     { return nil }
+func (nativeMode) isReserved(string) bool { return false }
+func (nativeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error) {
+	ts := r.Visible(scope)
+	out := make([]systemprompt.ToolSchema, len(ts))
+	for i, t := range ts {
+		out[i] = systemprompt.ToolSchema{Name: t.name, Description: t.description, Parameters: t.Parameters()}
+	}
+	return systemprompt.Contribution{Tools: out}, nil
+}
+
+// Plugin is the tool registry plugin, named "tools". It injects the
+// system-prompt service (and so stays pending until one is provided),
+// provides a fresh [*Registry] under [ServiceName], and feeds each prompt
+// assembly the scope's contribution for the configured mode. Its
+// configuration is a [Config] (or *Config, or nil for the defaults).
+var Plugin host.Plugin = plugin{}
+
+type plugin struct{}
+
+func (plugin) Name() string     { return "tools" }
+func (plugin) Inject() []string { return []string{systemprompt.ServiceName} }
+
+func (plugin) Apply(c *host.Context) error {
+	var cfg Config
+	switch v := c.Config().(type) {
+	case nil:
+	case Config:
+		cfg = v
+	case *Config:
+		if v != nil {
+			cfg = *v
+		}
+	default:
+		return fmt.Errorf("tools: config is a %T, want tools.Config", v)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	mode, err := modeFor(cfg.Mode)
+	if err != nil {
+		return err
+	}
+	r := newRegistry(c, mode)
+	c.Host().Declare(Events()...)
+	sp, err := host.Get[*systemprompt.Service](c, systemprompt.ServiceName)
+	if err != nil {
+		return err
+	}
+	if _, err := sp.Tools(c, func(ctx context.Context, scope host.ScopeKey) (systemprompt.Contribution, error) {
+		return r.mode.contribute(ctx, r, scope)
+	}); err != nil {
+		return err
+	}
+	_, err = c.Provide(ServiceName, r)
+	return err
+}
+
+var (
+	_ host.Named    = plugin{}
+	_ host.Injector = plugin{}
+)

@@ -1,0 +1,445 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dsh-go/dsh/host"
+)
+
+// Effect kinds the registry records on the registering fiber (see
+// host.Fiber.Effects).
+const (
+	EffectTool        host.EffectKind = "tool"
+	EffectRestriction host.EffectKind = "restriction"
+	EffectGuard       host.EffectKind = "guard"
+)
+
+// Restriction masks the GLOBAL tool layer for one agent scope: Allow keeps
+// only the named global tools, Deny removes the named ones (both may be
+// set: allowed and not denied). The agent's own registrations are explicit
+// grants and bypass restrictions.
+type Restriction struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+type guardEntry struct{ fn Guard }
+
+type restriction struct {
+	allow map[string]struct{} // nil = no allow mask
+	deny  map[string]struct{}
+}
+
+func (r *restriction) admits(name string) bool {
+	if r.allow != nil {
+		if _, ok := r.allow[name]; !ok {
+			return false
+		}
+	}
+	_, denied := r.deny[name]
+	return !denied
+}
+
+// layer is one scope's registrations ("" = global). Its slices are
+// copy-on-write so that a reader may keep them after unlocking.
+type layer struct {
+	tools        map[string]*Tool
+	restrictions []*restriction
+	guards       []*guardEntry
+}
+
+func (l *layer) empty() bool {
+	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0
+}
+
+// Registry is the tool registry service (the spec's ToolRegistry, service
+// name "tools"). It is safe for concurrent use.
+//
+// Tools live in layers: the global layer (registered through a plain
+// context) and one layer per agent scope (registered through that agent's
+// scoped context), which shadows same-named global tools for that agent.
+// Every registration is recorded on the calling context's fiber and undone
+// when that fiber is disposed.
+//
+// Layers are maps behind one RWMutex that is held only for map operations,
+// never while user code runs: lookups cost the same with 10 or 10,000
+// tools, and bulk registration stays linear (a copy-on-write snapshot of a
+// 10,000-entry layer per registration would make it quadratic).
+type Registry struct {
+	c    *host.Context
+	h    *host.Host
+	mode modeSupport
+
+	mu     sync.RWMutex
+	layers map[host.ScopeKey]*layer
+}
+
+func newRegistry(c *host.Context, mode modeSupport) *Registry {
+	return &Registry{c: c, h: c.Host(), mode: mode, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
+}
+
+// New returns a registry that works through c (approval lookups, event
+// dispatch) in native mode, without providing it as a service or feeding a
+// system prompt. [Plugin] is the usual way to get one; New is for
+// embedding and tests.
+func New(c *host.Context) *Registry { return newRegistry(c, nativeMode{}) }
+
+// Mode returns the registry's presentation mode.
+func (r *Registry) Mode() Mode { return r.mode.mode() }
+
+func layerName(scope host.ScopeKey) string {
+	if scope == "" {
+		return "the global layer"
+	}
+	return fmt.Sprintf("the layer of agent %q", scope)
+}
+
+// layerLocked returns scope's layer, creating it; r.mu must be held for
+// writing.
+func (r *Registry) layerLocked(scope host.ScopeKey) *layer {
+	l := r.layers[scope]
+	if l == nil {
+		l = &layer{tools: map[string]*Tool{}}
+		r.layers[scope] = l
+	}
+	return l
+}
+
+// dropLocked forgets an empty scoped layer; r.mu held for writing.
+func (r *Registry) dropLocked(scope host.ScopeKey) {
+	if scope != "" {
+		if l := r.layers[scope]; l != nil && l.empty() {
+			delete(r.layers, scope)
+		}
+	}
+}
+
+func (r *Registry) changed(kind ChangeKind, scope host.ScopeKey, names []string) {
+	_ = host.Emit(context.Background(), r.h.Emitter(scope), Change, ChangeNotice{Kind: kind, Scope: scope, Names: names})
+}
+
+// Register freezes def into a [*Tool] and adds it to the calling context's
+// layer: global for a plain context, the agent's own for an agent scope
+// (shadowing a same-named global tool there, whichever came first). It
+// fails (wrapping [ErrInvalidDefinition], [ErrDuplicate] naming the layer,
+// [ErrReserved], or host.ErrFiberClosed) without registering anything. The
+// tool is removed when the returned disposer runs or c's fiber is
+// disposed. Every change emits tools/change.
+func (r *Registry) Register(c *host.Context, def Definition) (host.Disposer, error) {
+	scope := c.ScopeKey()
+	t, err := freeze(def, scope)
+	if err != nil {
+		return nil, err
+	}
+	if r.mode.isReserved(t.name) {
+		return nil, fmt.Errorf("%w: %q is the %s mode's transport and cannot be registered or shadowed", ErrReserved, t.name, r.mode.mode())
+	}
+	gone := false // guarded by r.mu: the teardown ran
+	d, err := c.Track(EffectTool, t.name, func() error {
+		r.mu.Lock()
+		gone = true
+		l := r.layers[scope]
+		removed := l != nil && l.tools[t.name] == t
+		if removed {
+			delete(l.tools, t.name)
+			r.dropLocked(scope)
+		}
+		r.mu.Unlock()
+		if removed {
+			r.changed(ChangeUnregister, scope, []string{t.name})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if gone {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("registering tool %q: %w", t.name, host.ErrFiberClosed)
+	}
+	l := r.layerLocked(scope)
+	if _, dup := l.tools[t.name]; dup {
+		r.mu.Unlock()
+		_ = d()
+		return nil, fmt.Errorf("%w: tool %q is already registered in %s", ErrDuplicate, t.name, layerName(scope))
+	}
+	l.tools[t.name] = t
+	r.mu.Unlock()
+	r.changed(ChangeRegister, scope, []string{t.name})
+	return d, nil
+}
+
+// Restrict masks the global tool surface for the calling agent scope (see
+// [Restriction]); several restrictions intersect, and each lifts
+// independently when its disposer runs or c's fiber is disposed. It fails
+// on a plain context ([ErrNotScoped]), for an empty filter
+// ([ErrEmptyRestriction]: the materialized-empty-config trap), for a name
+// the scope does not know ([ErrUnknownName], checked against
+// [Registry.KnownNames] at this moment, so a typo fails loudly while a
+// tool hidden by another restriction does not), and for a reserved
+// transport name ([ErrReserved]). The names are a snapshot: a Deny mask
+// admits global tools registered later, an Allow mask excludes them.
+func (r *Registry) Restrict(c *host.Context, f Restriction) (host.Disposer, error) {
+	scope := c.ScopeKey()
+	if scope == "" {
+		return nil, fmt.Errorf("%w: restrictions mask the global surface for one agent; call Restrict through the agent's scoped context", ErrNotScoped)
+	}
+	if len(f.Allow) == 0 && len(f.Deny) == 0 {
+		return nil, fmt.Errorf("%w: a restriction needs Allow or Deny names", ErrEmptyRestriction)
+	}
+	names := slices.Concat(f.Allow, f.Deny)
+	for _, n := range names {
+		if r.mode.isReserved(n) {
+			return nil, fmt.Errorf("%w: %q is the %s mode's transport; it stays available and cannot be named in a restriction", ErrReserved, n, r.mode.mode())
+		}
+	}
+	known := r.KnownNames(scope)
+	var unknown []string
+	for _, n := range names {
+		if _, ok := slices.BinarySearch(known, n); !ok && !slices.Contains(unknown, n) {
+			unknown = append(unknown, n)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%w: %s (agent %q knows %d tools)", ErrUnknownName, quoteAll(unknown), scope, len(known))
+	}
+	rs := &restriction{}
+	if len(f.Allow) > 0 {
+		rs.allow = make(map[string]struct{}, len(f.Allow))
+		for _, n := range f.Allow {
+			rs.allow[n] = struct{}{}
+		}
+	}
+	if len(f.Deny) > 0 {
+		rs.deny = make(map[string]struct{}, len(f.Deny))
+		for _, n := range f.Deny {
+			rs.deny[n] = struct{}{}
+		}
+	}
+	label := "allow=" + strings.Join(f.Allow, ",") + " deny=" + strings.Join(f.Deny, ",")
+	gone := false
+	d, err := c.Track(EffectRestriction, label, func() error {
+		r.mu.Lock()
+		gone = true
+		l := r.layers[scope]
+		removed := false
+		if l != nil {
+			if i := slices.Index(l.restrictions, rs); i >= 0 {
+				l.restrictions = slices.Delete(slices.Clone(l.restrictions), i, i+1)
+				removed = true
+				r.dropLocked(scope)
+			}
+		}
+		r.mu.Unlock()
+		if removed {
+			r.changed(ChangeUnrestrict, scope, names)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if gone {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("restricting: %w", host.ErrFiberClosed)
+	}
+	l := r.layerLocked(scope)
+	l.restrictions = append(slices.Clip(l.restrictions), rs)
+	r.mu.Unlock()
+	r.changed(ChangeRestrict, scope, names)
+	return d, nil
+}
+
+func quoteAll(ns []string) string {
+	q := make([]string, len(ns))
+	for i, n := range ns {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Guard registers a monotonic guard (see [Guard]) for the calling
+// context's layer: a plain context's guard applies to every call, an agent
+// scope's only to that agent's calls. It is removed with the returned
+// disposer or c's fiber.
+func (r *Registry) Guard(c *host.Context, g Guard) (host.Disposer, error) {
+	if g == nil {
+		return nil, fmt.Errorf("tools: registering a nil guard")
+	}
+	scope := c.ScopeKey()
+	entry := &guardEntry{fn: g} // its own identity, even for a func registered twice
+	gone := false
+	d, err := c.Track(EffectGuard, "guard", func() error {
+		r.mu.Lock()
+		gone = true
+		if l := r.layers[scope]; l != nil {
+			if i := slices.Index(l.guards, entry); i >= 0 {
+				l.guards = slices.Delete(slices.Clone(l.guards), i, i+1)
+				r.dropLocked(scope)
+			}
+		}
+		r.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if gone {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("registering a guard: %w", host.ErrFiberClosed)
+	}
+	l := r.layerLocked(scope)
+	l.guards = append(slices.Clip(l.guards), entry)
+	r.mu.Unlock()
+	return d, nil
+}
+
+// resolveLocked resolves name for scope; r.mu held for reading.
+func (r *Registry) resolveLocked(name string, scope host.ScopeKey) *Tool {
+	var sl *layer
+	if scope != "" {
+		sl = r.layers[scope]
+		if sl != nil {
+			if t := sl.tools[name]; t != nil {
+				return t
+			}
+		}
+	}
+	t := r.layers[""].tools[name]
+	if t == nil || sl == nil {
+		return t
+	}
+	for _, rs := range sl.restrictions {
+		if !rs.admits(name) {
+			return nil
+		}
+	}
+	return t
+}
+
+// Get resolves name as scope sees it: the scope's own tool, else the
+// global one unless a restriction hides it. The *Tool is the registry's
+// frozen snapshot, the same one Execute would dispatch to.
+func (r *Registry) Get(name string, scope host.ScopeKey) (*Tool, bool) {
+	r.mu.RLock()
+	t := r.resolveLocked(name, scope)
+	r.mu.RUnlock()
+	return t, t != nil
+}
+
+// Visible returns the tools scope can execute, sorted by name: the global
+// layer after restrictions and shadowing, plus the scope's own layer. It
+// is the view prompt assembly, Get and Execute share.
+func (r *Registry) Visible(scope host.ScopeKey) []*Tool {
+	r.mu.RLock()
+	g := r.layers[""]
+	var sl *layer
+	if scope != "" {
+		sl = r.layers[scope]
+	}
+	n := len(g.tools)
+	if sl != nil {
+		n += len(sl.tools)
+	}
+	out := make([]*Tool, 0, n)
+	for name, t := range g.tools {
+		if sl != nil {
+			if _, shadowed := sl.tools[name]; shadowed {
+				continue
+			}
+			ok := true
+			for _, rs := range sl.restrictions {
+				ok = ok && rs.admits(name)
+			}
+			if !ok {
+				continue
+			}
+		}
+		out = append(out, t)
+	}
+	if sl != nil {
+		for _, t := range sl.tools {
+			out = append(out, t)
+		}
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *Tool) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// KnownNames returns the pre-restriction name universe of scope, sorted:
+// every global tool and every tool of the scope's own layer. Restrict
+// validates names against it. Reserved transport names are not included;
+// see [Registry.Reserved].
+func (r *Registry) KnownNames(scope host.ScopeKey) []string {
+	r.mu.RLock()
+	g := r.layers[""]
+	var sl *layer
+	if scope != "" {
+		sl = r.layers[scope]
+	}
+	out := make([]string, 0, len(g.tools))
+	for name := range g.tools {
+		out = append(out, name)
+	}
+	if sl != nil {
+		for name := range sl.tools {
+			if _, dup := g.tools[name]; !dup {
+				out = append(out, name)
+			}
+		}
+	}
+	r.mu.RUnlock()
+	slices.Sort(out)
+	return out
+}
+
+// Reserved returns the reserved transport names of the registry's mode
+// (none in native mode).
+func (r *Registry) Reserved() []string { return slices.Clone(r.mode.reserved()) }
+
+// Schemas returns the wire schemas of [Registry.Visible] (scope), sorted by
+// name, each a fresh copy without callbacks or the timeout budget.
+func (r *Registry) Schemas(scope host.ScopeKey) []Schema {
+	ts := r.Visible(scope)
+	out := make([]Schema, len(ts))
+	for i, t := range ts {
+		out[i] = t.Schema()
+	}
+	return out
+}
+
+// guards returns the guards for an execution: global first, then the
+// agent's own, each in registration order. The slices are copy-on-write,
+// so they stay valid after unlocking.
+func (r *Registry) guards(scope host.ScopeKey) (global, scoped []*guardEntry) {
+	r.mu.RLock()
+	global = r.layers[""].guards
+	if scope != "" {
+		if l := r.layers[scope]; l != nil {
+			scoped = l.guards
+		}
+	}
+	r.mu.RUnlock()
+	return global, scoped
+}
+
+// PresentCall renders a pending call of name as scope sees it, or nil
+// (unknown tool, no presenter, the presenter declined or panicked).
+func (r *Registry) PresentCall(name string, scope host.ScopeKey, args []byte) CallView {
+	t, _ := r.Get(name, scope)
+	return t.PresentCall(args)
+}
+
+// PresentResult renders a completed call of name as scope sees it, or nil.
+func (r *Registry) PresentResult(name string, scope host.ScopeKey, args []byte, res ResultData) ResultView {
+	t, _ := r.Get(name, scope)
+	return t.PresentResult(args, res)
+}
