@@ -187,11 +187,15 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *
 	defer cancelRun()
 	bindCtx, cancelBind := context.WithCancelCause(runCtx)
 
+	cfg := g.cfg
+	if p.MaxConcurrentCalls > 0 {
+		cfg.MaxConcurrentCalls = p.MaxConcurrentCalls
+	}
 	r := &run{
-		cfg:     g.cfg,
+		cfg:     cfg,
 		vm:      goja.New(),
 		bindCtx: bindCtx,
-		done:    make(chan completion, g.cfg.MaxConcurrentCalls),
+		done:    make(chan completion, cfg.MaxConcurrentCalls),
 		cpuLeft: g.cfg.CPUBudget,
 	}
 	vm := r.vm

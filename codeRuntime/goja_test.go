@@ -673,3 +673,34 @@ func BenchmarkRun1000Bindings(b *testing.B) {
 		}
 	}
 }
+
+// TestSerialCallsRunInSubmissionOrder pins Program.MaxConcurrentCalls = 1:
+// even under Promise.all the bindings run one at a time, in call order.
+func TestSerialCallsRunInSubmissionOrder(t *testing.T) {
+	g, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		order  []string
+		active atomic.Int32
+		maxAct atomic.Int32
+	)
+	b := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		n := active.Add(1)
+		defer active.Add(-1)
+		if n > maxAct.Load() {
+			maxAct.Store(n)
+		}
+		order = append(order, string(args))
+		return json.RawMessage(`1`), nil
+	}
+	src := `await Promise.all([1,2,3,4,5,6,7,8].map(i => tools.f({i})))`
+	if _, err := g.Run(context.Background(), Program{Source: src, Bindings: map[string]Binding{"f": b}, MaxConcurrentCalls: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`{"i":1}`, `{"i":2}`, `{"i":3}`, `{"i":4}`, `{"i":5}`, `{"i":6}`, `{"i":7}`, `{"i":8}`}
+	if fmt.Sprint(order) != fmt.Sprint(want) || maxAct.Load() != 1 {
+		t.Fatalf("order %v (max concurrent %d), want %v one at a time", order, maxAct.Load(), want)
+	}
+}

@@ -62,6 +62,11 @@ type Program struct {
 	// Bindings maps a name to its host function. Names may be any non-empty string; exotic ones
 	// are reached with quoted keys: `await tools["my-tool"]({})`.
 	Bindings map[string]Binding
+	// MaxConcurrentCalls, when positive, overrides the runtime's
+	// Config.MaxConcurrentCalls for this run. 1 makes binding calls run one
+	// at a time in submission order (the order the program made them, even
+	// under Promise.all): Code Mode's per-run queue.
+	MaxConcurrentCalls int
 }
 
 // DefaultNamespace is the namespace used when Program.Namespace is empty.
