@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +17,7 @@ import (
 	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
 	toolfs "github.com/dsh-go/dsh/plugins/tool-fs"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
 
 // seedFiles is the workspace the session starts in.
@@ -130,13 +129,16 @@ func answererFor(o Options) (approval.Answerer, error) {
 	switch o.Approve {
 	case "ask":
 		return approval.NewTerminal(o.Stdin, o.Out), nil
-	case "yes":
-		return approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-			return tools.AllowedOnce, nil
-		}), nil
-	case "no":
-		return approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-			return tools.Rejected, nil
+	case "yes", "no":
+		outcome := tools.AllowedOnce
+		if o.Approve == "no" {
+			outcome = tools.Rejected
+		}
+		// Answer automatically, but show what a person would have seen.
+		return approval.AnswerFunc(func(_ context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			fmt.Fprint(o.Out, approval.Render(req))
+			fmt.Fprintf(o.Out, "  -> %s (answered automatically: -approve=%s)\n", outcome, o.Approve)
+			return outcome, nil
 		}), nil
 	}
 	return nil, fmt.Errorf("-approve=%q: want ask, yes, no or auto", o.Approve)
@@ -193,7 +195,7 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 	for _, c := range t.Calls {
 		s.calls++
 		fmt.Fprintf(s.out, "\n▶ %s %s\n", c.ID, c.Name)
-		fmt.Fprint(s.out, indent(renderCall(reg.PresentCall(c.Name, agentKey, c.Arguments), c)))
+		fmt.Fprint(s.out, cardtext.Call(c.Name, c.Arguments, reg.PresentCall(c.Name, agentKey, c.Arguments)))
 		if err := s.log.append("tool/call", c.ID, string(agentKey), "", c); err != nil {
 			return err
 		}
@@ -202,7 +204,11 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 			return err
 		}
 		view := reg.PresentResult(c.Name, agentKey, c.Arguments, res.Data())
-		fmt.Fprint(s.out, indent(renderResult(view, res)))
+		code := ""
+		if res.Error != nil {
+			code = res.Error.Code
+		}
+		fmt.Fprint(s.out, cardtext.Result(view, res.Data(), code))
 		pendingContext = append(pendingContext, res.AdditionalContext...)
 	}
 	// Additional context is appended after every tool result of the step,
@@ -216,13 +222,3 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 	return nil
 }
 
-func indent(s string) string {
-	if s == "" {
-		return ""
-	}
-	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	return "  " + strings.Join(lines, "\n  ") + "\n"
-}
-
-var _ = errors.New
-var _ = json.Marshal

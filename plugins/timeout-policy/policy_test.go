@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -531,4 +532,21 @@ func TestConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestX1_ToolWrappingThePolicyCauseIsATimeout pins that a body which
+// returns its own error wrapping context.Cause (the policy's cause) counts
+// as cancelled by the policy: TOOL_TIMEOUT, not TOOL_ERROR.
+func TestX1_ToolWrappingThePolicyCauseIsATimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		e.load(t, timeoutpolicy.Plugin, timeoutpolicy.Config{})
+		e.tool(t, "wraps", 50*time.Millisecond, func(ctx context.Context, _ *tools.Execution) (tools.Output, error) {
+			<-ctx.Done()
+			return tools.Output{}, fmt.Errorf("interrupted: %w", context.Cause(ctx))
+		})
+		if r := e.exec(context.Background(), "wraps"); code(r) != tools.CodeToolTimeout {
+			t.Fatalf("want TOOL_TIMEOUT, got %q: %s", code(r), text(r))
+		}
+	})
 }

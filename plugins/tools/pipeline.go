@@ -288,7 +288,7 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	switch {
 	case panicked:
 		return errorResult("", err, CodeToolError, "ToolPanic")
-	case err != nil && body.Err() != nil && isContextErr(err):
+	case err != nil && body.Err() != nil && isContextErr(body, err):
 		return aborted(body, CodeAborted)
 	case err != nil:
 		return errorResult("", err, CodeToolError, "ToolError")
@@ -309,8 +309,15 @@ func (r *Registry) callBody(ctx context.Context, t *Tool, exec *Execution) (out 
 	return out, err, false
 }
 
-func isContextErr(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+// isContextErr reports whether a body's error is its cancellation: a
+// context error, or the context's cause (a policy's own cause, such as the
+// timeout policy's, wrapped by the tool).
+func isContextErr(ctx context.Context, err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	cause := context.Cause(ctx)
+	return cause != nil && errors.Is(err, cause)
 }
 
 func aborted(ctx context.Context, code string) Result {
@@ -329,7 +336,7 @@ func aborted(ctx context.Context, code string) Result {
 // is done; else LISTENER_ERROR.
 func listenerFailure(ctx context.Context, event string, err error, abortCode string) Result {
 	var c Coder
-	if !errors.As(err, &c) && ctx.Err() != nil && isContextErr(err) {
+	if !errors.As(err, &c) && ctx.Err() != nil && isContextErr(ctx, err) {
 		return aborted(ctx, abortCode)
 	}
 	return errorResult(event+" failed", err, CodeListenerError, "ListenerError")
