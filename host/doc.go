@@ -21,7 +21,11 @@
 // (non-reactively). A plugin implementing [Injector] stays Pending until its
 // services exist, starts when they appear, restarts when a provider is
 // replaced and returns to Pending when one goes away; load order does not
-// matter. [Context.Isolate] gives a view with a private namespace for some
+// matter. A fiber restarted more than [MaxRestarts] times by one lifecycle
+// operation (two plugins that each inject a service and, through a child,
+// provide it) fails with [ErrRestartLoop] instead of looping; a fiber is
+// never restarted by a service its own descendants provide.
+// [Context.Isolate] gives a view with a private namespace for some
 // names.
 //
 // # Agent scopes

@@ -27,9 +27,10 @@ const (
 	Disposed
 )
 
-var stateNames = [...]string{Pending: "pending", Loading: "loading", Active: "active", Failed: "failed", Unloading: "unloading", Disposed: "disposed"}
+var stateNames = [...]string{0: "new", Pending: "pending", Loading: "loading", Active: "active", Failed: "failed", Unloading: "unloading", Disposed: "disposed"}
 
-// String returns the state's lower-case name.
+// String returns the state's lower-case name ("new" for the zero State, a
+// fiber's state before its first change).
 func (s State) String() string {
 	if int(s) < len(stateNames) && stateNames[s] != "" {
 		return stateNames[s]
@@ -43,7 +44,7 @@ type StatusChange struct {
 	// From is the previous state; it is 0 for a new fiber's first state.
 	From State
 	To   State
-	Err   error // the failure, when To is Failed
+	Err  error // the failure, when To is Failed
 }
 
 // FiberStatus is emitted on every fiber state change, on the goroutine
@@ -77,7 +78,11 @@ type Fiber struct {
 	effects []*effect
 	self    *effect // the effect on the parent that owns this fiber
 	seq     uint64  // creation order
-	settled chan struct{}
+	// restarts caused by service changes in lifecycle epoch restartEpoch;
+	// guarded by h.life.
+	restartEpoch uint64
+	restarts     int
+	settled      chan struct{}
 }
 
 func newFiber(h *Host, parent *Fiber, name string, p Plugin, config any) *Fiber {

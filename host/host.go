@@ -189,6 +189,10 @@ type reentrant struct {
 	mu    sync.Mutex
 	owner atomic.Uint64
 	depth int
+	// epoch counts outermost acquisitions: one lifecycle operation, with
+	// everything it cascades into, runs within one epoch. Read it only
+	// while holding the lock.
+	epoch uint64
 }
 
 func (m *reentrant) Lock() {
@@ -200,6 +204,7 @@ func (m *reentrant) Lock() {
 	m.mu.Lock()
 	m.owner.Store(id)
 	m.depth = 1
+	m.epoch++
 }
 
 func (m *reentrant) Unlock() {

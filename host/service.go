@@ -205,13 +205,51 @@ func (h *Host) serviceChanged(k serviceKey, provider *Fiber) {
 	// Deterministic order: older fibers first.
 	slices.SortFunc(deps, func(a, b *Fiber) int { return cmp.Compare(a.seq, b.seq) })
 	for _, f := range deps {
-		switch f.State() {
-		case Pending:
+		st := f.State()
+		if st != Pending && st != Active && st != Failed && st != Loading {
+			continue
+		}
+		if f.restartEpoch != h.life.epoch {
+			f.restartEpoch, f.restarts = h.life.epoch, 0
+		}
+		f.restarts++
+		if f.restarts > MaxRestarts {
+			h.fail(f, fmt.Errorf("fiber %s restarted %d times in one lifecycle operation (service %q): %w", f.name, MaxRestarts, k, ErrRestartLoop))
+			continue
+		}
+		if st == Pending {
 			h.start(f)
-		case Active, Failed, Loading:
+		} else {
 			h.restart(f)
 		}
 	}
+}
+
+// MaxRestarts bounds how often a fiber is restarted by service changes
+// within one lifecycle operation (one outermost Plugin, Provide, Dispose or
+// Update call with everything it cascades into). Beyond it the fiber fails
+// with [ErrRestartLoop].
+const MaxRestarts = 32
+
+// ErrRestartLoop is wrapped by the error of a fiber that was restarted more
+// than [MaxRestarts] times by one lifecycle operation: typically two
+// plugins that each inject a service and (through a child) provide it, so
+// that each one's start replaces the other's provider, forever.
+var ErrRestartLoop = errors.New("restart loop")
+
+// fail unloads f and leaves it Failed with err; h.life held.
+func (h *Host) fail(f *Fiber, err error) {
+	if st := f.State(); st != Pending {
+		h.setState(f, Unloading, nil)
+		if _, own := h.disposeEffects(f); own != nil {
+			f.log.Error().Err(own).Msg("unloading")
+		}
+	}
+	f.mu.Lock()
+	f.gen++ // contexts of the stopped run are stale
+	f.mu.Unlock()
+	f.log.Error().Err(err).Msg("stopped")
+	h.setState(f, Failed, err)
 }
 
 // isAncestorOrSelf reports whether a is d or one of d's ancestors.

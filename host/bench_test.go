@@ -1,0 +1,112 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	EventBus "github.com/asaskevich/EventBus"
+
+	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/host"
+)
+
+var benchSizes = []int{1, 4, 16}
+
+var sink int
+
+// The same body everywhere: add the payload's length to a counter.
+
+func BenchmarkEmit(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("listeners=%d", n), func(b *testing.B) {
+			h := host.New()
+			defer h.Close()
+			for range n {
+				if _, err := host.On(h.Root(), evPing, func(_ context.Context, p string) error { sink += len(p); return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ctx, em := context.Background(), h.Root().Emitter()
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = host.Emit(ctx, em, evPing, "payload")
+			}
+		})
+	}
+}
+
+func BenchmarkPlainLoop(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%d", n), func(b *testing.B) {
+			fns := make([]func(context.Context, string) error, n)
+			for i := range fns {
+				fns[i] = func(_ context.Context, p string) error { sink += len(p); return nil }
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, f := range fns {
+					_ = f(ctx, "payload")
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEventBusPublish(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("%d", n), func(b *testing.B) {
+			bus := EventBus.New()
+			for range n {
+				if err := bus.Subscribe("test/ping", func(p string) { sink += len(p) }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				bus.Publish("test/ping", "payload")
+			}
+		})
+	}
+}
+
+func BenchmarkWaterfall4(b *testing.B) {
+	h := host.New()
+	defer h.Close()
+	for range 4 {
+		if _, err := host.OnWaterfall(h.Root(), evWaterfall, func(ctx context.Context, _ string, next events.Next[string]) (string, error) {
+			return next(ctx)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx, em := context.Background(), h.Root().Emitter()
+	base := func(context.Context) (string, error) { return "base", nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = host.Waterfall(ctx, em, evWaterfall, "payload", base)
+	}
+}
+
+func BenchmarkPluginLoadDispose(b *testing.B) {
+	h := host.New()
+	defer h.Close()
+	p := host.Define("bench", nil, func(c *host.Context) error {
+		if _, err := host.On(c, evPing, func(context.Context, string) error { return nil }); err != nil {
+			return err
+		}
+		_, err := c.Provide("bench-svc", 1)
+		return err
+	})
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := h.Root().Plugin(p, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Dispose(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/host"
+)
+
+var (
+	evPing = events.NewEvent[string](events.Descriptor{
+		Name: "test/ping", Mode: events.ModeEmit, Doc: "A test ping.",
+	})
+	evFiltered = events.NewEvent[string](events.Descriptor{
+		Name: "test/filtered", Mode: events.ModeEmit, Doc: "A scope-filtered test event.", Filtered: true,
+	})
+	evPropagate = events.NewEvent[string](events.Descriptor{
+		Name: "test/propagate", Mode: events.ModeEmit, Doc: "Failures propagate.", Failure: events.Propagate,
+	})
+	evParallel = events.NewEvent[string](events.Descriptor{
+		Name: "test/parallel", Mode: events.ModeParallel, Doc: "Parallel, failures propagate.", Failure: events.Propagate,
+	})
+	evSerial = events.NewQuery[string, string](events.Descriptor{
+		Name: "test/serial", Mode: events.ModeSerial, Doc: "Serial query.",
+	})
+	evBail = events.NewQuery[string, string](events.Descriptor{
+		Name: "test/bail", Mode: events.ModeBail, Doc: "Bail query.",
+	})
+	evWaterfall = events.NewWaterfall[string, string](events.Descriptor{
+		Name: "test/waterfall", Mode: events.ModeWaterfall, Doc: "Waterfall.", Failure: events.Propagate,
+	})
+	evWaterfallContain = events.NewWaterfall[string, string](events.Descriptor{
+		Name: "test/waterfall-contain", Mode: events.ModeWaterfall, Doc: "Waterfall, failures contained.",
+	})
+)
+
+// logBuf is a goroutine-safe buffer for zerolog output.
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// newHost returns a host logging into a buffer, closed at the end of the
+// test.
+func newHost(t testing.TB, opts ...host.Option) (*host.Host, *logBuf) {
+	t.Helper()
+	buf := &logBuf{}
+	h := host.New(append([]host.Option{host.WithLogger(zerolog.New(buf))}, opts...)...)
+	t.Cleanup(func() { _ = h.Close() })
+	return h, buf
+}
+
+// recorder collects strings from several goroutines.
+type recorder struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *recorder) add(s string) {
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+}
+
+func (r *recorder) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.got...)
+}
+
+// statuses records every FiberStatus change of fibers with the given name.
+func statuses(t testing.TB, h *host.Host, name string) *recorder {
+	t.Helper()
+	r := &recorder{}
+	_, err := host.On(h.Root(), host.FiberStatus, func(_ context.Context, s host.StatusChange) error {
+		if s.Fiber.Name() == name {
+			r.add(s.To.String())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func must[T any](t testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
