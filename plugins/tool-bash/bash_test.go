@@ -11,33 +11,16 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/toolstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func boot(t *testing.T, cfg toolbash.Config) *tools.Registry {
 	t.Helper()
-	h := host.New()
-	t.Cleanup(func() { _ = h.Close() })
-	root := h.Root()
-	for _, p := range []struct {
-		p   host.Plugin
-		cfg any
-	}{{systemprompt.Plugin, nil}, {tools.Plugin, tools.Config{}}, {toolbash.Plugin, cfg}} {
-		f, err := root.Plugin(p.p, p.cfg)
-		if err != nil || f.State() != host.Active {
-			t.Fatalf("loading %T: %v %v", p.p, err, f.Err())
-		}
-	}
-	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
+	return toolstest.Boot(t, []toolstest.Plugin{{P: toolbash.Plugin, Config: cfg}})
 }
 
 func run(ctx context.Context, reg *tools.Registry, a toolbash.Args) tools.Result {

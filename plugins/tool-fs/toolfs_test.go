@@ -11,10 +11,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	toolfs "github.com/dsh-go/dsh/plugins/tool-fs"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/toolstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -22,23 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func boot(t *testing.T) (*tools.Registry, string) {
 	t.Helper()
 	dir := t.TempDir()
-	h := host.New()
-	t.Cleanup(func() { _ = h.Close() })
-	root := h.Root()
-	for _, p := range []struct {
-		p   host.Plugin
-		cfg any
-	}{{systemprompt.Plugin, nil}, {tools.Plugin, tools.Config{}}, {toolfs.Plugin, toolfs.Config{Root: dir}}} {
-		f, err := root.Plugin(p.p, p.cfg)
-		if err != nil || f.State() != host.Active {
-			t.Fatalf("loading %T: %v %v", p.p, err, f.Err())
-		}
-	}
-	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg, dir
+	return toolstest.Boot(t, []toolstest.Plugin{{P: toolfs.Plugin, Config: toolfs.Config{Root: dir}}}), dir
 }
 
 func call(t *testing.T, reg *tools.Registry, name string, args any) tools.Result {

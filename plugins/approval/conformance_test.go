@@ -1,0 +1,13 @@
+package approval_test
+
+import (
+	"testing"
+
+	"github.com/dsh-go/dsh/host/hosttest"
+	"github.com/dsh-go/dsh/plugins/approval"
+)
+
+// TestConformance: the service plugin loads and leaves nothing behind.
+func TestConformance(t *testing.T) {
+	hosttest.Conformance(t, approval.Plugin, approval.Config{Answerer: approval.NewQueue()})
+}

@@ -1,0 +1,65 @@
+// Package toolstest helps authors of tool plugins test them: it boots a
+// host with the prompt service and the tool registry (the infrastructure
+// every tool plugin injects), loads the plugins under test, and hands back
+// the registry.
+//
+//	reg := toolstest.Boot(t, toolstest.Plugin{P: myplugin.Plugin, Config: myplugin.Config{}})
+//	res := reg.Execute(ctx, tools.Call{ID: "c1", Name: "my_tool", Arguments: args})
+//
+// For the host's conformance check, pass [Setup] to hosttest.WithSetup.
+package toolstest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// Plugin is a plugin to load with its configuration.
+type Plugin struct {
+	P      host.Plugin
+	Config any
+}
+
+// Setup loads the system prompt service and the tool registry (native
+// mode) into root, failing unless both reach Active.
+func Setup(root *host.Context) error {
+	return Load(root, Plugin{systemprompt.Plugin, systemprompt.Config{}}, Plugin{tools.Plugin, tools.Config{Mode: tools.Native}})
+}
+
+// Load loads ps into root in order, failing unless each reaches Active.
+func Load(root *host.Context, ps ...Plugin) error {
+	for _, p := range ps {
+		f, err := root.Plugin(p.P, p.Config)
+		if err != nil {
+			return err
+		}
+		if st := f.State(); st != host.Active {
+			return fmt.Errorf("toolstest: plugin %s is %v: %v", f.Name(), st, f.Err())
+		}
+	}
+	return nil
+}
+
+// Boot creates a host (closed when the test ends), loads the
+// infrastructure and then ps, and returns the registry. opts configure the
+// host (a logger, say).
+func Boot(t testing.TB, ps []Plugin, opts ...host.Option) *tools.Registry {
+	t.Helper()
+	h := host.New(opts...)
+	t.Cleanup(func() { _ = h.Close() })
+	if err := Setup(h.Root()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Load(h.Root(), ps...); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
