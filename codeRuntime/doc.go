@@ -18,11 +18,13 @@
 //
 // [Goja] strips TypeScript with esbuild (api.Transform, TS loader, target ES2020, so async/await is
 // kept as goja runs it natively) and runs the result in a fresh goja.Runtime per run, created and used
-// only on the goroutine that called Run. Binding calls run on their own goroutines with a run-scoped
-// context; their completions are sent back and settle the program's promises on the run goroutine,
-// which runs an event loop until the program's promise settles. When the run settles for any reason
-// (return, throw, budget, cancellation), the run-scoped context is cancelled and Run waits for every
-// binding goroutine it started before returning.
+// only on the goroutine that called Run. Binding calls run on a small per-run pool of worker goroutines
+// (at most MaxConcurrentCalls, reused from call to call) with a run-scoped context; their completions
+// are sent back and settle the program's promises on the run goroutine, which runs an event loop until
+// the program's promise settles. When the run settles for any reason (return, throw, budget,
+// cancellation), the run-scoped context is cancelled and Run waits for every binding goroutine it
+// started before returning. A Goja keeps a small bounded cache of compiled programs keyed by source;
+// compiled programs are immutable, so nothing of one run reaches another.
 //
 // Source positions: the program is wrapped as the body of an async arrow function (the wrapper opens
 // on its own line), transformed with a source map, and the map is shifted by that one line before

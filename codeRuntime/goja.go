@@ -20,9 +20,11 @@ import (
 )
 
 // Goja is the shipped [Runtime]: TypeScript stripped by esbuild, run by goja. Safe for concurrent use:
-// each Run builds a fresh goja.Runtime on the calling goroutine and shares nothing with other runs.
+// each Run builds a fresh goja.Runtime on the calling goroutine and shares no mutable state with other
+// runs (compiled programs, which are immutable, are cached by source; see programCache).
 type Goja struct {
-	cfg Config
+	cfg      Config
+	programs programCache
 }
 
 var _ Runtime = (*Goja)(nil)
@@ -54,7 +56,7 @@ func (g *Goja) Run(ctx context.Context, p Program) (res *Result, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, ctxFailure(err, nil)
 	}
-	prg, f := compile(p.Source)
+	prg, f := g.programs.compile(p.Source)
 	if f != nil {
 		return nil, f
 	}
@@ -157,8 +159,8 @@ type completion struct {
 	err    error
 }
 
-// run is the state of one Run. Everything but done, wg and the watchdog is touched only on the run
-// goroutine.
+// run is the state of one Run. Everything but done, work, wg and the watchdog is touched only on the
+// run goroutine.
 type run struct {
 	cfg Config
 	vm  *goja.Runtime
@@ -169,6 +171,8 @@ type run struct {
 	settled bool
 
 	done    chan completion
+	work    chan *call // started calls, for idle workers; closed at settlement
+	workers int        // worker goroutines started; those not running a call wait on work
 	queue   []*call
 	active  int
 	pending int
@@ -196,6 +200,7 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *
 		vm:      goja.New(),
 		bindCtx: bindCtx,
 		done:    make(chan completion, cfg.MaxConcurrentCalls),
+		work:    make(chan *call, cfg.MaxConcurrentCalls),
 		cpuLeft: g.cfg.CPUBudget,
 	}
 	vm := r.vm
@@ -208,6 +213,7 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *
 		stopAfter()
 		r.settled = true
 		cancelBind(ErrRunSettled)
+		close(r.work)
 		r.wg.Wait()
 		stopWatchdog()
 		r.cpuTimer.Stop()
@@ -546,16 +552,32 @@ func (r *run) startQueued() {
 	}
 }
 
-// start runs a binding on its own goroutine. done has room for every active call, so the send never
-// blocks, even after the loop stopped reading.
+// start hands a call to an idle worker, or starts a worker when every worker is busy, so there are
+// never more workers than MaxConcurrentCalls and a sequence of awaited calls reuses one goroutine (and
+// its grown stack). done and work each have room for every active call, so neither send blocks, even
+// after the loop stopped reading.
 func (r *run) start(c *call) {
 	r.active++
+	if r.workers >= r.active {
+		r.work <- c
+		return
+	}
+	r.workers++
 	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
+	go r.worker(c)
+}
+
+// worker runs c, then every call handed to it, until the run settles.
+func (r *run) worker(c *call) {
+	defer r.wg.Done()
+	for {
 		res, err := invoke(r.bindCtx, c)
 		r.done <- completion{c: c, result: res, err: err}
-	}()
+		var ok bool
+		if c, ok = <-r.work; !ok {
+			return
+		}
+	}
 }
 
 func invoke(ctx context.Context, c *call) (res json.RawMessage, err error) {
@@ -588,6 +610,9 @@ func (r *run) complete(cp completion) error {
 	}
 	if len(bytes.TrimSpace(cp.result)) == 0 {
 		return cp.c.resolve(goja.Undefined())
+	}
+	if v, ok := decodeJSON(vm, cp.result); ok {
+		return cp.c.resolve(v)
 	}
 	v, err := r.h.parse(goja.Undefined(), vm.ToValue(string(cp.result)))
 	if err != nil {

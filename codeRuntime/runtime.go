@@ -47,7 +47,9 @@ var _ Runtime = RuntimeFunc{}
 // a `name` property from interface{ Name() string } (default "Error"). A panic is recovered and
 // rejects the call the same way.
 //
-// Each call runs on its own goroutine. ctx is cancelled when the run settles (return, throw, budget
+// Each call runs on a goroutine other than the run's, and calls in flight at once run on different
+// goroutines (a run keeps up to MaxConcurrentCalls worker goroutines and reuses them for later calls,
+// so a goroutine-local assumption must not outlive one call). ctx is cancelled when the run settles (return, throw, budget
 // or cancellation), with cause [ErrRunSettled] when the program simply finished; the binding must then
 // return promptly, because Run waits for it.
 type Binding func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
