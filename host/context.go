@@ -88,6 +88,30 @@ func ConfigAs[T any](c *Context) (T, bool) {
 	return v, ok
 }
 
+// ErrConfigType is wrapped by [DecodeConfig] when a plugin was given a
+// configuration of the wrong type.
+var ErrConfigType = errors.New("wrong configuration type")
+
+// DecodeConfig returns c's configuration as a T, the way plugins take it:
+// a T, a *T (nil meaning the zero T) or nil (the zero T). Anything else is
+// an error wrapping [ErrConfigType] that names the plugin and both types.
+func DecodeConfig[T any](c *Context) (T, error) {
+	var zero T
+	switch v := c.Config().(type) {
+	case nil:
+		return zero, nil
+	case T:
+		return v, nil
+	case *T:
+		if v == nil {
+			return zero, nil
+		}
+		return *v, nil
+	default:
+		return zero, fmt.Errorf("plugin %s: %w: got %T, want %T", c.fiber.Name(), ErrConfigType, v, zero)
+	}
+}
+
 // Scope creates an agent scope: a child fiber owned by c's fiber and a
 // context whose registrations (tools, listeners, guards, restrictions)
 // belong to that scope and are undone when the scope's fiber is disposed

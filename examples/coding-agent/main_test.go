@@ -53,7 +53,7 @@ func TestTranscriptShowsEveryPolicy(t *testing.T) {
 		"=== tools mode: native ===",
 		"Read README.md [read]",
 		"+\tfmt.Println(\"hello, world\")", // the edit's applied hunk
-		"$ ls && grep -n Println main.go", // terminal card
+		"$ ls && grep -n Println main.go",  // terminal card
 		"[exit 0]",
 		"error DENIED:",                        // the guard
 		"reason: the command deletes files",    // the ask, on the terminal

@@ -221,4 +221,3 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 	}
 	return nil
 }
-

@@ -270,7 +270,7 @@ type plugin struct{}
 func (plugin) Name() string { return Name }
 
 func (plugin) Apply(c *host.Context) error {
-	cfg, err := configOf(c.Config())
+	cfg, err := host.DecodeConfig[Config](c)
 	if err != nil {
 		return err
 	}
@@ -285,19 +285,4 @@ func (plugin) Apply(c *host.Context) error {
 	}
 	_, err = c.Provide(tools.ApprovalService, s)
 	return err
-}
-
-func configOf(v any) (Config, error) {
-	switch cfg := v.(type) {
-	case nil:
-		return Config{}, nil
-	case Config:
-		return cfg, nil
-	case *Config:
-		if cfg == nil {
-			return Config{}, nil
-		}
-		return *cfg, nil
-	}
-	return Config{}, fmt.Errorf("approval: config is a %T, want approval.Config", v)
 }

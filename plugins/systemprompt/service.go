@@ -27,17 +27,9 @@ func (plugin) Name() string { return ServiceName }
 
 // Apply implements host.Plugin.
 func (plugin) Apply(c *host.Context) error {
-	var cfg Config
-	switch v := c.Config().(type) {
-	case nil:
-	case Config:
-		cfg = v
-	case *Config:
-		if v != nil {
-			cfg = *v
-		}
-	default:
-		return fmt.Errorf("%w: system-prompt config is a %T, want systemprompt.Config", ErrInvalid, v)
+	cfg, err := host.DecodeConfig[Config](c)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -50,7 +42,7 @@ func (plugin) Apply(c *host.Context) error {
 	}); err != nil {
 		return err
 	}
-	_, err := c.Provide(ServiceName, s)
+	_, err = c.Provide(ServiceName, s)
 	return err
 }
 

@@ -72,7 +72,7 @@ type plugin struct{}
 func (plugin) Name() string { return Name }
 
 func (plugin) Apply(c *host.Context) error {
-	cfg, err := configOf(c.Config())
+	cfg, err := host.DecodeConfig[Config](c)
 	if err != nil {
 		return err
 	}
@@ -81,21 +81,6 @@ func (plugin) Apply(c *host.Context) error {
 	}
 	_, err = host.OnWaterfall(c, tools.ExecuteEvent, Wrapper(cfg, c.Logger()))
 	return err
-}
-
-func configOf(v any) (Config, error) {
-	switch cfg := v.(type) {
-	case nil:
-		return Config{}, nil
-	case Config:
-		return cfg, nil
-	case *Config:
-		if cfg == nil {
-			return Config{}, nil
-		}
-		return *cfg, nil
-	}
-	return Config{}, fmt.Errorf("timeoutpolicy: config is a %T, want timeoutpolicy.Config", v)
 }
 
 // budgetCause is the cause of one call's expiry: a fresh pointer per call,

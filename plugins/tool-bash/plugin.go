@@ -61,17 +61,9 @@ func (plugin) Name() string     { return "tool-bash" }
 func (plugin) Inject() []string { return []string{tools.ServiceName} }
 
 func (plugin) Apply(c *host.Context) error {
-	var cfg Config
-	switch v := c.Config().(type) {
-	case Config:
-		cfg = v
-	case *Config:
-		if v != nil {
-			cfg = *v
-		}
-	case nil:
-	default:
-		return fmt.Errorf("tool-bash: config is a %T, want toolbash.Config", v)
+	cfg, err := host.DecodeConfig[Config](c)
+	if err != nil {
+		return err
 	}
 	def, err := Definition(cfg)
 	if err != nil {

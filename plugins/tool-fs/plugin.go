@@ -35,17 +35,9 @@ func (plugin) Name() string     { return "tool-fs" }
 func (plugin) Inject() []string { return []string{tools.ServiceName} }
 
 func (plugin) Apply(c *host.Context) error {
-	var cfg Config
-	switch v := c.Config().(type) {
-	case Config:
-		cfg = v
-	case *Config:
-		if v != nil {
-			cfg = *v
-		}
-	case nil:
-	default:
-		return fmt.Errorf("tool-fs: config is a %T, want toolfs.Config", v)
+	cfg, err := host.DecodeConfig[Config](c)
+	if err != nil {
+		return err
 	}
 	if cfg.MaxReadBytes <= 0 {
 		cfg.MaxReadBytes = DefaultMaxReadBytes

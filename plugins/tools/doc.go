@@ -6,7 +6,7 @@
 //
 //	spec                          package tools
 //	ctx.tools (ToolRegistry)      *Registry, provided by Plugin under ServiceName ("tools")
-//	config mode                   Config{Mode}; only Native is built (Code Mode is a later issue)
+//	config mode                   Config{Mode}: Native, Code or Both
 //	register / restrict / guard   Registry.Register / Restrict / Guard (layer = c.ScopeKey())
 //	get / visible / knownNames    Registry.Get / Visible / KnownNames
 //	schemas                       Registry.Schemas ([]Schema: name, description, parameters)
@@ -25,6 +25,11 @@
 //	ToolCallView / ToolResultView CallView / ResultView (GenericCall, TerminalCall, DiffCall, ...)
 //	ctx.approval                  Approver, looked up per ask under ApprovalService ("approval")
 //	tools/pre-execute ...         PreExecute, ExecuteEvent, PostExecute, ResultEvent, Change
+//	ctx.codeRuntime               coderuntime.Runtime, looked up under coderuntime.ServiceName
+//	run_code / tools:sdk          RunCodeName / SDKSection (order SDKSectionOrder); Registry.SDK
+//	CodeRunFailedError            *CodeRunFailedError (CODE_RUN_FAILED); a failed sub-call: *CodeCallError
+//	tool/code-dispatch            SessionEvent{Type: CodeDispatchEvent, Data: CodeDispatch}, appended
+//	                              to the SessionLog provided under SessionLogService ("session-log")
 //
 // # The pipeline
 //
@@ -61,15 +66,74 @@
 // their own copy (PostInput.Result and ResultNotice.Result copy on each
 // call), so nobody can change what another sees.
 //
-// # Later: batches and Code Mode
+// # Code Mode
+//
+// Under Config{Mode: Code} (or Both) the registry presents its tools as a
+// programming API (codemode.go). Its prompt contribution is the reserved
+// wire transport run_code (params: code, the TypeScript body of an async
+// function; description, a one-line summary for UIs) plus the lazy
+// tools:sdk section (order 150), which [Registry.SDK] renders at each
+// assembly for the calling scope: fixed usage instructions and a
+// `declare const tools: {...}` declaration of [Registry.EndCapabilities]
+// (schema.DeclareTools: sorted, exotic names quoted, unsupported schema
+// constructs as unknown, byte-identical for an unchanged set). Both adds
+// the visible native definitions. run_code and tools:sdk are Protected /
+// ProtectedSections and run_code is Reserved, so systemprompt restores
+// them after the assembly waterfall, refuses a scoped section shadowing
+// tools:sdk, accepts run_code in toolOrder, and rejects a toolOrder naming
+// a tool the mode no longer contributes.
+//
+// run_code lives outside the layers: every scope resolves it (Get,
+// Visible, Schemas, Execute) whatever its restrictions; it is not in
+// KnownNames; registering or shadowing it, or naming it in a restriction,
+// fails with ErrReserved. Under Code a direct call to any other tool is
+// UNKNOWN_TOOL, with a message saying to call it from run_code; only calls
+// whose Parent is a run_code execution in progress reach end capabilities.
+//
+// Both modes need a code runtime: host.Lookup[coderuntime.Runtime] under
+// coderuntime.ServiceName, non-reactive, at every assembly and every
+// run_code execution, with language "typescript". Missing or mismatched,
+// every assembly fails with an actionable error (load coderuntime.Plugin),
+// and run_code fails with CODE_RUN_FAILED, kind "unavailable".
+//
+// The bridge (run_code's body) gives the program one binding per end
+// capability of the call's agent and runs it with MaxConcurrentCalls 1, so
+// binding calls execute one at a time in submission order, even under
+// Promise.all. A binding call's JSON argument is canonicalized first (a
+// value that is not lossless JSON rejects that call only, before dispatch;
+// BigInt and circular values are already rejected by the runtime), then
+// dispatched through the full pipeline as Call{ID: "<outer id>:code:<n>",
+// Agent: outer agent, Parent: outer token}, n counting from 1 per run. Its
+// additional context is dropped. It is appended to the [SessionLog] (when
+// one is provided and the call has an agent; an Append error is logged,
+// not fatal) as a tool/code-dispatch [SessionEvent] carrying
+// [CodeDispatch]{name, arguments, result}. An isError result rejects the
+// binding's promise with a [*CodeCallError]: err.message is
+// "tools.<name>: <text>", err.code and err.name the result's error class.
+// A success resolves to the text when every block is text (joined by
+// newlines), else to the content blocks.
+//
+// Settlement: when the run settles for any reason (return, throw, budget,
+// the caller's cancellation) the runtime cancels the context of in-flight
+// sub-calls and waits for them, so each still gets exactly one result and
+// its tool/code-dispatch event is appended before run_code returns. Calls
+// still queued at that moment never start and are not logged.
+//
+// Only what the program prints (console lines, "[warn] " / "[error] "
+// prefixed) and returns (a string as itself, anything else as JSON) is
+// run_code's content, one text block. A failed run is a
+// [*CodeRunFailedError] (CODE_RUN_FAILED): the failure kind, message,
+// position in the model's program, and the captured console output.
+// Cancellation by the caller while the program runs is ABORTED, as for
+// every tool.
+//
+// # Later: batches
 //
 // A batch API fits without changing this one: a Definition field (say
 // Concurrency, zero = exclusive) carried into *Tool, and
 // Registry.ExecuteBatch(ctx, []Call) []Result that runs stages 1–5 in
 // submission order and overlaps stages 6–10 of concurrency-safe calls up to
 // a cap. Execute already holds no lock while user code runs and is safe for
-// concurrent use. Code Mode plugs into the unexported modeSupport seam
-// (reserved transport names, enforced by Register and Restrict, and the
-// prompt contribution per scope); Config.Validate will then accept code and
-// both.
+// concurrent use; the Code Mode bridge would then raise MaxConcurrentCalls
+// for concurrency-safe bindings.
 package tools

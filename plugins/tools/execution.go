@@ -68,6 +68,9 @@ type Execution struct {
 	agent  host.ScopeKey
 	parent Token
 	tool   *Tool
+	// hint is appended to the UNKNOWN_TOOL message (Code Mode's "call it
+	// from run_code").
+	hint string
 }
 
 // Token returns the execution's opaque identity.

@@ -97,6 +97,12 @@ func (r *Registry) run(ctx context.Context, call Call) (exec *Execution, res Res
 	// policy runs, so policy and tool always see the same value.
 	exec = &Execution{token: newToken(), callID: call.ID, name: call.Name, agent: call.Agent, parent: call.Parent}
 	exec.tool, _ = r.Get(call.Name, call.Agent)
+	// Under Code, end capabilities are reachable only from a run_code
+	// program (a call whose Parent is a run_code execution in progress); a
+	// direct call is an unknown tool whose message says how to reach it.
+	if t := exec.tool; t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent) {
+		exec.tool, exec.hint = nil, codeOnlyHint(call.Name)
+	}
 	canon, err := schema.CanonicalizeObject(call.Arguments, schema.CanonOptions{})
 	if err != nil {
 		return exec, r.finalize(exec, argsFailure(call.Name, err))
@@ -271,7 +277,7 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
-		return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name))
+		return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)
 	}
 	body := wctx
 	if done := ctx.Done(); done != nil && done != wctx.Done() {

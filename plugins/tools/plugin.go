@@ -14,9 +14,10 @@ const ServiceName = "tools"
 // Mode selects how the registry presents its tools to the model.
 type Mode string
 
-// The modes. Only Native is built; Code and Both (Code Mode: the reserved
-// run_code transport and the tools:sdk prompt section) are rejected by
-// [Config.Validate] until Code Mode lands.
+// The modes. Native contributes the visible tools as wire function
+// definitions; Code contributes only the reserved [RunCodeName] transport
+// plus the [SDKSection] prompt section; Both contributes all three. Code and
+// Both need a code runtime (see [Registry.CodeRuntime]).
 const (
 	Native Mode = "native"
 	Code   Mode = "code"
@@ -31,7 +32,7 @@ type Config struct {
 
 // supportedModes lists the modes this build accepts, in the order error
 // messages name them.
-var supportedModes = []Mode{Native}
+var supportedModes = []Mode{Native, Code, Both}
 
 // Validate reports an unsupported mode, naming the allowed values.
 func (c Config) Validate() error {
@@ -61,8 +62,8 @@ func modeList() string {
 // modeSupport is the seam a presentation mode plugs into: the names it
 // reserves (rejected by Register and Restrict) and what it contributes to
 // each prompt assembly. Native contributes the visible tools' schemas;
-// Code Mode will add a codeMode implementation (run_code transport,
-// tools:sdk section, protection) here without changing the registry.
+// codeMode (codemode.go) contributes the run_code transport and the
+// tools:sdk section, both protected.
 type modeSupport interface {
 	mode() Mode
 	reserved() []string
@@ -74,6 +75,8 @@ func modeFor(m Mode) (modeSupport, error) {
 	switch m {
 	case Native, "":
 		return nativeMode{}, nil
+	case Code, Both:
+		return codeMode{m: m}, nil
 	}
 	return nil, Config{Mode: m}.Validate()
 }
@@ -97,6 +100,11 @@ func (nativeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 // provides a fresh [*Registry] under [ServiceName], and feeds each prompt
 // assembly the scope's contribution for the configured mode. Its
 // configuration is a [Config] (or *Config, or nil for the defaults).
+//
+// The code runtime Code and Both need is deliberately not injected: it is
+// looked up (non-reactively) at each assembly and each run_code execution,
+// so a missing or mismatched runtime fails every assembly with an
+// actionable error instead of leaving the registry pending.
 var Plugin host.Plugin = plugin{}
 
 type plugin struct{}
@@ -105,17 +113,9 @@ func (plugin) Name() string     { return "tools" }
 func (plugin) Inject() []string { return []string{systemprompt.ServiceName} }
 
 func (plugin) Apply(c *host.Context) error {
-	var cfg Config
-	switch v := c.Config().(type) {
-	case nil:
-	case Config:
-		cfg = v
-	case *Config:
-		if v != nil {
-			cfg = *v
-		}
-	default:
-		return fmt.Errorf("tools: config is a %T, want tools.Config", v)
+	cfg, err := host.DecodeConfig[Config](c)
+	if err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err

@@ -74,12 +74,25 @@ type Registry struct {
 	h    *host.Host
 	mode modeSupport
 
+	// transport is the reserved run_code tool of a non-native mode (nil in
+	// native mode). It lives outside the layers: every scope sees it,
+	// restrictions cannot name it, and KnownNames does not list it.
+	transport *Tool
+	// codeRuns holds the tokens of run_code executions in progress (Token →
+	// struct{}): under Code, only calls whose Parent is one of them may
+	// reach an end capability.
+	codeRuns sync.Map
+
 	mu     sync.RWMutex
 	layers map[host.ScopeKey]*layer
 }
 
 func newRegistry(c *host.Context, mode modeSupport) *Registry {
-	return &Registry{c: c, h: c.Host(), mode: mode, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
+	r := &Registry{c: c, h: c.Host(), mode: mode, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
+	if _, ok := mode.(codeMode); ok {
+		r.transport = r.newTransport()
+	}
+	return r
 }
 
 // New returns a registry that works through c (approval lookups, event
@@ -301,8 +314,12 @@ func (r *Registry) Guard(c *host.Context, g Guard) (host.Disposer, error) {
 	return d, nil
 }
 
-// resolveLocked resolves name for scope; r.mu held for reading.
+// resolveLocked resolves name for scope; r.mu held for reading. The
+// reserved transport resolves for every scope.
 func (r *Registry) resolveLocked(name string, scope host.ScopeKey) *Tool {
+	if r.transport != nil && name == r.transport.name {
+		return r.transport
+	}
 	var sl *layer
 	if scope != "" {
 		sl = r.layers[scope]
@@ -325,8 +342,9 @@ func (r *Registry) resolveLocked(name string, scope host.ScopeKey) *Tool {
 }
 
 // Get resolves name as scope sees it: the scope's own tool, else the
-// global one unless a restriction hides it. The *Tool is the registry's
-// frozen snapshot, the same one Execute would dispatch to.
+// global one unless a restriction hides it; in Code and Both the reserved
+// run_code transport for every scope. The *Tool is the registry's frozen
+// snapshot, the same one Execute would dispatch to.
 func (r *Registry) Get(name string, scope host.ScopeKey) (*Tool, bool) {
 	r.mu.RLock()
 	t := r.resolveLocked(name, scope)
@@ -335,9 +353,21 @@ func (r *Registry) Get(name string, scope host.ScopeKey) (*Tool, bool) {
 }
 
 // Visible returns the tools scope can execute, sorted by name: the global
-// layer after restrictions and shadowing, plus the scope's own layer. It
-// is the view prompt assembly, Get and Execute share.
+// layer after restrictions and shadowing, plus the scope's own layer, plus
+// (in Code and Both) the reserved run_code transport. It is the view prompt
+// assembly, Get and Execute share.
 func (r *Registry) Visible(scope host.ScopeKey) []*Tool {
+	return r.visible(scope, r.transport != nil)
+}
+
+// EndCapabilities returns [Registry.Visible] without the reserved
+// transport: the tools a Code Mode program of scope gets bindings for and
+// the tools:sdk section declares, sorted by name.
+func (r *Registry) EndCapabilities(scope host.ScopeKey) []*Tool {
+	return r.visible(scope, false)
+}
+
+func (r *Registry) visible(scope host.ScopeKey, withTransport bool) []*Tool {
 	r.mu.RLock()
 	g := r.layers[""]
 	var sl *layer
@@ -348,7 +378,10 @@ func (r *Registry) Visible(scope host.ScopeKey) []*Tool {
 	if sl != nil {
 		n += len(sl.tools)
 	}
-	out := make([]*Tool, 0, n)
+	out := make([]*Tool, 0, n+1)
+	if withTransport {
+		out = append(out, r.transport)
+	}
 	for name, t := range g.tools {
 		if sl != nil {
 			if _, shadowed := sl.tools[name]; shadowed {
@@ -402,7 +435,9 @@ func (r *Registry) KnownNames(scope host.ScopeKey) []string {
 }
 
 // Reserved returns the reserved transport names of the registry's mode
-// (none in native mode).
+// (none in native mode; [RunCodeName] in Code and Both). They are not in
+// [Registry.KnownNames]: they cannot be registered, shadowed or named in a
+// restriction.
 func (r *Registry) Reserved() []string { return slices.Clone(r.mode.reserved()) }
 
 // Schemas returns the wire schemas of [Registry.Visible] (scope), sorted by

@@ -470,20 +470,20 @@ func TestH2_DisposingThePluginFiberUndoesRegistrations(t *testing.T) {
 	}
 }
 
-func TestConfigModeOnlyNative(t *testing.T) {
-	if err := (tools.Config{}).Validate(); err != nil {
-		t.Error(err)
-	}
-	for _, m := range []tools.Mode{tools.Code, tools.Both, "weird"} {
-		err := tools.Config{Mode: m}.Validate()
-		if err == nil || !strings.Contains(err.Error(), "allowed: native") {
-			t.Errorf("%s: %v", m, err)
+func TestConfigModes(t *testing.T) {
+	for _, m := range []tools.Mode{"", tools.Native, tools.Code, tools.Both} {
+		if err := (tools.Config{Mode: m}).Validate(); err != nil {
+			t.Errorf("%q: %v", m, err)
 		}
+	}
+	err := tools.Config{Mode: "weird"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), "allowed: native, code, both") {
+		t.Errorf("weird: %v", err)
 	}
 	h := host.New()
 	defer h.Close()
 	_, _ = h.Root().Plugin(systemprompt.Plugin, nil)
-	f, _ := h.Root().Plugin(tools.Plugin, tools.Config{Mode: tools.Code})
+	f, _ := h.Root().Plugin(tools.Plugin, tools.Config{Mode: "weird"})
 	if f.State() != host.Failed || !strings.Contains(f.Err().Error(), "allowed: native") {
 		t.Errorf("state %v err %v", f.State(), f.Err())
 	}

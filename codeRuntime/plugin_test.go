@@ -1,0 +1,109 @@
+package coderuntime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/host"
+)
+
+func TestPluginProvidesRuntime(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	root := h.Root()
+	f, err := root.Plugin(coderuntime.Plugin, coderuntime.Config{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Name(); got != "code-runtime" {
+		t.Errorf("fiber name %q, want code-runtime", got)
+	}
+	rt, ok := host.Lookup[coderuntime.Runtime](root, coderuntime.ServiceName)
+	if !ok {
+		t.Fatal("no coderuntime.Runtime under code-runtime")
+	}
+	if rt.Language() != "typescript" {
+		t.Errorf("language %q", rt.Language())
+	}
+	g, ok := rt.(*coderuntime.Goja)
+	if !ok {
+		t.Fatalf("runtime is a %T, want *coderuntime.Goja", rt)
+	}
+	if g.Config().Timeout != time.Second {
+		t.Errorf("config not applied: timeout %v", g.Config().Timeout)
+	}
+	res, err := rt.Run(context.Background(), coderuntime.Program{Source: "return 1 + 1"})
+	if err != nil || string(res.Value) != "2" {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+
+	// Disposing the fiber withdraws the service.
+	if err := f.Dispose(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := host.Lookup[coderuntime.Runtime](root, coderuntime.ServiceName); ok {
+		t.Error("runtime still provided after the fiber was disposed")
+	}
+}
+
+func TestPluginConfigForms(t *testing.T) {
+	cases := []struct {
+		name    string
+		cfg     any
+		wantErr bool
+	}{
+		{"nil", nil, false},
+		{"value", coderuntime.Config{}, false},
+		{"pointer", &coderuntime.Config{MaxLogBytes: 10}, false},
+		{"nil pointer", (*coderuntime.Config)(nil), false},
+		{"negative", coderuntime.Config{Timeout: -1}, true},
+		{"wrong type", "fast", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := host.New()
+			defer h.Close()
+			f, err := h.Root().Plugin(coderuntime.Plugin, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = f.Err()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Err() = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr && !errors.Is(err, coderuntime.ErrInvalidConfig) {
+				t.Errorf("error %v does not wrap ErrInvalidConfig", err)
+			}
+			_, ok := host.Lookup[coderuntime.Runtime](h.Root(), coderuntime.ServiceName)
+			if ok == tc.wantErr {
+				t.Errorf("service provided = %v with config error = %v", ok, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestPluginUpdateReplacesRuntime(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	f, err := h.Root().Plugin(coderuntime.Plugin, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := host.Lookup[coderuntime.Runtime](h.Root(), coderuntime.ServiceName)
+	if err := f.Update(coderuntime.Config{MaxLogBytes: 128}); err != nil {
+		t.Fatal(err)
+	}
+	second, ok := host.Lookup[coderuntime.Runtime](h.Root(), coderuntime.ServiceName)
+	if !ok || second == first {
+		t.Fatalf("runtime not replaced on update (ok=%v)", ok)
+	}
+	if got := second.(*coderuntime.Goja).Config().MaxLogBytes; got != 128 {
+		t.Errorf("MaxLogBytes = %d", got)
+	}
+}

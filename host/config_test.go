@@ -1,0 +1,49 @@
+package host_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/dsh-go/dsh/host"
+)
+
+type cfgT struct{ N int }
+
+func TestDecodeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  any
+		want int
+		err  string
+	}{
+		{"value", cfgT{N: 1}, 1, ""},
+		{"pointer", &cfgT{N: 2}, 2, ""},
+		{"nil pointer", (*cfgT)(nil), 0, ""},
+		{"nil", nil, 0, ""},
+		{"wrong type", map[string]any{}, 0, "plugin cfg: wrong configuration type: got map[string]interface {}, want host_test.cfgT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := host.New()
+			defer h.Close()
+			var got cfgT
+			var gotErr error
+			f, err := h.Root().Plugin(host.Define("cfg", nil, func(c *host.Context) error {
+				got, gotErr = host.DecodeConfig[cfgT](c)
+				return gotErr
+			}), tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.err != "" {
+				if !errors.Is(gotErr, host.ErrConfigType) || !strings.Contains(gotErr.Error(), tc.err) || f.State() != host.Failed {
+					t.Fatalf("err = %v (state %v), want %q", gotErr, f.State(), tc.err)
+				}
+				return
+			}
+			if gotErr != nil || got.N != tc.want {
+				t.Fatalf("got %+v, %v; want N=%d", got, gotErr, tc.want)
+			}
+		})
+	}
+}

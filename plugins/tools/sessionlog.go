@@ -1,0 +1,65 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/dsh-go/dsh/host"
+)
+
+// SessionLogService is the service name the registry looks the
+// [SessionLog] up under (non-reactively, once per run_code execution).
+const SessionLogService = "session-log"
+
+// SessionLog is the seam an agent runtime provides so the registry can
+// record events inside the open turn of a session: today the
+// tool/code-dispatch event of each Code Mode sub-call. The registry owns
+// the interface; a runtime implements it and provides it under
+// [SessionLogService]. Without one (or for a call without an agent)
+// dispatch works the same and nothing is logged.
+//
+// Append is called on the goroutine of the sub-call, before run_code
+// returns, in dispatch order within a run; runs of different calls may
+// append concurrently, so an implementation must be safe for concurrent
+// use. ctx carries no cancellation of the call (a sub-call cancelled by the
+// run's settlement is still logged). An error is logged by the registry
+// and does not fail the call.
+type SessionLog interface {
+	Append(ctx context.Context, e SessionEvent) error
+}
+
+// SessionLogFunc adapts a function to [SessionLog].
+type SessionLogFunc func(ctx context.Context, e SessionEvent) error
+
+// Append implements [SessionLog].
+func (f SessionLogFunc) Append(ctx context.Context, e SessionEvent) error { return f(ctx, e) }
+
+var _ SessionLog = SessionLogFunc(nil)
+
+// SessionEvent is one durable session event. It is a value; Data is owned
+// by the receiver.
+type SessionEvent struct {
+	// Type is the event type, e.g. [CodeDispatchEvent] ("tool/code-dispatch").
+	Type string `json:"type"`
+	// ID is the event's deterministic id; for a code dispatch
+	// "<parent call id>:code:<n>", n counting from 1 per run.
+	ID string `json:"id"`
+	// Agent is the agent scope the event belongs to.
+	Agent host.ScopeKey `json:"agent"`
+	// Parent is the model's call id of the enclosing tool call (run_code),
+	// or "".
+	Parent string `json:"parent,omitempty"`
+	// Data is the event's payload as JSON; for a code dispatch a
+	// [CodeDispatch].
+	Data json.RawMessage `json:"data"`
+}
+
+// CodeDispatch is the payload of a tool/code-dispatch event: the tool, the
+// canonical arguments it was dispatched with (the same bytes every
+// pipeline phase saw) and its final result, without additional context
+// (which Code Mode drops).
+type CodeDispatch struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    Result          `json:"result"`
+}
