@@ -61,6 +61,15 @@ func TestTranscriptShowsEveryPolicy(t *testing.T) {
 		"error TOOL_TIMEOUT:",                  // the timeout policy
 		"error BLOCKED:",                       // the post-execute block
 		"context for the model: Policy: never", // its additional context
+		"=== tools mode: code ===",
+		"(model sees tools: run_code)",   // code mode contributes only the transport
+		"↳ c8:code:1 bash: ok",           // sub-calls run the full pipeline...
+		"↳ c8:code:3 read: error DENIED", // ...guards included
+		".env stays private: DENIED",     // and the program catches the denial
+		`"mainLines":7}`,                 // what it returned
+		"error UNKNOWN_TOOL:",            // direct calls are refused under code
+		"error CODE_RUN_FAILED:",         // a throwing program
+		"console output before the failure:",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("transcript lacks %q", want)
@@ -96,6 +105,23 @@ func TestSessionLog(t *testing.T) {
 	}
 	if count["tool/call"] == 0 || count["tool/call"] != count["tool/result"] {
 		t.Fatalf("calls %d, results %d", count["tool/call"], count["tool/result"])
+	}
+	// Code Mode sub-calls are logged inside the open turn: before the
+	// run_code call's own result.
+	var dispatched []string
+	for _, e := range evs {
+		if e.Type == "tool/code-dispatch" {
+			dispatched = append(dispatched, e.ID)
+			if e.Parent != "c8" {
+				t.Fatalf("code-dispatch %s has parent %q", e.ID, e.Parent)
+			}
+		}
+		if e.Type == "tool/result" && e.ID == "c8" && len(dispatched) != 3 {
+			t.Fatalf("run_code's result came after %d of its 3 dispatches", len(dispatched))
+		}
+	}
+	if strings.Join(dispatched, ",") != "c8:code:1,c8:code:2,c8:code:3" {
+		t.Fatalf("code-dispatch ids = %v", dispatched)
 	}
 	if count["context/message"] != 1 {
 		t.Fatalf("context messages = %d, want 1", count["context/message"])

@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/approval"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -75,7 +77,13 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// The agent runtime's session log, where the registry records Code
+	// Mode sub-calls.
+	if _, err := root.Provide(tools.SessionLogService, log); err != nil {
+		return err
+	}
 	toolsFiber, err := load(root, []plugin{
+		{coderuntime.Plugin, coderuntime.Config{Timeout: 10 * time.Second}},
 		{systemprompt.Plugin, systemprompt.Config{}},
 		{tools.Plugin, tools.Config{Mode: tools.Native}},
 		{approval.Plugin, approval.Config{Answerer: answerer}},
@@ -85,6 +93,22 @@ func Run(ctx context.Context, o Options) error {
 		{demoPolicy, nil},
 	})
 	if err != nil {
+		return err
+	}
+	// An observer of tools/result: Code Mode sub-calls (those with a parent)
+	// are shown as they complete, inside their run_code call.
+	if _, err := host.On(root, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
+		e := n.Execution()
+		if e.Parent().IsZero() {
+			return nil
+		}
+		status := "ok"
+		if r := n.Result(); r.IsError && r.Error != nil {
+			status = "error " + r.Error.Code
+		}
+		fmt.Fprintf(o.Out, "  ↳ %s %s: %s\n", e.CallID(), e.Name(), status)
+		return nil
+	}); err != nil {
 		return err
 	}
 	agent, err := root.Scope(host.ScopeKey(script.Agent))

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"sync"
 	"time"
+
+	"github.com/dsh-go/dsh/plugins/tools"
 )
 
 // Event is one line of the session log (JSONL).
@@ -28,11 +31,23 @@ type sessionLog struct {
 	now    func() time.Time
 }
 
+// Append implements tools.SessionLog: the registry records each Code Mode
+// sub-call here as a tool/code-dispatch event, inside the open turn.
+func (l *sessionLog) Append(_ context.Context, e tools.SessionEvent) error {
+	return l.appendRaw(e.Type, e.ID, string(e.Agent), e.Parent, e.Data)
+}
+
+var _ tools.SessionLog = (*sessionLog)(nil)
+
 func (l *sessionLog) append(typ, id, agent, parent string, data any) error {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
 	}
+	return l.appendRaw(typ, id, agent, parent, raw)
+}
+
+func (l *sessionLog) appendRaw(typ, id, agent, parent string, raw json.RawMessage) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.seq++

@@ -210,7 +210,8 @@ func validateRunCodeArgs(args []byte) error {
 }
 
 // presentRunCode renders a pending run_code call: the description as the
-// title and the program as the raw input.
+// title and the program as text content (readable in a UI, unlike an
+// escaped JSON string).
 func presentRunCode(args json.RawMessage) CallView {
 	var a struct {
 		Code        *string `json:"code"`
@@ -223,11 +224,7 @@ func presentRunCode(args json.RawMessage) CallView {
 	if title == "" {
 		title = "Run code"
 	}
-	raw, err := json.Marshal(map[string]string{"code": *a.Code})
-	if err != nil {
-		return nil
-	}
-	return GenericCall{Title: title, Kind: "execute", RawInput: raw}
+	return GenericCall{Title: title, Kind: "execute", Content: []Content{Text(*a.Code)}}
 }
 
 // CodeRunFailedError is how a failed Code Mode run reaches the model: the

@@ -1027,3 +1027,18 @@ func FuzzRunCodeArgs(f *testing.F) {
 		_ = subs
 	})
 }
+
+// TestRunCodeCallCard: the pending run_code card shows the description as
+// its title and the program as readable text; malformed args present
+// nothing.
+func TestRunCodeCallCard(t *testing.T) {
+	e := newCodeEnv(t, codeOpts{})
+	call := runCode("c1", "const x = a => a && 1;", "")
+	v, ok := e.reg.PresentCall(tools.RunCodeName, "", call.Arguments).(tools.GenericCall)
+	if !ok || v.Title != "test program" || v.Kind != "execute" || len(v.Content) != 1 || v.Content[0].Text != "const x = a => a && 1;" {
+		t.Fatalf("card = %#v", v)
+	}
+	if v := e.reg.PresentCall(tools.RunCodeName, "", json.RawMessage(`{"code":3}`)); v != nil {
+		t.Fatalf("malformed args rendered %#v", v)
+	}
+}
