@@ -62,7 +62,7 @@ func RenderPipeline(stages []Stage) (string, error) {
 		if !ids[s.FailTo] {
 			return "", fmt.Errorf("catalog: stage %q fails to unknown stage %q", s.ID, s.FailTo)
 		}
-		fmt.Fprintf(&b, "    %s -. %q .-> %s\n", s.ID, s.OnFailure, s.FailTo)
+		fmt.Fprintf(&b, "    %s -.->|%q| %s\n", s.ID, s.OnFailure, s.FailTo)
 	}
 	b.WriteString("```\n\n| # | stage | kind | rules | on denial or failure |\n|---|---|---|---|---|\n")
 	for i, s := range stages {

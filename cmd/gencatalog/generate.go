@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/catalog"
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/approval"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -42,6 +43,7 @@ var infrastructure = []shipped{
 
 // policies are the shipped non-tool plugins.
 var policies = []shipped{
+	{plugin: coderuntime.Plugin, config: static(coderuntime.Config{})},
 	{plugin: approval.Plugin, config: static(approval.Config{})},
 	{plugin: timeoutpolicy.Plugin, config: static(timeoutpolicy.Config{})},
 }
@@ -150,7 +152,44 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 		}
 		done()
 	}
-	return out, nil
+	transport, err := runCodeEntry()
+	if err != nil {
+		return nil, err
+	}
+	return append(out, transport), nil
+}
+
+// runCodeEntry harvests the registry's own Code Mode transport, run_code,
+// by booting the registry in code mode beside a code runtime.
+func runCodeEntry() (catalog.ToolEntry, error) {
+	code := []shipped{
+		{plugin: coderuntime.Plugin, config: static(coderuntime.Config{})},
+		{plugin: systemprompt.Plugin, config: static(systemprompt.Config{})},
+		{plugin: tools.Plugin, config: static(tools.Config{Mode: tools.Code})},
+	}
+	h, done, err := boot(code)
+	if err != nil {
+		return catalog.ToolEntry{}, err
+	}
+	defer done()
+	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	if err != nil {
+		return catalog.ToolEntry{}, err
+	}
+	for _, s := range reg.Schemas("") {
+		if s.Name == tools.RunCodeName {
+			return catalog.ToolEntry{
+				Package:     pkgPath(tools.Plugin),
+				Plugin:      tools.Plugin.(host.Named).Name(),
+				Name:        s.Name,
+				Description: s.Description,
+				Parameters:  s.Parameters,
+				Services:    tools.Plugin.(host.Injector).Inject(),
+				Config:      "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.ServiceName + "` service with language typescript",
+			}, nil
+		}
+	}
+	return catalog.ToolEntry{}, fmt.Errorf("tools mode code contributed no %s schema", tools.RunCodeName)
 }
 
 func pkgPath(p host.Plugin) string {
@@ -160,6 +199,8 @@ func pkgPath(p host.Plugin) string {
 	}
 	return t.PkgPath()
 }
+
+func stageID(name string) string { return strings.ReplaceAll(name, "-", "_") }
 
 // pipelineStages converts the pipeline's own stage table.
 func pipelineStages() []catalog.Stage {
@@ -180,7 +221,7 @@ func pipelineStages() []catalog.Stage {
 		if s.Event != "" {
 			title = s.Event
 		}
-		out = append(out, catalog.Stage{ID: strings.ReplaceAll(s.Name, "-", "_"), Title: title, Kind: kind, Doc: s.Doc})
+		out = append(out, catalog.Stage{ID: stageID(s.Name), Title: title, Kind: kind, Doc: s.Doc, OnFailure: s.OnFailure, FailTo: stageID(s.FailTo)})
 	}
 	return out
 }

@@ -19,13 +19,19 @@ import (
 // Stage is one step of the execution pipeline, as the generated pipeline
 // diagram shows it.
 type Stage struct {
-	// Name is the stage's short name.
+	// Name is the stage's short name; the code marks the stage with a
+	// "Stage N, <Name or Event>" comment (a test keeps the two in step).
 	Name string
 	// Event is the tools/* event the stage dispatches, "" for a built-in
 	// step.
 	Event string
 	// Doc says what the stage does and where a failure goes.
 	Doc string
+	// OnFailure labels where a denial or failure of this stage goes, and
+	// FailTo names that stage; both empty when the stage cannot fail the
+	// call.
+	OnFailure string
+	FailTo    string
 }
 
 // Stages lists the pipeline's stages in the order [Registry.Execute] runs
@@ -33,17 +39,26 @@ type Stage struct {
 // two input stages, whose rejections skip every policy stage and go
 // straight to finalize.
 var Stages = []Stage{
-	{"snapshot", "", "Assign the token, resolve the tool for the agent, canonicalize the arguments (not lossless → INVALID_ARGS, to finalize)."},
-	{"validate-args", "", "A typed tool checks the arguments against its schema (violations → INVALID_ARGS, to finalize)."},
-	{"pre-execute", PreExecute.Descriptor().Name, "Allow, deny (DENIED) or ask; a failing listener → LISTENER_ERROR, a malformed decision → INVALID_DECISION; cancelled before → ABORTED_BEFORE_DISPATCH."},
-	{"approval", "", "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*)."},
-	{"guards", "", "Global guards, then the agent's: a reason denies (DENIED), monotonically; a panic → GUARD_FAILED."},
-	{"execute", ExecuteEvent.Descriptor().Name, "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR."},
-	{"dispatch", "", "Run the tool body: unknown → UNKNOWN_TOOL; cancelled before → ABORTED_BEFORE_DISPATCH; error or panic → its code or TOOL_ERROR; cancelled during → ABORTED."},
-	{"post-execute", PostExecute.Descriptor().Name, "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
-	{"finalize", "", "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
-	{"result", ResultEvent.Descriptor().Name, "Observers see the frozen result, exactly once per call; their failures are contained."},
+	{Name: "snapshot", Doc: "Assign the token, resolve the tool for the agent, canonicalize the arguments (not lossless → INVALID_ARGS, to finalize).",
+		OnFailure: "INVALID_ARGS", FailTo: "finalize"},
+	{Name: "validate-args", Doc: "A typed tool checks the arguments against its schema (violations → INVALID_ARGS, to finalize).",
+		OnFailure: "INVALID_ARGS", FailTo: "finalize"},
+	{Name: "pre-execute", Event: PreExecute.Descriptor().Name, Doc: "Allow, deny (DENIED) or ask; a failing listener → LISTENER_ERROR, a malformed decision → INVALID_DECISION; cancelled before → ABORTED_BEFORE_DISPATCH.",
+		OnFailure: "deny / error", FailTo: "post-execute"},
+	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*).",
+		OnFailure: "not granted", FailTo: "post-execute"},
+	{Name: "guards", Doc: "Global guards, then the agent's: a reason denies (DENIED), monotonically; a panic → GUARD_FAILED.",
+		OnFailure: "DENIED", FailTo: "post-execute"},
+	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR.",
+		OnFailure: "short-circuit / error", FailTo: "post-execute"},
+	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; cancelled before → ABORTED_BEFORE_DISPATCH; error or panic → its code or TOOL_ERROR; cancelled during → ABORTED."},
+	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
+	{Name: "finalize", Doc: "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
+	{Name: "result", Event: ResultEvent.Descriptor().Name, Doc: "Observers see the frozen result, exactly once per call; their failures are contained."},
 }
+
+// resultEventName is read on every Execute.
+var resultEventName = ResultEvent.Descriptor().Name
 
 // Execute runs one call through the pipeline and returns its result. It
 // always returns exactly one result and emits exactly one tools/result,
@@ -62,10 +77,9 @@ var Stages = []Stage{
 // Execute runs everything on the calling goroutine, holds no lock while
 // user code runs, and is safe for concurrent use; listeners and tool
 // bodies may call Execute recursively (Code Mode).
-var resultEventName = ResultEvent.Descriptor().Name
-
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	exec, res := r.run(ctx, call)
+	// Stage 10, tools/result: observe-only, exactly once per call.
 	// res is already detached (finalize). Observers get their own copy so
 	// that what the caller does with its result can never reach them.
 	if r.h.ListenerCount(resultEventName) > 0 {
@@ -270,7 +284,7 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 	return Result{}, false
 }
 
-// dispatch is stage 7, the base of tools/execute: it runs the tool body
+// Stage 7, dispatch: the base of tools/execute: it runs the tool body
 // and normalizes every outcome into a Result. The body runs under the
 // wrapper's context, additionally cancelled with the caller's, so a wrapper
 // that replaced the context cannot detach the body from the caller.
@@ -348,7 +362,7 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode str
 	return errorResult(event+" failed", err, CodeListenerError, "ListenerError")
 }
 
-// post is stage 8, tools/post-execute. Every result after stage 2 passes
+// Stage 8, tools/post-execute (post). Every result after stage 2 passes
 // it, denials and failures included. Accept keeps the result (replacing
 // its content when the decision carries content); block turns it into a
 // BLOCKED isError whose content is the feedback (and drops meta). Either
@@ -384,7 +398,7 @@ func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, r
 
 func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kind: Accept}, nil }
 
-// finalize is stage 9: the result gets the call's id, is validated as
+// Stage 9, finalize: the result gets the call's id, is validated as
 // lossless JSON (content blocks, additional context, meta; error info only
 // on failures), has its meta canonicalized, and is detached from every
 // slice a tool or listener might still hold. An invalid result is replaced
