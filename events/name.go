@@ -15,14 +15,24 @@ var ErrInvalidName = errors.New("invalid event name")
 // each segment starting with a lower-case ASCII letter or digit and
 // continuing with lower-case letters, digits, '-', '_' or '.'; at most
 // [MaxNameLen] bytes. "tools/pre-execute" and "internal/fiber" are valid;
-// "", "Tools/x", "a//b" and "a/" are not. The error names the offending
-// byte offset.
+// "", "Tools/x", "a//b" and "a/" are not. The error wraps [ErrInvalidName]
+// and names the offending byte offset.
 func ValidateName(name string) error {
-	if name == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidName)
+	if err := CheckSegments(name, MaxNameLen); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidName, err)
 	}
-	if len(name) > MaxNameLen {
-		return fmt.Errorf("%w: %d bytes, longer than %d", ErrInvalidName, len(name), MaxNameLen)
+	return nil
+}
+
+// CheckSegments checks name against the grammar of [ValidateName] with a
+// length limit of maxLen bytes, and returns what is wrong and where (not
+// wrapped in any sentinel), or nil. The host uses it for service names.
+func CheckSegments(name string, maxLen int) error {
+	if name == "" {
+		return errors.New("empty")
+	}
+	if len(name) > maxLen {
+		return fmt.Errorf("%d bytes, longer than %d", len(name), maxLen)
 	}
 	segStart := true
 	for i := 0; i < len(name); i++ {
@@ -31,20 +41,20 @@ func ValidateName(name string) error {
 		switch {
 		case b == '/':
 			if segStart {
-				return fmt.Errorf("%w: %q: empty segment at offset %d", ErrInvalidName, name, i)
+				return fmt.Errorf("%q: empty segment at offset %d", name, i)
 			}
 			segStart = true
 		case segStart:
 			if !lowerOrDigit {
-				return fmt.Errorf("%w: %q: segment must start with a-z or 0-9, found %q at offset %d", ErrInvalidName, name, b, i)
+				return fmt.Errorf("%q: segment must start with a-z or 0-9, found %q at offset %d", name, b, i)
 			}
 			segStart = false
 		case !lowerOrDigit && b != '-' && b != '_' && b != '.':
-			return fmt.Errorf("%w: %q: byte %q at offset %d is not allowed (a-z, 0-9, '-', '_', '.', '/')", ErrInvalidName, name, b, i)
+			return fmt.Errorf("%q: byte %q at offset %d is not allowed (a-z, 0-9, '-', '_', '.', '/')", name, b, i)
 		}
 	}
 	if segStart {
-		return fmt.Errorf("%w: %q: ends with '/'", ErrInvalidName, name)
+		return fmt.Errorf("%q: ends with '/'", name)
 	}
 	return nil
 }

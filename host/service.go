@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/dsh-go/dsh/events"
 )
 
 // ErrNoService is wrapped by [Get] when a service is not provided.
@@ -52,33 +54,8 @@ var ErrInvalidServiceName = errors.New("invalid service name")
 // accepted; "systemPrompt" (upper case), "a//b" and "/x" are refused. The
 // error names the offending offset.
 func ValidateServiceName(name string) error {
-	if name == "" {
-		return fmt.Errorf("host: %w: empty", ErrInvalidServiceName)
-	}
-	if len(name) > MaxServiceNameLen {
-		return fmt.Errorf("host: %w: %d bytes, longer than %d", ErrInvalidServiceName, len(name), MaxServiceNameLen)
-	}
-	segStart := true
-	for i := 0; i < len(name); i++ {
-		b := name[i]
-		lowerOrDigit := b >= 'a' && b <= 'z' || b >= '0' && b <= '9'
-		switch {
-		case b == '/':
-			if segStart {
-				return fmt.Errorf("host: %w: %q: empty segment at offset %d", ErrInvalidServiceName, name, i)
-			}
-			segStart = true
-		case segStart:
-			if !lowerOrDigit {
-				return fmt.Errorf("host: %w: %q: segment must start with a-z or 0-9, found %q at offset %d", ErrInvalidServiceName, name, b, i)
-			}
-			segStart = false
-		case !lowerOrDigit && b != '-' && b != '_' && b != '.':
-			return fmt.Errorf("host: %w: %q: byte %q at offset %d is not allowed (a-z, 0-9, '-', '_', '.', '/')", ErrInvalidServiceName, name, b, i)
-		}
-	}
-	if segStart {
-		return fmt.Errorf("host: %w: %q: ends with '/'", ErrInvalidServiceName, name)
+	if err := events.CheckSegments(name, MaxServiceNameLen); err != nil {
+		return fmt.Errorf("host: %w: %w", ErrInvalidServiceName, err)
 	}
 	return nil
 }
