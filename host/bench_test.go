@@ -110,3 +110,38 @@ func BenchmarkPluginLoadDispose(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkWaterfall4Contain(b *testing.B) {
+	h := host.New()
+	defer h.Close()
+	for range 4 {
+		if _, err := host.OnWaterfall(h.Root(), evWaterfallContain, func(ctx context.Context, _ string, next events.Next[string]) (string, error) {
+			return next(ctx)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx, em := context.Background(), h.Root().Emitter()
+	base := func(context.Context) (string, error) { return "base", nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _ = host.Waterfall(ctx, em, evWaterfallContain, "payload", base)
+	}
+}
+
+func BenchmarkQuery4(b *testing.B) {
+	h := host.New()
+	defer h.Close()
+	for i := range 4 {
+		if _, err := host.OnQuery(h.Root(), evSerial, func(_ context.Context, p string) (string, bool, error) {
+			return p, i == 3, nil
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ctx, em := context.Background(), h.Root().Emitter()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, _, _ = host.Query(ctx, em, evSerial, "payload")
+	}
+}

@@ -349,15 +349,6 @@ func emitParallel[P any](ctx context.Context, em Emitter, d *events.Descriptor, 
 	return errors.Join(errs...)
 }
 
-func callQuery[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P) (r R, ok bool, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = recovered(d, l, v)
-		}
-	}()
-	return l.fn.(events.QueryListener[P, R])(ctx, p)
-}
-
 // Query dispatches a serial or bail event: listeners are called in order
 // until one answers (ok=true), and its result wins. Serial mode checks ctx
 // between listeners and returns ctx.Err() once it is done; bail mode does
@@ -373,35 +364,115 @@ func Query[P, R any](ctx context.Context, em Emitter, ev *events.Query[P, R], p 
 	if err != nil {
 		return result, false, err
 	}
-	for _, l := range ls {
-		if d.Mode == events.ModeSerial {
-			if err := ctx.Err(); err != nil {
+	for i := 0; i < len(ls); {
+		var q queryRun[R]
+		i, q = runQuery[P, R](ctx, lctx, em, d, ls, i, p)
+		switch {
+		case q.done:
+			return q.r, q.ok, q.err
+		case q.err != nil:
+			if err := em.failure(d, ls[i-1], q.err); err != nil {
 				return result, false, err
 			}
-		}
-		if !em.accepts(d, l) {
-			continue
-		}
-		r, ok, err := callQuery[P, R](lctx, d, l, p)
-		if err != nil {
-			if err = em.failure(d, l, err); err != nil {
-				return result, false, err
-			}
-			continue
-		}
-		if ok {
-			return r, true, nil
 		}
 	}
 	return result, false, nil
 }
 
+// queryRun is how a run of query listeners ended: done when the dispatch
+// is over (an answer, or ctx done in serial mode), otherwise err is the
+// failure of the listener before the returned index (nil: nobody answered).
+type queryRun[R any] struct {
+	r    R
+	ok   bool
+	done bool
+	err  error
+}
+
+// runQuery calls ls[i:] in order until one answers or fails; like emitRun,
+// one deferred recover covers the whole run. It returns the index after the
+// last listener it called (the failed one, on a failure).
+func runQuery[P, R any](ctx, lctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, i int, p P) (next int, q queryRun[R]) {
+	cur := i
+	defer func() {
+		if v := recover(); v != nil {
+			next, q = cur+1, queryRun[R]{err: recovered(d, ls[cur], v)}
+		}
+	}()
+	serial := d.Mode == events.ModeSerial
+	for ; cur < len(ls); cur++ {
+		if serial {
+			if err := ctx.Err(); err != nil {
+				return cur, queryRun[R]{done: true, err: err}
+			}
+		}
+		l := ls[cur]
+		if !em.accepts(d, l) {
+			continue
+		}
+		r, ok, err := l.fn.(events.QueryListener[P, R])(lctx, p)
+		if err != nil {
+			return cur + 1, queryRun[R]{err: err}
+		}
+		if ok {
+			return cur + 1, queryRun[R]{r: r, ok: true, done: true}
+		}
+	}
+	return cur, queryRun[R]{}
+}
+
+// chain is one waterfall dispatch, allocated once per dispatch; every next
+// function a listener receives is made from it:
+//
+//   - Propagate policy: the listener at position i gets nexts[i], built
+//     once per dispatch (one small closure per listener that can run,
+//     backed by buf for short chains) and shared by every call of that
+//     listener, a retried or concurrent one included: it carries no state,
+//     as a propagated failure needs nothing but the error. The last
+//     listener that can run gets base itself.
+//   - Contain policy: a failed listener is skipped unless it delegated, so
+//     each call of a listener records whether (and what) its next returned
+//     in a frame of its own, taken from frames (one allocation, one frame
+//     per listener that can run) or, past those (a retry), allocated; its
+//     next is the frame's method value.
+//
+// Nothing in a chain is reused by another dispatch, so a next kept and
+// called after Waterfall returned behaves as it did during the dispatch.
 type chain[P, R any] struct {
-	em   Emitter
-	d    *events.Descriptor
-	ls   []*listener
-	p    P
-	base events.Next[R]
+	em      Emitter
+	d       *events.Descriptor
+	ls      []*listener
+	p       P
+	base    events.Next[R]
+	contain bool
+	nexts   []events.Next[R] // Propagate: by position; nil entries for skipped listeners
+	frames  []frame[P, R]    // Contain: handed out in order through nframe
+	nframe  atomic.Int32
+	buf     [4]events.Next[R] // backing array of nexts for short chains
+}
+
+// frame is the state of one call of one listener under the Contain policy.
+type frame[P, R any] struct {
+	c      *chain[P, R]
+	i      int // the listener's position
+	called bool
+	nr     R
+	nerr   error
+}
+
+func (f *frame[P, R]) next(ctx context.Context) (R, error) {
+	f.called = true
+	f.nr, f.nerr = f.c.from(ctx, f.i+1)
+	return f.nr, f.nerr
+}
+
+func (c *chain[P, R]) frame(i int) *frame[P, R] {
+	if k := int(c.nframe.Add(1)) - 1; k < len(c.frames) {
+		f := &c.frames[k]
+		f.c, f.i = c, i
+		return f
+	}
+	return &frame[P, R]{c: c, i: i}
 }
 
 func (c *chain[P, R]) from(ctx context.Context, i int) (R, error) {
@@ -412,17 +483,16 @@ func (c *chain[P, R]) from(ctx context.Context, i int) (R, error) {
 		return c.base(ctx)
 	}
 	l := c.ls[i]
-	var (
-		called bool
-		nr     R
-		nerr   error
-	)
-	next := func(ctx context.Context) (R, error) {
-		called = true
-		nr, nerr = c.from(ctx, i+1)
-		return nr, nerr
+	if !c.contain {
+		r, err := callWaterfall(ctx, c.d, l, c.p, c.nexts[i])
+		if err != nil {
+			var zero R
+			return zero, c.em.failure(c.d, l, err)
+		}
+		return r, nil
 	}
-	r, err := callWaterfall(ctx, c.d, l, c.p, next)
+	f := c.frame(i)
+	r, err := callWaterfall(ctx, c.d, l, c.p, f.next)
 	if err != nil {
 		if err = c.em.failure(c.d, l, err); err != nil {
 			var zero R
@@ -430,10 +500,10 @@ func (c *chain[P, R]) from(ctx context.Context, i int) (R, error) {
 		}
 		// Contained: the failed listener is skipped, unless it already
 		// delegated, in which case what its (last) next returned stands.
-		if !called {
+		if !f.called {
 			return c.from(ctx, i+1)
 		}
-		return nr, nerr
+		return f.nr, f.nerr
 	}
 	return r, nil
 }
@@ -461,11 +531,38 @@ func Waterfall[P, R any](ctx context.Context, em Emitter, ev *events.Waterfall[P
 	if len(ls) == 0 {
 		return base(ctx)
 	}
+	// Listeners that cannot run now never will (removal is final, the scope
+	// fixed), so they get no next function and the last one that can run
+	// marks the end of the chain.
+	n, last := 0, -1
+	for i, l := range ls {
+		if em.accepts(d, l) {
+			n, last = n+1, i
+		}
+	}
 	lctx, err := em.enter(ctx, d)
 	if err != nil {
 		var zero R
 		return zero, err
 	}
-	c := &chain[P, R]{em: em, d: d, ls: ls, p: p, base: base}
+	if n == 0 {
+		return base(lctx)
+	}
+	c := &chain[P, R]{em: em, d: d, ls: ls, p: p, base: base, contain: d.FailurePolicy() == events.Contain}
+	if c.contain {
+		c.frames = make([]frame[P, R], n)
+		return c.from(lctx, 0)
+	}
+	if last < len(c.buf) {
+		c.nexts = c.buf[:last+1]
+	} else {
+		c.nexts = make([]events.Next[R], last+1)
+	}
+	for i, l := range ls[:last] {
+		if em.accepts(d, l) {
+			c.nexts[i] = func(ctx context.Context) (R, error) { return c.from(ctx, i+1) }
+		}
+	}
+	c.nexts[last] = base
 	return c.from(lctx, 0)
 }

@@ -1,0 +1,168 @@
+package host_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/host"
+)
+
+type ctxKey struct{}
+
+func TestH9_WaterfallSemantics(t *testing.T) {
+	for _, ev := range []*events.Waterfall[string, string]{evWaterfall, evWaterfallContain} {
+		for _, n := range []int{1, 3, 4, 5, 9} {
+			t.Run(fmt.Sprintf("%s/%d", ev.Descriptor().Name, n), func(t *testing.T) {
+				h := host.New()
+				defer h.Close()
+				for i := range n {
+					must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+						r, err := next(context.WithValue(ctx, ctxKey{}, fmt.Sprintf("%v%d", ctx.Value(ctxKey{}), i)))
+						return fmt.Sprintf("%d(%s)", i, r), err
+					}))
+				}
+				base := func(ctx context.Context) (string, error) { return fmt.Sprint(ctx.Value(ctxKey{})), nil }
+				for range 3 {
+					got, err := host.Waterfall(context.Background(), h.Root().Emitter(), ev, "", base)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := "<nil>"
+					for i := range n {
+						want += fmt.Sprint(i)
+					}
+					for i := n - 1; i >= 0; i-- {
+						want = fmt.Sprintf("%d(%s)", i, want)
+					}
+					if got != want {
+						t.Fatalf("got %q want %q", got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestWFOptRetryAndConcurrentNext(t *testing.T) {
+	for _, ev := range []*events.Waterfall[string, string]{evWaterfall, evWaterfallContain} {
+		h := host.New()
+		var mu sync.Mutex
+		calls := 0
+		// outer: calls next 3 times sequentially then 4 times concurrently
+		must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+			var out []string
+			for range 3 {
+				r, err := next(ctx)
+				if err != nil {
+					return "", err
+				}
+				out = append(out, r)
+			}
+			// Concurrent calls of one next race on its delegation record
+			// under Contain (before and after the rewrite); Propagate's
+			// next is stateless.
+			res := make([]string, 4)
+			if ev == evWaterfall {
+				var wg sync.WaitGroup
+				for k := range 4 {
+					wg.Go(func() { res[k], _ = next(ctx) })
+				}
+				wg.Wait()
+			} else {
+				for k := range 4 {
+					res[k], _ = next(ctx)
+				}
+			}
+			return strings.Join(append(out, res...), ","), nil
+		}))
+		for range 5 {
+			must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+				mu.Lock()
+				calls++
+				mu.Unlock()
+				r, err := next(ctx)
+				return "m" + r, err
+			}))
+		}
+		// a failing listener that delegated: contain → its next result stands; propagate → error
+		must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+			_, _ = next(ctx)
+			r, _ := next(ctx)
+			if r != "base" {
+				panic("bad")
+			}
+			return "", errors.New("late failure")
+		}))
+		// a panicking listener that did not delegate: contain → skipped
+		must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+			panic("boom")
+		}))
+		got, err := host.Waterfall(context.Background(), h.Root().Emitter(), ev, "", func(context.Context) (string, error) { return "base", nil })
+		if ev.Descriptor().FailurePolicy() == events.Contain {
+			if err != nil || got != strings.Repeat("mmmmmbase,", 6)+"mmmmmbase" {
+				t.Fatalf("contain: %q %v", got, err)
+			}
+			if calls != 35 {
+				t.Fatalf("calls %d", calls)
+			}
+		} else {
+			if err == nil || !strings.Contains(err.Error(), "panicked: bad") {
+				t.Fatalf("propagate: %q %v", got, err)
+			}
+			var pe *events.PanicError
+			if !errors.As(err, &pe) {
+				t.Fatalf("want panic error, got %v", err)
+			}
+		}
+		h.Close()
+	}
+}
+
+func TestWFOptRemovedDuringAndScope(t *testing.T) {
+	for _, ev := range []*events.Waterfall[string, string]{evWaterfall, evWaterfallContain} {
+		h := host.New()
+		var offs [6]host.Disposer
+		for i := range 6 {
+			offs[i] = must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+				if i == 1 {
+					_ = offs[3]()
+					_ = offs[5]()
+				}
+				r, err := next(ctx)
+				return fmt.Sprint(i) + r, err
+			}))
+		}
+		got, err := host.Waterfall(context.Background(), h.Root().Emitter(), ev, "", func(context.Context) (string, error) { return "b", nil })
+		if err != nil || got != "0124b" {
+			t.Fatalf("%q %v", got, err)
+		}
+		got, err = host.Waterfall(context.Background(), h.Root().Emitter(), ev, "", func(context.Context) (string, error) { return "b", nil })
+		if err != nil || got != "0124b" {
+			t.Fatalf("%q %v", got, err)
+		}
+		h.Close()
+	}
+}
+
+func TestWFOptQuery(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	var got []string
+	must[host.Disposer](t)(host.OnQuery(h.Root(), evBail, func(context.Context, string) (string, bool, error) { got = append(got, "a"); panic("x") }))
+	must[host.Disposer](t)(host.OnQuery(h.Root(), evBail, func(context.Context, string) (string, bool, error) {
+		got = append(got, "b")
+		return "", false, errors.New("e")
+	}))
+	must[host.Disposer](t)(host.OnQuery(h.Root(), evBail, func(context.Context, string) (string, bool, error) { got = append(got, "c"); return "", false, nil }))
+	must[host.Disposer](t)(host.OnQuery(h.Root(), evBail, func(context.Context, string) (string, bool, error) { got = append(got, "d"); return "D", true, nil }))
+	must[host.Disposer](t)(host.OnQuery(h.Root(), evBail, func(context.Context, string) (string, bool, error) { got = append(got, "e"); return "E", true, nil }))
+	r, ok, err := host.Query(context.Background(), h.Root().Emitter(), evBail, "")
+	if r != "D" || !ok || err != nil || strings.Join(got, "") != "abcd" {
+		t.Fatalf("%q %v %v %v", r, ok, err, got)
+	}
+}
