@@ -48,7 +48,7 @@ func TestH9_WaterfallSemantics(t *testing.T) {
 	}
 }
 
-func TestWFOptRetryAndConcurrentNext(t *testing.T) {
+func TestH9_WaterfallRetryAndConcurrentNext(t *testing.T) {
 	for _, ev := range []*events.Waterfall[string, string]{evWaterfall, evWaterfallContain} {
 		h := host.New()
 		var mu sync.Mutex
@@ -123,7 +123,7 @@ func TestWFOptRetryAndConcurrentNext(t *testing.T) {
 	}
 }
 
-func TestWFOptRemovedDuringAndScope(t *testing.T) {
+func TestH10_WaterfallRemovedDuringDispatchAndScope(t *testing.T) {
 	for _, ev := range []*events.Waterfall[string, string]{evWaterfall, evWaterfallContain} {
 		h := host.New()
 		var offs [6]host.Disposer
@@ -149,7 +149,7 @@ func TestWFOptRemovedDuringAndScope(t *testing.T) {
 	}
 }
 
-func TestWFOptQuery(t *testing.T) {
+func TestH9_QueryFirstAnswerWinsAndFailures(t *testing.T) {
 	h := host.New()
 	defer h.Close()
 	var got []string
