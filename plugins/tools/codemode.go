@@ -488,57 +488,28 @@ func encodeDispatch(name string, args []byte, res Result) ([]byte, error) {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, name)
+	b = schema.AppendString(b, name)
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
 	b = append(b, `,"result":{"callId":`...)
-	b = appendJSONString(b, res.CallID)
+	b = schema.AppendString(b, res.CallID)
 	b = append(b, `,"content":[`...)
 	for i, c := range res.Content {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"text","text":`...)
-		b = appendJSONString(b, c.Text)
+		b = schema.AppendString(b, c.Text)
 		b = append(b, '}')
 	}
 	b = append(b, `],"isError":`...)
 	b = strconv.AppendBool(b, res.IsError)
 	if res.Error != nil {
 		b = append(b, `,"error":{"name":`...)
-		b = appendJSONString(b, res.Error.Name)
+		b = schema.AppendString(b, res.Error.Name)
 		b = append(b, `,"code":`...)
-		b = appendJSONString(b, res.Error.Code)
+		b = schema.AppendString(b, res.Error.Code)
 		b = append(b, '}')
 	}
 	return append(b, "}}"...), nil
-}
-
-// appendJSONString appends s (valid UTF-8) as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

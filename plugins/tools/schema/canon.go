@@ -261,7 +261,7 @@ func (s *scanner) value() error {
 		if err != nil {
 			return err
 		}
-		s.out = appendString(s.out, str)
+		s.out = AppendString(s.out, str)
 		return nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return s.number()
@@ -398,7 +398,7 @@ func (s *scanner) object() error {
 			s.out = append(s.out, ',')
 		}
 		first = false
-		s.out = appendString(s.out, key)
+		s.out = AppendString(s.out, key)
 		s.skipWS()
 		if s.pos >= len(s.in) || s.in[s.pos] != ':' {
 			if s.pos >= len(s.in) {
@@ -679,9 +679,12 @@ func appendESNumber(dst []byte, f float64) []byte {
 	return dst
 }
 
-// appendString appends s as a canonical JSON string. s must be valid UTF-8
-// (the scanner guarantees it); invalid bytes are written as U+FFFD.
-func appendString(dst []byte, s string) []byte {
+// AppendString appends s to dst as a canonical JSON string: only '"', '\\'
+// and control characters are escaped (\b \f \n \r \t, else \u00XX), no
+// HTML escaping; invalid UTF-8 bytes are written as U+FFFD. Encoders that
+// build JSON by hand (the Code Mode dispatch log) use it so that what they
+// write is what Canonicalize would.
+func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {

@@ -235,7 +235,7 @@ func appendSpecBody(out []byte, s Spec) ([]byte, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = appendString(out, name)
+		out = AppendString(out, name)
 		out = append(out, ':')
 		var err error
 		if out, err = appendProp(out, s[name]); err != nil {
@@ -252,7 +252,7 @@ func appendSpecBody(out []byte, s Spec) ([]byte, error) {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = appendString(out, name)
+			out = AppendString(out, name)
 		}
 		out = append(out, ']')
 	}
@@ -261,10 +261,10 @@ func appendSpecBody(out []byte, s Spec) ([]byte, error) {
 
 func appendProp(out []byte, p Prop) ([]byte, error) {
 	out = append(out, `{"type":`...)
-	out = appendString(out, p.Type)
+	out = AppendString(out, p.Type)
 	if p.Description != "" {
 		out = append(out, `,"description":`...)
-		out = appendString(out, p.Description)
+		out = AppendString(out, p.Description)
 	}
 	if len(p.Enum) > 0 {
 		out = append(out, `,"enum":[`...)

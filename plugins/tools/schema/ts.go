@@ -226,7 +226,7 @@ func tsPropName(name string) string {
 	if isJSIdent(name) {
 		return name
 	}
-	s := string(appendString(nil, name))
+	s := string(AppendString(nil, name))
 	// U+2028 and U+2029 are legal in JSON strings and ES2019 string literals,
 	// but escape them anyway so the declaration never spans lines.
 	s = strings.ReplaceAll(s, "\u2028", `\u2028`)

@@ -234,7 +234,7 @@ func canonScalar(v any) (string, bool) {
 	case bool:
 		return strconv.FormatBool(x), true
 	case string:
-		return string(appendString(nil, x)), true
+		return string(AppendString(nil, x)), true
 	case json.Number:
 		b, err := Canonicalize([]byte(x), CanonOptions{})
 		if err != nil {
