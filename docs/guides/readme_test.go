@@ -1,0 +1,50 @@
+package guides_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// Example_readme is the embedding example of the top-level README.
+func Example_readme() {
+	ctx := context.Background()
+	h := host.New(host.WithLogger(zerolog.New(os.Stderr).Level(zerolog.WarnLevel)))
+	defer h.Close()
+	root := h.Root()
+	root.Plugin(systemprompt.Plugin, systemprompt.Config{})
+	root.Plugin(tools.Plugin, tools.Config{Mode: tools.Native})
+	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+
+	type GreetArgs struct {
+		Name string `json:"name" dsh:"required" desc:"Who to greet"`
+	}
+	greet, _ := tools.Define(tools.TypedTool[GreetArgs]{
+		Name: "greet", Description: "Greet someone.",
+		Execute: func(ctx context.Context, a GreetArgs, _ *tools.Execution) (tools.Output, error) {
+			return tools.Output{Content: []tools.Content{tools.Text("hello, " + a.Name)}}, nil
+		},
+	})
+	agent, _ := root.Scope("agent-1") // everything registered through agent dies with it
+	reg.Register(agent, greet)        // a tool for this agent only
+
+	res := reg.Execute(ctx, tools.Call{ID: "c1", Name: "greet", Arguments: json.RawMessage(`{"name":"Ada"}`), Agent: "agent-1"})
+	fmt.Println(res.Content[0].Text)
+	res = reg.Execute(ctx, tools.Call{ID: "c2", Name: "greet", Arguments: json.RawMessage(`{}`), Agent: "agent-1"})
+	fmt.Println(res.Error.Code)
+
+	agent.Fiber().Dispose() // the tool is gone
+	res = reg.Execute(ctx, tools.Call{ID: "c3", Name: "greet", Agent: "agent-1"})
+	fmt.Println(res.Error.Code)
+	// Output:
+	// hello, Ada
+	// INVALID_ARGS
+	// UNKNOWN_TOOL
+}
