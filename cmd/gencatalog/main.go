@@ -1,13 +1,3 @@
-// Command gencatalog generates the reference docs from the running code:
-//
-//	docs/cordis-catalog/events.md      every declared event (host + shipped plugins)
-//	docs/tool-execution-pipeline.md    the pipeline diagram, from tools.Stages
-//	docs/tool-catalog.md               every shipped tool's schema
-//
-// It boots every shipped plugin in-process (with its default configuration,
-// or the required choice noted in the catalog), harvests the descriptors and
-// schemas, and renders them with package catalog. `go generate ./...` runs
-// it; with -check it writes nothing and exits 1 naming each stale file.
 package main
 
 import (

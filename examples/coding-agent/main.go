@@ -1,15 +1,3 @@
-// Command coding-agent is the example agent session: an agent loop that
-// embeds the dsh host, driven by a scripted model (a replayable list of
-// assistant turns with tool calls, testdata/session.json) in a temporary
-// workspace. It shows native tool calling and Code Mode, an approval ask
-// answered on the terminal (or automatically with -approve=yes), the
-// timeout policy, a guard's denial and a post-execute block. Each call's
-// cards are printed as terminal text, and the session log (tool calls,
-// results, code-dispatch events, context messages) is written as JSONL.
-//
-// It runs offline with no keys:
-//
-//	go run ./examples/coding-agent
 package main
 
 import (

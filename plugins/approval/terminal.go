@@ -2,6 +2,7 @@ package approval
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,7 @@ type Terminal struct {
 
 type lineResult struct {
 	line string
+	cut  bool // the line was longer than maxLineBytes
 	err  error
 }
 
@@ -136,7 +138,13 @@ func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools
 			}
 			// A last line without a line ending still counts.
 		}
-		switch strings.ToLower(strings.TrimSpace(lr.line)) {
+		answer := strings.ToLower(strings.TrimSpace(lr.line))
+		if lr.cut {
+			// Only part of the line was kept: it cannot be read as an
+			// answer, whatever it starts with (fail closed).
+			answer = "\x00"
+		}
+		switch answer {
 		case "y", "yes":
 			return tools.AllowedOnce, nil
 		case "n", "no", "":
@@ -157,8 +165,8 @@ func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools
 // read reads one line for the turn holder. Only one read is in flight at
 // a time, so the bufio.Reader is used sequentially.
 func (t *Terminal) read() {
-	ln, err := readLine(t.br)
-	t.lines <- lineResult{ln, err}
+	ln, cut, err := readLine(t.br)
+	t.lines <- lineResult{ln, cut, err}
 }
 
 func withdrawal(req tools.ApprovalRequest, ctx context.Context) string {
@@ -175,19 +183,23 @@ func withdrawal(req tools.ApprovalRequest, ctx context.Context) string {
 }
 
 // readLine reads one line without its line ending, keeping at most
-// maxLineBytes of it.
-func readLine(br *bufio.Reader) (string, error) {
+// maxLineBytes of it; cut reports that more was discarded.
+func readLine(br *bufio.Reader) (line string, cut bool, err error) {
 	var buf []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if room := maxLineBytes - len(buf); room > 0 {
+		room := maxLineBytes - len(buf)
+		if len(bytes.TrimRight(chunk, "\r\n")) > room {
+			cut = true
+		}
+		if room > 0 {
 			buf = append(buf, chunk[:min(len(chunk), room)]...)
 		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
 		s := strings.TrimSuffix(strings.TrimSuffix(string(buf), "\n"), "\r")
-		return s, err
+		return s, cut, err
 	}
 }
 

@@ -1,0 +1,67 @@
+package toolbash_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// Boot a host with the prompt service, the tool registry and the shell
+// tool, run a command through the registry's pipeline, and read the exit
+// status back from the terminal result card.
+func Example() {
+	dir, err := os.MkdirTemp("", "toolbash-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+
+	h := host.New()
+	defer h.Close()
+	for _, p := range []struct {
+		plugin host.Plugin
+		config any
+	}{
+		{systemprompt.Plugin, systemprompt.Config{}},
+		{tools.Plugin, tools.Config{Mode: tools.Native}},
+		{toolbash.Plugin, toolbash.Config{Dir: dir}},
+	} {
+		f, err := h.Root().Plugin(p.plugin, p.config)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if f.State() != host.Active {
+			fmt.Println(f.Name(), f.State(), f.Err())
+			return
+		}
+	}
+	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	args, _ := json.Marshal(toolbash.Args{Command: "echo hi", Description: "Say hi"})
+	res := reg.Execute(context.Background(), tools.Call{ID: "c1", Name: "bash", Arguments: args})
+	fmt.Printf("text: %q\n", res.Content[0].Text)
+
+	card, ok := reg.PresentResult("bash", "", args, res.Data()).(tools.TerminalResult)
+	if !ok || card.ExitCode == nil {
+		fmt.Printf("unexpected card %#v\n", card)
+		return
+	}
+	fmt.Printf("output: %q\n", card.Output)
+	fmt.Println("exit code:", *card.ExitCode)
+	// Output:
+	// text: "hi\n[exit code 0]"
+	// output: "hi\n"
+	// exit code: 0
+}
