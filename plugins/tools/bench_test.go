@@ -67,23 +67,46 @@ func BenchmarkExecute(b *testing.B) {
 			sink = e.reg.Execute(ctx, c)
 		}
 	})
+	// The same call from an agent with its own layer and a restriction,
+	// without the 10,000 other tools: the baseline of the agent case below.
+	b.Run("no-listeners-agent", func(b *testing.B) {
+		e := newEnv(b)
+		mustRegister(b, e.reg, e.root, trivial())
+		mustRegister(b, e.reg, e.root, echo("tool-42", "x"))
+		s := e.scope(b, "agent-42")
+		mustRegister(b, e.reg, s, echo("scoped", "x"))
+		must2(b)(e.reg.Restrict(s, tools.Restriction{Deny: []string{"tool-42"}}))
+		c := tools.Call{ID: "c", Name: "trivial", Arguments: benchArgs, Agent: "agent-42"}
+		b.ReportAllocs()
+		for b.Loop() {
+			sink = e.reg.Execute(ctx, c)
+		}
+	})
+	// 10,000 other tools and 100 agent scopes (each with a tool and a
+	// restriction): the cost of a call must not grow with them. "global"
+	// compares with no-listeners, "agent" with no-listeners-agent.
 	b.Run("10k-tools-100-scopes", func(b *testing.B) {
 		e := newEnv(b)
 		mustRegister(b, e.reg, e.root, trivial())
 		for i := 0; i < 10000; i++ {
 			mustRegister(b, e.reg, e.root, echo(fmt.Sprint("tool-", i), "x"))
 		}
-		var scopes []*host.Context
 		for i := 0; i < 100; i++ {
 			s := e.scope(b, host.ScopeKey(fmt.Sprint("agent-", i)))
 			mustRegister(b, e.reg, s, echo("scoped", "x"))
 			must2(b)(e.reg.Restrict(s, tools.Restriction{Deny: []string{fmt.Sprint("tool-", i)}}))
-			scopes = append(scopes, s)
 		}
-		c := tools.Call{ID: "c", Name: "trivial", Arguments: benchArgs, Agent: "agent-42"}
-		b.ReportAllocs()
-		for b.Loop() {
-			sink = e.reg.Execute(ctx, c)
+		for _, tc := range []struct {
+			name  string
+			agent host.ScopeKey
+		}{{"global", ""}, {"agent", "agent-42"}} {
+			b.Run(tc.name, func(b *testing.B) {
+				c := tools.Call{ID: "c", Name: "trivial", Arguments: benchArgs, Agent: tc.agent}
+				b.ReportAllocs()
+				for b.Loop() {
+					sink = e.reg.Execute(ctx, c)
+				}
+			})
 		}
 	})
 }
