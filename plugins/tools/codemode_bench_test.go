@@ -2,6 +2,7 @@ package tools_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -44,4 +45,26 @@ func BenchmarkRunCodeOneCall(b *testing.B) {
 // tool, each through the full pipeline (goal ≤ 30 ms; reference 419 ms).
 func BenchmarkRunCode1000Calls(b *testing.B) {
 	benchRunCode(b, "let n = 0\nfor (let i = 0; i < 1000; i++) { if (await tools.trivial({ x: i }) === 'ok') n++ }\nreturn n", "1000")
+}
+
+// BenchmarkRunCodeOneCallFresh is BenchmarkRunCodeOneCall with a different
+// program text every time, as a model writes them: the runtime's compile
+// cache never hits, so this is the cost of stripping types and compiling
+// too.
+func BenchmarkRunCodeOneCallFresh(b *testing.B) {
+	e := newCodeEnv(b, codeOpts{mode: tools.Code})
+	mustRegister(b, e.reg, e.root, trivial())
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		e.log.mu.Lock()
+		e.log.events = e.log.events[:0]
+		e.log.mu.Unlock()
+		c := runCode("c1", fmt.Sprintf("// program %d\nconst out: string = await tools.trivial({ x: %d })\nreturn out", i, i), "agent")
+		if sink = e.reg.Execute(ctx, c); sink.IsError {
+			b.Fatalf("result = %+v", sink)
+		}
+	}
 }
