@@ -119,10 +119,18 @@ const preludeSource = `(function () {
 			return ["Uncaught exception (not printable)", ""];
 		}
 	}
-	function makeError(message, code, name) {
+	function makeError(message, code, name, details) {
 		var e = new ErrorCtor(message);
 		if (code) defineProperty(e, "code", {value: code, writable: true, enumerable: true, configurable: true});
 		if (name) defineProperty(e, "name", {value: name, writable: true, enumerable: false, configurable: true});
+		if (details) {
+			var keys = Object.keys(details);
+			for (var i = 0; i < keys.length; i++) {
+				var k = keys[i];
+				if (k === "message" || k === "code" || k === "name" || k === "stack") continue;
+				defineProperty(e, k, {value: String(details[k]), writable: true, enumerable: true, configurable: true});
+			}
+		}
 		return e;
 	}
 	function rangeError(message) { return new RangeErrorCtor(message); }
@@ -602,7 +610,19 @@ func (r *run) complete(cp completion) error {
 		if errors.As(cp.err, &namer) {
 			name = namer.Name()
 		}
-		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(cp.err.Error()), vm.ToValue(code), vm.ToValue(name))
+		details := goja.Undefined()
+		var dx ErrorDetails
+		if errors.As(cp.err, &dx) {
+			// A plain object of strings: no Go value reaches the program.
+			obj := vm.NewObject()
+			for k, v := range dx.ErrorDetails() {
+				if err := obj.Set(k, v); err != nil {
+					return err
+				}
+			}
+			details = obj
+		}
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(cp.err.Error()), vm.ToValue(code), vm.ToValue(name), details)
 		if err != nil {
 			return err
 		}

@@ -704,3 +704,31 @@ func TestSerialCallsRunInSubmissionOrder(t *testing.T) {
 		t.Fatalf("order %v (max concurrent %d), want %v one at a time", order, maxAct.Load(), want)
 	}
 }
+
+type detailedErr struct{}
+
+func (detailedErr) Error() string { return "boom" }
+func (detailedErr) Code() string  { return "E_BOOM" }
+func (detailedErr) ErrorDetails() map[string]string {
+	return map[string]string{"tool": "t1", "code": "IGNORED", "message": "IGNORED"}
+}
+
+// TestBindingErrorDetails: ErrorDetails entries become string properties of
+// the rejection, but cannot override message, code, name or stack.
+func TestBindingErrorDetails(t *testing.T) {
+	g, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fail := func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, fmt.Errorf("wrapped: %w", detailedErr{}) }
+	res, err := g.Run(context.Background(), Program{
+		Source:   `try { await tools.f({}) } catch (e: any) { return [e.tool, e.code, e.message, typeof e.tool] }`,
+		Bindings: map[string]Binding{"f": fail},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Value); got != `["t1","E_BOOM","wrapped: boom","string"]` {
+		t.Fatalf("value = %s", got)
+	}
+}

@@ -71,6 +71,15 @@ type Program struct {
 	MaxConcurrentCalls int
 }
 
+// ErrorDetails is implemented by binding errors that carry more for the
+// program than a message, code and name: each entry becomes an enumerable
+// string property of the Error the call rejects with (for Code Mode, the
+// failed sub-call's tool as err.tool). Entries named message, code, name or
+// stack are ignored. It is found through wrapping with errors.As.
+type ErrorDetails interface {
+	ErrorDetails() map[string]string
+}
+
 // DefaultNamespace is the namespace used when Program.Namespace is empty.
 const DefaultNamespace = "tools"
 

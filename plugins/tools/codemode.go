@@ -307,11 +307,17 @@ func (e *CodeCallError) Code() string { return e.Info.Code }
 // Name implements [Namer].
 func (e *CodeCallError) Name() string { return e.Info.Name }
 
+// ErrorDetails implements coderuntime.ErrorDetails: the program sees the
+// failed sub-call's tool as err.tool.
+func (e *CodeCallError) ErrorDetails() map[string]string { return map[string]string{"tool": e.Tool} }
+
 var (
 	_ Coder = (*CodeRunFailedError)(nil)
 	_ Namer = (*CodeRunFailedError)(nil)
 	_ Coder = (*CodeCallError)(nil)
 	_ Namer = (*CodeCallError)(nil)
+
+	_ coderuntime.ErrorDetails = (*CodeCallError)(nil)
 )
 
 // runCode is run_code's body: the dispatch bridge.

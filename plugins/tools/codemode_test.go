@@ -672,14 +672,14 @@ func TestC5_FullPipelineParentTokenAndEvents(t *testing.T) {
 	src := `const r = await tools.read({ path: "/a" })
 console.log(r)
 try { await tools.secret({}) } catch (err: any) {
-  console.log(err.code, err.name, err.message, err instanceof Error)
+  console.log(err.code, err.name, err.tool, err.message, err instanceof Error)
 }
 try { await tools.guarded({}) } catch (err: any) { console.log(err.code) }
 const blocks = await tools.img({})
 console.log(Array.isArray(blocks), blocks.length, blocks[1].type)
 return "done"`
 	res := e.reg.Execute(ctx, runCode("c1", src, "agent"))
-	wantText := "text of /a\nDENIED ToolDenied tools.secret: Tool call denied: secrets stay secret true\nDENIED\ntrue 2 image\ndone"
+	wantText := "text of /a\nDENIED ToolDenied secret tools.secret: Tool call denied: secrets stay secret true\nDENIED\ntrue 2 image\ndone"
 	if res.IsError || text(res) != wantText {
 		t.Fatalf("result = %+v\nwant %q", res, wantText)
 	}
