@@ -720,7 +720,9 @@ func TestBindingErrorDetails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fail := func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, fmt.Errorf("wrapped: %w", detailedErr{}) }
+	fail := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return nil, fmt.Errorf("wrapped: %w", detailedErr{})
+	}
 	res, err := g.Run(context.Background(), Program{
 		Source:   `try { await tools.f({}) } catch (e: any) { return [e.tool, e.code, e.message, typeof e.tool] }`,
 		Bindings: map[string]Binding{"f": fail},
