@@ -223,6 +223,7 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *
 		cancelBind(ErrRunSettled)
 		close(r.work)
 		r.wg.Wait()
+		r.deliverQueued()
 		stopWatchdog()
 		r.cpuTimer.Stop()
 	}()
@@ -573,6 +574,29 @@ func (r *run) start(c *call) {
 	r.workers++
 	r.wg.Add(1)
 	go r.worker(c)
+}
+
+// deliverQueued runs at settlement, after every started call returned:
+// calls the program made that had not started yet are still delivered to
+// their bindings, once each and in submission order, with the run's
+// (cancelled) binding context, on a goroutine other than the run's. So a
+// host sees every call the program made, exactly once (Code Mode records
+// each as aborted before dispatch). Their results are discarded: the
+// program has settled.
+func (r *run) deliverQueued() {
+	if len(r.queue) == 0 {
+		return
+	}
+	queued := r.queue
+	r.queue = nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, c := range queued {
+			_, _ = invoke(r.bindCtx, c)
+		}
+	}()
+	<-done
 }
 
 // worker runs c, then every call handed to it, until the run settles.

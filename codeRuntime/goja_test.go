@@ -734,3 +734,31 @@ func TestBindingErrorDetails(t *testing.T) {
 		t.Fatalf("value = %s", got)
 	}
 }
+
+// TestQueuedCallsAreDeliveredAtSettlement: calls still queued when the run
+// settles reach their binding exactly once, in order, with a cancelled ctx.
+func TestQueuedCallsAreDeliveredAtSettlement(t *testing.T) {
+	g, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	b := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s cancelled=%v", args, ctx.Err() != nil))
+		mu.Unlock()
+		return json.RawMessage(`1`), nil
+	}
+	src := `tools.f({i: 1}); tools.f({i: 2}); tools.f({i: 3}); return "early"`
+	res, err := g.Run(context.Background(), Program{Source: src, Bindings: map[string]Binding{"f": b}, MaxConcurrentCalls: 1})
+	if err != nil || string(res.Value) != `"early"` {
+		t.Fatalf("Run = %v, %v", res, err)
+	}
+	want := []string{`{"i":2} cancelled=true`, `{"i":3} cancelled=true`}
+	if len(seen) != 3 || !strings.HasPrefix(seen[0], `{"i":1}`) || fmt.Sprint(seen[1:]) != fmt.Sprint(want) {
+		t.Fatalf("delivered %q, want call 1 then %q", seen, want)
+	}
+}

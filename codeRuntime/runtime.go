@@ -52,6 +52,11 @@ var _ Runtime = RuntimeFunc{}
 // so a goroutine-local assumption must not outlive one call). ctx is cancelled when the run settles (return, throw, budget
 // or cancellation), with cause [ErrRunSettled] when the program simply finished; the binding must then
 // return promptly, because Run waits for it.
+//
+// Every call the program makes reaches its binding exactly once: calls still queued (behind
+// MaxConcurrentCalls) when the run settles are delivered afterwards, in submission order, with the
+// already-cancelled ctx, and their results are discarded. A host can therefore account for every
+// call (Code Mode logs each).
 type Binding func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 
 // Program is a model-written program and the host functions it may call.

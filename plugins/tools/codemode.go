@@ -336,8 +336,9 @@ var (
 // when the run settles for any reason (cause coderuntime.ErrRunSettled, the
 // outer cancellation, or the run's budget) and waits for them before Run
 // returns; each still gets exactly one result and its event is appended
-// before run_code returns. Calls still queued at settlement never start
-// (they never entered the pipeline, so they have no result and no event).
+// before run_code returns. Calls still queued at settlement are delivered
+// afterwards with the cancelled context, so each is aborted before dispatch
+// through the pipeline and logged too: the queue is drained.
 func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error) {
 	rt, err := r.CodeRuntime()
 	if err != nil {

@@ -851,17 +851,17 @@ func TestC6_SettlementCancelsAndDrainsInFlightSubCalls(t *testing.T) {
 		mustRegister(t, e.reg, e.root, echo("fast", "f"))
 		var rc recorder
 		rc.listen(t, e.root)
-		// The second call is still queued when the run settles: it never
-		// starts.
+		// The second call is still queued when the run settles: it is
+		// still dispatched, with the settled run's cancelled context, so
+		// it is aborted before its body runs (the queue is drained).
 		res := e.reg.Execute(context.Background(), runCode("c1", "tools.slow({}).catch(() => {})\ntools.fast({}).catch(() => {})\nreturn 'done'", "agent"))
 		if res.IsError || text(res) != "done" {
 			t.Fatalf("result = %+v", res)
 		}
-		// The slow call had been submitted: it was cancelled with the run's
-		// settlement (before or while its body ran), still produced exactly
-		// one result, and was logged before run_code returned.
+		// Both calls had been submitted: each produced exactly one result
+		// and was logged, in order, before run_code returned.
 		evs := e.log.snapshot()
-		if len(evs) != 1 || evs[0].ID != "c1:code:1" {
+		if len(evs) != 2 || evs[0].ID != "c1:code:1" || evs[1].ID != "c1:code:2" {
 			t.Fatalf("events = %+v", evs)
 		}
 		if n, last := resultsFor(&rc, "c1:code:1"); n != 1 || (code(last) != tools.CodeAborted && code(last) != tools.CodeAbortedBeforeDispatch) {
@@ -870,8 +870,8 @@ func TestC6_SettlementCancelsAndDrainsInFlightSubCalls(t *testing.T) {
 		if c, _ := b.cause.Load().(error); c != nil && !errors.Is(c, coderuntime.ErrRunSettled) {
 			t.Errorf("cause = %v", c)
 		}
-		if n, _ := resultsFor(&rc, "c1:code:2"); n != 0 {
-			t.Error("a queued call started after settlement")
+		if n, last := resultsFor(&rc, "c1:code:2"); n != 1 || code(last) != tools.CodeAbortedBeforeDispatch {
+			t.Errorf("queued sub-call results = %d, last %+v", n, last)
 		}
 	})
 }

@@ -109,7 +109,8 @@
 // not fatal) as a tool/code-dispatch [SessionEvent] carrying
 // [CodeDispatch]{name, arguments, result}. An isError result rejects the
 // binding's promise with a [*CodeCallError]: err.message is
-// "tools.<name>: <text>", err.code and err.name the result's error class.
+// "tools.<name>: <text>", err.code and err.name the result's error class,
+// err.tool the tool.
 // A success resolves to the text when every block is text (joined by
 // newlines), else to the content blocks.
 //
@@ -117,7 +118,10 @@
 // the caller's cancellation) the runtime cancels the context of in-flight
 // sub-calls and waits for them, so each still gets exactly one result and
 // its tool/code-dispatch event is appended before run_code returns. Calls
-// still queued at that moment never start and are not logged.
+// still queued at that moment are then dispatched in order with the
+// cancelled context (the queue is drained): each is aborted before its body
+// runs (ABORTED_BEFORE_DISPATCH), gets exactly one result and is logged too.
+// Every call the program made is accounted for.
 //
 // Only what the program prints (console lines, "[warn] " / "[error] "
 // prefixed) and returns (a string as itself, anything else as JSON) is
