@@ -79,7 +79,7 @@ func (s *Service) assemble(ctx context.Context, scope host.ScopeKey) (*Prompt, e
 	if sections, err = checkSections(sections); err != nil {
 		return nil, err
 	}
-	if tools, err = s.order(tools, col.reserved); err != nil {
+	if tools, err = s.order(tools, col.reserved, col.known); err != nil {
 		return nil, err
 	}
 	return &Prompt{Scope: scope, Sections: sections, Tools: tools}, nil
@@ -98,6 +98,7 @@ type collection struct {
 	protTools   map[string]bool
 	protSecs    map[string]*contributor
 	reserved    map[string]bool
+	known       map[string]bool
 }
 
 // pendingSection is a section to render and where it came from.
@@ -120,6 +121,7 @@ func collect(ctx context.Context, t *table, scope host.ScopeKey) (*collection, e
 		protTools: map[string]bool{},
 		protSecs:  map[string]*contributor{},
 		reserved:  map[string]bool{},
+		known:     map[string]bool{},
 	}
 	type claim struct {
 		name string
@@ -172,6 +174,9 @@ func collect(ctx context.Context, t *table, scope host.ScopeKey) (*collection, e
 				return nil, ct.fail(fmt.Errorf("%w: empty reserved name", ErrInvalid))
 			}
 			col.reserved[n] = true
+		}
+		for _, n := range c.Known {
+			col.known[n] = true
 		}
 	}
 	for _, p := range protected {
@@ -387,8 +392,8 @@ func checkSections(secs []Rendered) ([]Rendered, error) {
 
 // order applies Config.ToolOrder: listed tools first, in that order, the
 // rest in their current order. A listed name that is neither a tool nor a
-// reserved name rejects.
-func (s *Service) order(tools []ToolSchema, reserved map[string]bool) ([]ToolSchema, error) {
+// reserved or known name rejects.
+func (s *Service) order(tools []ToolSchema, reserved, known map[string]bool) ([]ToolSchema, error) {
 	if len(s.cfg.ToolOrder) == 0 {
 		return tools, nil
 	}
@@ -398,7 +403,7 @@ func (s *Service) order(tools []ToolSchema, reserved map[string]bool) ([]ToolSch
 	}
 	var bad []error
 	for _, n := range s.cfg.ToolOrder {
-		if _, ok := idx[n]; !ok && !reserved[n] {
+		if _, ok := idx[n]; !ok && !reserved[n] && !known[n] {
 			bad = append(bad, fmt.Errorf("%w: config toolOrder names %q, which is not among the tools the current tools mode contributes (tools: %s; reserved: %s); remove it from toolOrder or make the tool available",
 				ErrToolOrder, n, nameList(tools), keyList(reserved)))
 		}

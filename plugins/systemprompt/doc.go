@@ -54,7 +54,7 @@
 //     sections are sorted by (Order, Name); tools named in
 //     [Config.ToolOrder] come first in that order, the rest keep their
 //     order. A ToolOrder name that is neither a final tool nor a reserved
-//     name of some contribution rejects with [ErrToolOrder].
+//     or known name of some contribution rejects with [ErrToolOrder].
 //
 // Every assembly error is an [*AssemblyError] carrying the scope; the
 // sentinels ([ErrInvalid], [ErrDuplicate], [ErrProtected], [ErrToolOrder],

@@ -123,6 +123,12 @@ type Contribution struct {
 	// Reserved are names valid in [Config.ToolOrder] besides the tools
 	// (reserved transport names a mode may or may not contribute).
 	Reserved []string
+	// Known are further names valid in [Config.ToolOrder] besides the
+	// tools: capabilities that exist for the scope but are absent from this
+	// assembly because of per-scope runtime state (a tool registry's
+	// pre-restriction name universe), so that naming a tool restricted away
+	// for one agent is a normal absence rather than dead configuration.
+	Known []string
 }
 
 // ToolContributor is called at every assembly with the scope being
@@ -229,8 +235,8 @@ func (p *Prompt) ToolNames() []string {
 type Config struct {
 	// ToolOrder lists tool names to put first, in this order; the other
 	// tools follow in contributed order. Every name must be a tool of the
-	// assembly or a reserved name of a contribution, or the assembly is
-	// rejected with [ErrToolOrder].
+	// assembly or a reserved or known name of a contribution, or the
+	// assembly is rejected with [ErrToolOrder].
 	ToolOrder []string `json:"toolOrder,omitempty"`
 }
 

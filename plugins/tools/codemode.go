@@ -79,8 +79,12 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 		return systemprompt.Contribution{}, err
 	}
 	var ts []*Tool
+	var known []string
 	if c.m == Both {
-		ts = r.Visible(scope)
+		// Under Both a restricted-away end capability stays a valid
+		// toolOrder name; under Code none is contributed, so naming one is
+		// dead configuration that fails loud.
+		ts, known = r.Visible(scope), r.KnownNames(scope)
 	} else {
 		ts = []*Tool{r.transport}
 	}
@@ -100,6 +104,7 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 		Protected:         []string{RunCodeName},
 		ProtectedSections: []string{SDKSection},
 		Reserved:          []string{RunCodeName},
+		Known:             known,
 	}, nil
 }
 

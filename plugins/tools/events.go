@@ -157,7 +157,8 @@ const (
 
 // ChangeNotice is the payload of tools/change: what changed, in which layer
 // ("" = global), and the tool names involved (the tool, or the
-// restriction's names).
+// restriction's names). Each notification has its own Names slice, shared
+// by the listeners of that one notification: read it, do not modify it.
 type ChangeNotice struct {
 	Kind  ChangeKind
 	Scope host.ScopeKey

@@ -71,6 +71,9 @@ type Execution struct {
 	// hint is appended to the UNKNOWN_TOOL message (Code Mode's "call it
 	// from run_code").
 	hint string
+	// settled is set once the tools/execute stage returned: dispatch no
+	// longer runs the body after that.
+	settled atomic.Bool
 }
 
 // Token returns the execution's opaque identity.

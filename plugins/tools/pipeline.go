@@ -217,9 +217,17 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	// is dispatch-with-normalization (stage 7), so it always yields a
 	// Result. A failing wrapper is LISTENER_ERROR (or its code). A success
 	// while the caller's ctx is done becomes ABORTED.
+	// The base refuses to run once the stage is over: a wrapper that kept
+	// next and calls it later would otherwise run the body outside the
+	// pipeline (no post-execute, no tools/result, policy since changed).
 	res, err := host.Waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
+		if exec.settled.Load() {
+			return failure(CodeAbortedBeforeDispatch, "AbortedBeforeDispatch",
+				fmt.Sprintf("Tool call %q was not dispatched: its tools/execute stage is over (a wrapper called next after returning)", exec.callID)), nil
+		}
 		return r.dispatch(ctx, wctx, exec), nil
 	})
+	exec.settled.Store(true)
 	if err != nil {
 		return listenerFailure(ctx, "tools/execute", err, CodeAborted)
 	}

@@ -92,7 +92,9 @@ func (nativeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 	for i, t := range ts {
 		out[i] = systemprompt.ToolSchema{Name: t.name, Description: t.description, Parameters: t.Parameters()}
 	}
-	return systemprompt.Contribution{Tools: out}, nil
+	// A restricted-away tool stays a valid toolOrder name (a normal
+	// absence): the pre-restriction universe is known.
+	return systemprompt.Contribution{Tools: out, Known: r.KnownNames(scope)}, nil
 }
 
 // Plugin is the tool registry plugin, named "tools". It injects the

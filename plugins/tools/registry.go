@@ -250,7 +250,7 @@ func (r *Registry) Restrict(c *host.Context, f Restriction) (host.Disposer, erro
 		}
 		r.mu.Unlock()
 		if removed {
-			r.changed(ChangeUnrestrict, scope, names)
+			r.changed(ChangeUnrestrict, scope, slices.Clone(names))
 		}
 		return nil
 	})
@@ -265,7 +265,7 @@ func (r *Registry) Restrict(c *host.Context, f Restriction) (host.Disposer, erro
 	l := r.layerLocked(scope)
 	l.restrictions = append(slices.Clip(l.restrictions), rs)
 	r.mu.Unlock()
-	r.changed(ChangeRestrict, scope, names)
+	r.changed(ChangeRestrict, scope, slices.Clone(names))
 	return d, nil
 }
 

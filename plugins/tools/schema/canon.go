@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -169,13 +170,61 @@ func CanonicalizeObject(raw []byte, opts CanonOptions) ([]byte, error) {
 // CanonicalizeValue marshals v with encoding/json and canonicalizes the
 // result with the default [CanonOptions]. Values json.Marshal cannot encode
 // (channels, NaN, cycles) are returned as json.Marshal's error; large integers
-// and deep values are rejected as by [Canonicalize].
+// and deep values are rejected as by [Canonicalize]. A string or map key
+// that is not valid UTF-8 (which json.Marshal would silently write as
+// U+FFFD) is rejected with a [*CanonError].
 func CanonicalizeValue(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("schema: value is not JSON: %w", err)
 	}
+	if !validUTF8Value(reflect.ValueOf(v), 0) {
+		return nil, &CanonError{Reason: "a string is not valid UTF-8 (encoding/json would replace it with U+FFFD)"}
+	}
 	return Canonicalize(b, CanonOptions{})
+}
+
+// validUTF8Value reports whether every string json.Marshal would write
+// from v verbatim (strings and string map keys, through pointers,
+// interfaces, slices, arrays, maps and exported struct fields) is valid
+// UTF-8. Values with their own marshalers are left to Canonicalize.
+func validUTF8Value(v reflect.Value, depth int) bool {
+	if !v.IsValid() || depth > HardMaxDepth {
+		return true
+	}
+	if v.Type().Implements(jsonMarshalerType) || v.Type().Implements(textMarshalerType) {
+		return true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return utf8.ValidString(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil() || validUTF8Value(v.Elem(), depth+1)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return true // base64
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range v.Len() {
+			if !validUTF8Value(v.Index(i), depth+1) {
+				return false
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if k := it.Key(); k.Kind() == reflect.String && !utf8.ValidString(k.String()) || !validUTF8Value(it.Value(), depth+1) {
+				return false
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() && !validUTF8Value(v.Field(i), depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func leadingWS(b []byte) int {

@@ -65,7 +65,9 @@ type Spec map[string]Prop
 // Validate checks the spec itself: every type is known, enums appear only on
 // scalar types with members of that type, Items only on arrays, Properties
 // only on objects, defaults are JSON of the declared type, no property name
-// is empty or invalid UTF-8, and nesting is at most 64 levels (which also catches cycles).
+// is empty, no property name, description, enum member or default string is
+// invalid UTF-8, and nesting is at most 64 levels (which also catches
+// cycles).
 // All problems are reported, sorted, one per line, each prefixed with its
 // position in the spec ("/name", "/name/properties/child", "/name/items");
 // the error wraps [ErrInvalidSpec].
@@ -126,6 +128,9 @@ func (v *specValidator) prop(p Prop, path string, depth int) {
 	case TypeString, TypeNumber, TypeInteger, TypeBoolean, TypeObject, TypeArray:
 	default:
 		add("unknown type %q (want string, number, integer, boolean, object or array)", p.Type)
+	}
+	if !utf8.ValidString(p.Description) {
+		add("description is not valid UTF-8")
 	}
 	if len(p.Enum) > 0 {
 		if p.Type == TypeObject || p.Type == TypeArray {
