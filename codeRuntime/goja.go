@@ -461,7 +461,9 @@ func (r *run) setup(p Program) error {
 	}
 	tools := vm.NewObject()
 	for name, b := range p.Bindings {
-		_ = tools.Set(name, r.bindingFunc(name, b))
+		// An own data property, even for a name like __proto__ (Set would
+		// change the namespace's prototype instead).
+		_ = tools.DefineDataProperty(name, r.vm.ToValue(r.bindingFunc(name, b)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
 	}
 	return global.DefineDataProperty(ns, tools, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
 }

@@ -762,3 +762,23 @@ func TestQueuedCallsAreDeliveredAtSettlement(t *testing.T) {
 		t.Fatalf("delivered %q, want call 1 then %q", seen, want)
 	}
 }
+
+// TestBindingNamedProto: a binding may be named __proto__ (or any other
+// special key) and is an own property of the namespace, callable as such.
+func TestBindingNamedProto(t *testing.T) {
+	g, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"called"`), nil }
+	res, err := g.Run(context.Background(), Program{
+		Source:   `return [Object.getPrototypeOf(tools) === Object.prototype, Object.keys(tools).length, await tools["__proto__"]({})]`,
+		Bindings: map[string]Binding{"__proto__": f, "a": f},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(res.Value); got != `[true,2,"called"]` {
+		t.Fatalf("value = %s", got)
+	}
+}

@@ -171,13 +171,14 @@ func codeOnlyHint(name string) string {
 		"`const out = await %s({...}); console.log(out)` in its code", Code, RunCodeName, sdkAccess(name))
 }
 
-// inCodeRun reports whether parent is a run_code execution in progress.
-func (r *Registry) inCodeRun(parent Token) bool {
+// inCodeRun reports whether parent is a run_code execution in progress
+// for the same agent: a sub-call cannot borrow another agent's run.
+func (r *Registry) inCodeRun(parent Token, agent host.ScopeKey) bool {
 	if parent.IsZero() {
 		return false
 	}
-	_, ok := r.codeRuns.Load(parent)
-	return ok
+	runAgent, ok := r.codeRuns.Load(parent)
+	return ok && runAgent.(host.ScopeKey) == agent
 }
 
 // newTransport builds the frozen run_code tool.
@@ -358,7 +359,7 @@ func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error)
 	for _, t := range ends {
 		bindings[t.name] = b.binding(t.name)
 	}
-	r.codeRuns.Store(exec.token, struct{}{})
+	r.codeRuns.Store(exec.token, exec.agent)
 	res, err := rt.Run(ctx, coderuntime.Program{
 		Source:             exec.Arg("code").String(),
 		Bindings:           bindings,

@@ -114,7 +114,7 @@ func (r *Registry) run(ctx context.Context, call Call) (exec *Execution, res Res
 	// Under Code, end capabilities are reachable only from a run_code
 	// program (a call whose Parent is a run_code execution in progress); a
 	// direct call is an unknown tool whose message says how to reach it.
-	if t := exec.tool; t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent) {
+	if t := exec.tool; t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent, call.Agent) {
 		exec.tool, exec.hint = nil, codeOnlyHint(call.Name)
 	}
 	canon, err := schema.CanonicalizeObject(call.Arguments, schema.CanonOptions{})

@@ -79,8 +79,8 @@ type Registry struct {
 	// restrictions cannot name it, and KnownNames does not list it.
 	transport *Tool
 	// codeRuns holds the tokens of run_code executions in progress (Token →
-	// struct{}): under Code, only calls whose Parent is one of them may
-	// reach an end capability.
+	// their agent, a host.ScopeKey): under Code, only calls whose Parent is
+	// one of them, for the same agent, may reach an end capability.
 	codeRuns sync.Map
 
 	mu     sync.RWMutex

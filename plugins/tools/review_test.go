@@ -2,8 +2,10 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
@@ -149,5 +151,44 @@ func TestR7_ChangeNoticeNamesAreNotSharedWithTheLiftNotice(t *testing.T) {
 	_ = off()
 	if !slices.Equal(lifted, []string{"bash"}) {
 		t.Errorf("unrestrict names = %v, want [bash]", lifted)
+	}
+}
+
+// TestC1_SubCallCannotBorrowAnotherAgentsRun: under code, a call naming a
+// running run_code as its parent goes through only for that run's agent.
+func TestC1_SubCallCannotBorrowAnotherAgentsRun(t *testing.T) {
+	e := newCodeEnv(t, codeOpts{mode: tools.Code})
+	var (
+		mu     sync.Mutex
+		outer  tools.Token
+		direct tools.Result
+	)
+	mustRegister(t, e.reg, e.root, tools.Definition{
+		Name: "peek", Description: "x", Parameters: json.RawMessage(`{"type":"object"}`),
+		Execute: func(ctx context.Context, _ *tools.Execution) (tools.Output, error) {
+			// While agent-a's run is in progress, a call for agent-b
+			// borrows its token.
+			mu.Lock()
+			tok := outer
+			mu.Unlock()
+			direct = e.reg.Execute(ctx, tools.Call{ID: "b1", Name: "peek2", Arguments: json.RawMessage(`{}`), Agent: "agent-b", Parent: tok})
+			return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
+		},
+	})
+	mustRegister(t, e.reg, e.root, echo("peek2", "secret"))
+	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+		if x.Name() == tools.RunCodeName {
+			mu.Lock()
+			outer = x.Token()
+			mu.Unlock()
+		}
+		return next(ctx)
+	}))
+	res := e.reg.Execute(context.Background(), runCode("c1", "return await tools.peek({})", "agent-a"))
+	if res.IsError {
+		t.Fatalf("run = %+v", res)
+	}
+	if direct.Error == nil || direct.Error.Code != tools.CodeUnknownTool {
+		t.Fatalf("borrowed-token call = %+v, want UNKNOWN_TOOL", direct)
 	}
 }

@@ -2,6 +2,7 @@ package schema_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/plugins/tools/schema"
@@ -27,5 +28,14 @@ func TestT1_SpecRejectsInvalidUTF8InsteadOfReplacingIt(t *testing.T) {
 	}
 	if b, err := schema.CanonicalizeValue(map[string]any{"a": []string{"é", "\ufffd"}}); err != nil || string(b) != `{"a":["é","`+"\ufffd"+`"]}` {
 		t.Errorf("valid value: %s, %v", b, err)
+	}
+}
+
+// TestC4_DescriptionsCannotCloseTheFence: a description holding a run of
+// backticks cannot end the fenced block the SDK declaration is shown in.
+func TestC4_DescriptionsCannotCloseTheFence(t *testing.T) {
+	out := schema.DeclareTools([]schema.ToolDecl{{Name: "x", Description: "Use ```bash fences``` here.", Parameters: []byte(`{"type":"object"}`)}})
+	if strings.Contains(out, "```") {
+		t.Fatalf("declaration contains a fence:\n%s", out)
 	}
 }

@@ -208,6 +208,9 @@ func writeJSDoc(b *strings.Builder, text, indent string) {
 	text = strings.ReplaceAll(text, "\u2028", "\n")
 	text = strings.ReplaceAll(text, "\u2029", "\n")
 	text = strings.ReplaceAll(text, "*/", "*\\/")
+	// The declaration is shown inside a fenced block of the prompt: a run
+	// of backticks must not close the fence.
+	text = strings.ReplaceAll(text, "```", "`\u200b``")
 	lines := strings.Split(strings.TrimRight(text, "\n "), "\n")
 	if len(lines) == 1 {
 		b.WriteString(indent + "/** " + lines[0] + " */\n")
