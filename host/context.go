@@ -39,7 +39,7 @@ func ValidateScopeKey(k string) error {
 
 // ErrFiberClosed is wrapped by the error a registration returns when the
 // context's fiber is unloading or disposed, or when the context belongs to
-// an earlier run of a restarted plugin.
+// an earlier run of a restarted plugin or to a run that failed.
 var ErrFiberClosed = errors.New("fiber no longer accepts registrations")
 
 // Disposer undoes one registration. It is idempotent: calling it again, or

@@ -462,6 +462,18 @@ type frame[P, R any] struct {
 
 func (f *frame[P, R]) next(ctx context.Context) (R, error) {
 	f.called = true
+	defer func() {
+		if v := recover(); v != nil {
+			// The rest of the chain did not return: the dispatcher's base
+			// panicked (a later listener's panic is recovered at its own
+			// level). Record it as what next "returned", so a contained
+			// failure of this listener does not turn it into a zero-value
+			// success, and let the panic go on to this listener.
+			var zero R
+			f.nr, f.nerr = zero, recovered(f.c.d, f.c.ls[f.i], v)
+			panic(v)
+		}
+	}()
 	f.nr, f.nerr = f.c.from(ctx, f.i+1)
 	return f.nr, f.nerr
 }

@@ -13,7 +13,8 @@
 // attempts every disposer even when some fail, and joins, logs and returns
 // the errors. Every disposer is idempotent. A fiber that is unloading or
 // disposed refuses new registrations with [ErrFiberClosed], and so does a
-// context left over from an earlier run of a restarted plugin.
+// context left over from an earlier run of a restarted plugin or from a
+// run that failed.
 //
 // # Services and injection
 //

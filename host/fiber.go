@@ -82,7 +82,11 @@ type Fiber struct {
 	// guarded by h.life.
 	restartEpoch uint64
 	restarts     int
-	settled      chan struct{}
+	// disposing is set, with h.life held, when f's disposal begins; a
+	// nested Dispose of f (from a disposer or a FiberStatus listener on the
+	// disposing goroutine) is then a no-op instead of a deadlock.
+	disposing bool
+	settled   chan struct{}
 }
 
 func newFiber(h *Host, parent *Fiber, name string, p Plugin, config any) *Fiber {
@@ -201,6 +205,12 @@ func (f *Fiber) Effects() []EffectInfo {
 func (f *Fiber) Dispose() error {
 	f.h.life.Lock()
 	defer f.h.life.Unlock()
+	if f.disposing {
+		// Already being disposed, by this goroutine (it holds h.life): a
+		// disposer or status listener disposing f again. Running f.self
+		// again would wait for itself.
+		return nil
+	}
 	if f.self != nil {
 		// Runs f.h.dispose once, and removes f from its parent's effects.
 		err := f.self.run()
@@ -217,7 +227,10 @@ func (f *Fiber) Dispose() error {
 // returns to an earlier configuration: a generation counter, not a state
 // comparison, decides what is stale.
 //
-// Update fails for fibers that are not a plugin's (the root and scopes).
+// Update fails for fibers that are not a plugin's (the root and scopes)
+// and for fibers that are unloading or disposed. Otherwise it returns the
+// restarted run's failure when that run failed (see [Fiber.Err]), and nil
+// when it is active or pending (an earlier run's error is not the update's).
 func (f *Fiber) Update(config any) error {
 	if f.plugin == nil {
 		return fmt.Errorf("updating fiber %s: not a plugin fiber", f.name)
@@ -233,7 +246,12 @@ func (f *Fiber) Update(config any) error {
 	f.config = config
 	f.mu.Unlock()
 	f.h.restart(f)
-	return f.Err()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.state != Failed {
+		return nil
+	}
+	return f.err
 }
 
 // disposeEffects undoes f's effects LIFO, attempting every one; h.life must
@@ -264,9 +282,10 @@ func (h *Host) disposeEffects(f *Fiber) (all, own error) {
 
 // dispose is the body of a fiber's disposal; h.life must be held.
 func (h *Host) dispose(f *Fiber) error {
-	if st := f.State(); st == Disposed {
+	if f.disposing || f.State() == Disposed {
 		return nil
 	}
+	f.disposing = true
 	h.setState(f, Unloading, nil)
 	err, own := h.disposeEffects(f)
 	h.fmu.Lock()

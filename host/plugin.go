@@ -122,7 +122,7 @@ func (c *Context) child(name string, p Plugin, config any) (*Fiber, error) {
 
 // start starts (or restarts after unloading) a plugin fiber; h.life held.
 func (h *Host) start(f *Fiber) {
-	if f.plugin == nil {
+	if f.plugin == nil || f.disposing {
 		return
 	}
 	if missing := h.missing(f); missing != "" {
@@ -141,6 +141,10 @@ func (h *Host) start(f *Fiber) {
 	f.ctx = c
 	f.mu.Unlock()
 	h.setState(f, Loading, nil)
+	if f.disposing || f.gen != gen {
+		// A FiberStatus listener disposed or restarted f.
+		return
+	}
 	err := safeApply(f.plugin, c)
 	f.mu.Lock()
 	stale := f.gen != gen || f.state != Loading
@@ -152,6 +156,12 @@ func (h *Host) start(f *Fiber) {
 	}
 	if err != nil {
 		f.log.Error().Err(err).Msg("apply failed; rolling back")
+		// The failed run's context is stale from now on, as after any
+		// stopped run: what it would register (during the rollback, or
+		// later from a goroutine Apply started) is refused.
+		f.mu.Lock()
+		f.gen++
+		f.mu.Unlock()
 		if rerr, _ := h.disposeEffects(f); rerr != nil {
 			err = fmt.Errorf("%w (rollback: %w)", err, rerr)
 		}
@@ -172,6 +182,8 @@ func (h *Host) restart(f *Fiber) {
 			f.log.Error().Err(own).Msg("unloading for restart")
 		}
 	}
+	// start does nothing when f was disposed meanwhile (by a FiberStatus
+	// listener or a disposer): a disposed fiber is never started again.
 	h.start(f)
 }
 

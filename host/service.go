@@ -222,6 +222,11 @@ func (h *Host) fail(f *Fiber, err error) {
 			f.log.Error().Err(own).Msg("unloading")
 		}
 	}
+	if f.disposing {
+		// Disposed while unloading (by a FiberStatus listener): it stays
+		// disposed.
+		return
+	}
 	f.mu.Lock()
 	f.gen++ // contexts of the stopped run are stale
 	f.mu.Unlock()

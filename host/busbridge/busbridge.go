@@ -171,10 +171,11 @@ type forward struct{ topic string }
 func Topic(name string) ForwardOption { return func(f *forward) { f.topic = name } }
 
 // Forward forwards every dispatch of ev that reaches the bridge's context
-// (for a scope-filtered event and a bridge created through an agent scope:
-// that scope's dispatches and global ones) to the bus topic. The listener
-// only queues, so it never blocks the dispatch. The forward is an effect of
-// the bridge's fiber; the returned disposer stops it earlier.
+// to the bus topic: for a scope-filtered event and a bridge created through
+// an agent scope, only that scope's dispatches (not global ones, nor other
+// scopes'); otherwise every dispatch. The listener only queues, so it never
+// blocks the dispatch. The forward is an effect of the bridge's fiber; the
+// returned disposer stops it earlier.
 func Forward[P any](b *Bridge, ev *events.Event[P], opts ...ForwardOption) (host.Disposer, error) {
 	fw := forward{topic: ev.Descriptor().Name}
 	for _, o := range opts {
