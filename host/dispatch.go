@@ -64,7 +64,9 @@ func addListener(c *Context, d *events.Descriptor, fn any, opts []ListenOption) 
 		o(&cfg)
 	}
 	h := c.h
-	h.declare(d)
+	if err := h.declare(d); err != nil {
+		return nil, err
+	}
 	l := &listener{fn: fn, scope: c.scope, fiber: c.fiber}
 	return c.track(EffectListener, d.Name, func() error {
 		h.lmu.Lock()
@@ -534,9 +536,12 @@ func callWaterfall[P, R any](ctx context.Context, d *events.Descriptor, l *liste
 // base. A listener that does not call next short-circuits the rest. The
 // context a listener passes to next is the one the rest of the chain (and
 // base) runs under. A listener may call next more than once (a retry
-// wrapper). Failures follow the descriptor's policy: a propagated failure
-// is returned to the previous listener's next (and finally to the caller);
-// a contained one is logged and the listener is skipped.
+// wrapper), one call after another; for an event whose failures are
+// contained, next must not be called from several goroutines at once (it
+// records whether the listener delegated). Failures follow the descriptor's
+// policy: a propagated failure is returned to the previous listener's next
+// (and finally to the caller); a contained one is logged and the listener
+// is skipped.
 func Waterfall[P, R any](ctx context.Context, em Emitter, ev *events.Waterfall[P, R], p P, base events.Next[R]) (R, error) {
 	d := ev.Descriptor()
 	ls := em.h.listeners(d.ID())

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"sort"
@@ -82,7 +84,7 @@ func New(opts ...Option) *Host {
 	h.fibers[f] = struct{}{}
 	h.root = &Context{h: h, fiber: f, gen: f.gen}
 	f.ctx = h.root
-	h.declare(FiberStatus.Descriptor())
+	_ = h.declare(FiberStatus.Descriptor()) // the first declaration on a new host
 	return h
 }
 
@@ -102,12 +104,25 @@ func (h *Host) Emitter(scope ScopeKey) Emitter { return Emitter{h: h, scope: sco
 func (h *Host) Close() error { return h.root.fiber.Dispose() }
 
 // declare records an event descriptor so the catalog can list it.
-func (h *Host) declare(d *events.Descriptor) {
+// ErrEventConflict is wrapped when two different handles declare the same
+// event name on one host: listeners and dispatches of the two would never
+// meet, and the catalog could list only one of them.
+var ErrEventConflict = errors.New("event name declared by two different handles")
+
+func (h *Host) declare(d *events.Descriptor) error {
 	h.smu.Lock()
 	defer h.smu.Unlock()
-	if _, ok := h.declared[d.Name]; !ok {
+	prev, ok := h.declared[d.Name]
+	if !ok {
 		h.declared[d.Name] = descHandle{d}
+		return nil
 	}
+	if p := prev.Descriptor(); p != d {
+		pf, pl := p.Source()
+		df, dl := d.Source()
+		return fmt.Errorf("host: %w: %q is declared at %s:%d and again at %s:%d", ErrEventConflict, d.Name, pf, pl, df, dl)
+	}
+	return nil
 }
 
 type descHandle struct{ d *events.Descriptor }
@@ -116,11 +131,18 @@ func (x descHandle) Descriptor() *events.Descriptor { return x.d }
 
 // Declare records event handles as declared by this host's plugins, so that
 // [Host.Events] (and the generated catalog) lists them even before anyone
-// listens. Registering a listener or dispatching declares too.
-func (h *Host) Declare(hs ...events.Handle) {
+// listens. Registering a listener declares too. Declaring a name that a
+// different handle already declared fails with [ErrEventConflict] (the
+// other handles are still declared); declaring the same handle again is
+// harmless.
+func (h *Host) Declare(hs ...events.Handle) error {
+	var errs []error
 	for _, x := range hs {
-		h.declare(x.Descriptor())
+		if err := h.declare(x.Descriptor()); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	return errors.Join(errs...)
 }
 
 // Events returns the descriptors of every event declared on this host,

@@ -163,6 +163,7 @@ func (h *Host) start(f *Fiber) {
 		f.gen++
 		f.mu.Unlock()
 		if rerr, _ := h.disposeEffects(f); rerr != nil {
+			f.log.Error().Err(rerr).Msg("rolling back a failed apply")
 			err = fmt.Errorf("%w (rollback: %w)", err, rerr)
 		}
 		h.setState(f, Failed, err)

@@ -35,7 +35,9 @@ func (plugin) Apply(c *host.Context) error {
 		return err
 	}
 	s := newService(c, cfg)
-	c.Host().Declare(AssembleEvent)
+	if err := c.Host().Declare(AssembleEvent); err != nil {
+		return err
+	}
 	if _, err := c.Track(host.EffectCustom, "system-prompt/close", func() error {
 		s.closed.Store(true)
 		return nil

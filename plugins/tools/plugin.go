@@ -127,7 +127,9 @@ func (plugin) Apply(c *host.Context) error {
 		return err
 	}
 	r := newRegistry(c, mode)
-	c.Host().Declare(Events()...)
+	if err := c.Host().Declare(Events()...); err != nil {
+		return err
+	}
 	sp, err := host.Get[*systemprompt.Service](c, systemprompt.ServiceName)
 	if err != nil {
 		return err
