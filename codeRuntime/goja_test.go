@@ -770,7 +770,9 @@ func TestBindingNamedProto(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"called"`), nil }
+	f := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return json.RawMessage(`"called"`), nil
+	}
 	res, err := g.Run(context.Background(), Program{
 		Source:   `return [Object.getPrototypeOf(tools) === Object.prototype, Object.keys(tools).length, await tools["__proto__"]({})]`,
 		Bindings: map[string]Binding{"__proto__": f, "a": f},
