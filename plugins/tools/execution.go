@@ -140,7 +140,9 @@ type Result struct {
 	Content []Content `json:"content"`
 	// IsError marks a failed call.
 	IsError bool `json:"isError"`
-	// Error is the structured failure class, when known.
+	// Error is the structured failure class. Execute sets it on every
+	// isError result (TOOL_ERROR when nothing more specific is known) and
+	// never on a success, so a failed result's Error is never nil.
 	Error *ErrorInfo `json:"error,omitempty"`
 	// AdditionalContext is context for the agent loop to append after the
 	// step's tool results, in the order tool, wrapper, post-execute.

@@ -410,8 +410,12 @@ func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kin
 // lossless JSON (content blocks, additional context, meta; error info only
 // on failures), has its meta canonicalized, and is detached from every
 // slice a tool or listener might still hold. An invalid result is replaced
-// by an INVALID_RESULT isError.
+// by an INVALID_RESULT isError. Every isError result leaves with error
+// info: one that a wrapper made without any gets TOOL_ERROR.
 func (r *Registry) finalize(exec *Execution, res Result) Result {
+	if res.IsError && res.Error == nil {
+		res.Error = &ErrorInfo{Name: "ToolError", Code: CodeToolError}
+	}
 	if meta, err := validateResult(res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {

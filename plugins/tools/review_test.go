@@ -192,3 +192,18 @@ func TestC1_SubCallCannotBorrowAnotherAgentsRun(t *testing.T) {
 		t.Fatalf("borrowed-token call = %+v, want UNKNOWN_TOOL", direct)
 	}
 }
+
+// TestP9_EveryIsErrorResultCarriesErrorInfo: a wrapper that short-circuits
+// with an isError result of its own, naming no class, still yields a
+// result whose error info is set (TOOL_ERROR).
+func TestP9_EveryIsErrorResultCarriesErrorInfo(t *testing.T) {
+	e := newEnv(t)
+	mustRegister(t, e.reg, e.root, echo("t", "x"))
+	must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
+		return tools.Result{Content: []tools.Content{tools.Text("refused by the wrapper")}, IsError: true}, nil
+	}))
+	res := e.reg.Execute(context.Background(), call("t", `{}`))
+	if !res.IsError || res.Error == nil || res.Error.Code != tools.CodeToolError || res.Content[0].Text != "refused by the wrapper" {
+		t.Fatalf("result = %+v", res)
+	}
+}
