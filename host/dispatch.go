@@ -310,7 +310,11 @@ func Emit[P any](ctx context.Context, em Emitter, ev *events.Event[P], p P) erro
 // of one per listener: that is most of the cost of a call.
 func emitRun[P any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, i int, p P) (next int, err error) {
 	cur := i
+	returned := false // recover only when unwinding: the common path skips the call
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			next, err = cur+1, recovered(d, ls[cur], v)
 		}
@@ -321,9 +325,11 @@ func emitRun[P any](ctx context.Context, em Emitter, d *events.Descriptor, ls []
 			continue
 		}
 		if err := l.fn.(events.Listener[P])(ctx, p); err != nil {
+			returned = true
 			return cur + 1, err
 		}
 	}
+	returned = true
 	return cur, nil
 }
 
