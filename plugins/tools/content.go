@@ -28,31 +28,36 @@ const (
 // is what makes results values (see [Result]). Build blocks with [Text],
 // [Image], [Audio], [EmbeddedText], [EmbeddedBlob] and [Link]; fields that
 // do not belong to Type are ignored when marshalling.
+//
+// A resource block's embedded resource is held flat, in URI, MIMEType and
+// Text (a text resource) or Data (a binary one, base64: the wire's "blob"),
+// so a block stays a small value with no nested pointers.
 type Content struct {
 	// Type is one of the Content* constants.
 	Type string
-	// Text is the text of a text block.
+	// Text is the text of a text block, or of a resource block's text
+	// resource.
 	Text string
-	// Data is the base64-encoded bytes of an image or audio block.
+	// Data is the base64-encoded bytes of an image or audio block, or of a
+	// resource block's binary resource.
 	Data string
-	// MIMEType is the media type of an image, audio or resource_link block.
+	// MIMEType is the media type of an image, audio, resource or
+	// resource_link block.
 	MIMEType string
-	// URI, Name, Title and Description describe a resource_link block.
-	URI         string
+	// URI is the resource's URI (resource and resource_link blocks).
+	URI string
+	// Name, Title and Description describe a resource_link block.
 	Name        string
 	Title       string
 	Description string
-	// Resource is the embedded resource of a resource block.
-	Resource ResourceContents
 }
 
-// ResourceContents is an embedded resource: a URI and either Text or Blob
-// (base64).
-type ResourceContents struct {
-	URI      string `json:"uri"`
-	MIMEType string `json:"mimeType,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Blob     string `json:"blob,omitempty"`
+// wireResource is a resource block's embedded resource on the wire.
+type wireResource struct {
+	URI      string  `json:"uri"`
+	MIMEType string  `json:"mimeType,omitempty"`
+	Text     *string `json:"text,omitempty"`
+	Blob     *string `json:"blob,omitempty"`
 }
 
 // Text returns a text block.
@@ -70,13 +75,13 @@ func Audio(data, mimeType string) Content {
 
 // EmbeddedText returns a resource block embedding a text resource.
 func EmbeddedText(uri, mimeType, text string) Content {
-	return Content{Type: ContentResource, Resource: ResourceContents{URI: uri, MIMEType: mimeType, Text: text}}
+	return Content{Type: ContentResource, URI: uri, MIMEType: mimeType, Text: text}
 }
 
 // EmbeddedBlob returns a resource block embedding a binary resource; blob
 // is base64-encoded.
 func EmbeddedBlob(uri, mimeType, blob string) Content {
-	return Content{Type: ContentResource, Resource: ResourceContents{URI: uri, MIMEType: mimeType, Blob: blob}}
+	return Content{Type: ContentResource, URI: uri, MIMEType: mimeType, Data: blob}
 }
 
 // Link returns a resource_link block.
@@ -85,15 +90,15 @@ func Link(uri, name, description, mimeType string) Content {
 }
 
 type wireContent struct {
-	Type        string            `json:"type"`
-	Text        *string           `json:"text,omitempty"`
-	Data        string            `json:"data,omitempty"`
-	MIMEType    string            `json:"mimeType,omitempty"`
-	URI         string            `json:"uri,omitempty"`
-	Name        string            `json:"name,omitempty"`
-	Title       string            `json:"title,omitempty"`
-	Description string            `json:"description,omitempty"`
-	Resource    *ResourceContents `json:"resource,omitempty"`
+	Type        string        `json:"type"`
+	Text        *string       `json:"text,omitempty"`
+	Data        string        `json:"data,omitempty"`
+	MIMEType    string        `json:"mimeType,omitempty"`
+	URI         string        `json:"uri,omitempty"`
+	Name        string        `json:"name,omitempty"`
+	Title       string        `json:"title,omitempty"`
+	Description string        `json:"description,omitempty"`
+	Resource    *wireResource `json:"resource,omitempty"`
 }
 
 // MarshalJSON writes the MCP shape of the block: only the fields of its
@@ -106,7 +111,12 @@ func (c Content) MarshalJSON() ([]byte, error) {
 	case ContentImage, ContentAudio:
 		w.Data, w.MIMEType = c.Data, c.MIMEType
 	case ContentResource:
-		r := c.Resource
+		r := wireResource{URI: c.URI, MIMEType: c.MIMEType}
+		if c.Data != "" {
+			r.Blob = &c.Data
+		} else {
+			r.Text = &c.Text
+		}
 		w.Resource = &r
 	case ContentResourceLink:
 		w.URI, w.Name, w.Title, w.Description, w.MIMEType = c.URI, c.Name, c.Title, c.Description, c.MIMEType
@@ -126,8 +136,17 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	if w.Text != nil {
 		c.Text = *w.Text
 	}
-	if w.Resource != nil {
-		c.Resource = *w.Resource
+	if r := w.Resource; r != nil {
+		if r.Text != nil && r.Blob != nil {
+			return fmt.Errorf("tools: resource block has both text and blob")
+		}
+		c.URI, c.MIMEType = r.URI, r.MIMEType
+		if r.Text != nil {
+			c.Text = *r.Text
+		}
+		if r.Blob != nil {
+			c.Data = *r.Blob
+		}
 	}
 	return nil
 }
@@ -147,14 +166,13 @@ func (c Content) Validate() error {
 		}
 		strs = []string{c.Data, c.MIMEType}
 	case ContentResource:
-		r := c.Resource
-		if r.URI == "" {
+		if c.URI == "" {
 			return fmt.Errorf("resource block needs resource.uri")
 		}
-		if r.Text != "" && r.Blob != "" {
+		if c.Text != "" && c.Data != "" {
 			return fmt.Errorf("resource block has both text and blob")
 		}
-		strs = []string{r.URI, r.MIMEType, r.Text, r.Blob}
+		strs = []string{c.URI, c.MIMEType, c.Text, c.Data}
 	case ContentResourceLink:
 		if c.URI == "" || c.Name == "" {
 			return fmt.Errorf("resource_link block needs uri and name")

@@ -182,3 +182,14 @@ func TestContentAndCardsJSON(t *testing.T) {
 		t.Error("unknown type marshalled")
 	}
 }
+
+func TestContentResourceWithTextAndBlobIsRejected(t *testing.T) {
+	var c tools.Content
+	err := json.Unmarshal([]byte(`{"type":"resource","resource":{"uri":"u","text":"a","blob":"AA=="}}`), &c)
+	if err == nil || !strings.Contains(err.Error(), "both text and blob") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := (tools.Content{Type: tools.ContentResource, URI: "u", Text: "a", Data: "AA=="}).Validate(); err == nil {
+		t.Fatal("a resource block with both text and blob validated")
+	}
+}
