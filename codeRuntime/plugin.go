@@ -1,6 +1,7 @@
 package coderuntime
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/dsh-go/dsh/host"
@@ -29,8 +30,11 @@ func (plugin) Name() string { return ServiceName }
 // Apply implements host.Plugin.
 func (plugin) Apply(c *host.Context) error {
 	cfg, err := host.DecodeConfig[Config](c)
+	if err != nil && !errors.Is(err, ErrInvalidConfig) {
+		err = fmt.Errorf("%w: %w", ErrInvalidConfig, err) // a wrong type
+	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return err
 	}
 	g, err := New(cfg)
 	if err != nil {

@@ -47,3 +47,33 @@ func TestDecodeConfig(t *testing.T) {
 		})
 	}
 }
+
+type validated struct{ N int }
+
+func (v validated) Validate() error {
+	if v.N < 0 {
+		return errors.New("N must not be negative")
+	}
+	return nil
+}
+
+// TestDecodeConfigValidates: a configuration type with a Validate method
+// is checked before the plugin sees it, and the plugin fails naming why.
+func TestDecodeConfigValidates(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	p := host.Define("v", nil, func(c *host.Context) error {
+		_, err := host.DecodeConfig[validated](c)
+		return err
+	})
+	f, err := h.Root().Plugin(p, validated{N: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.State() != host.Failed || !strings.Contains(f.Err().Error(), "plugin v: invalid configuration: N must not be negative") {
+		t.Fatalf("state %v, err %v", f.State(), f.Err())
+	}
+	if err := f.Update(&validated{N: 2}); err != nil || f.State() != host.Active {
+		t.Fatalf("after a valid update: %v %v", f.State(), err)
+	}
+}

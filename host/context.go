@@ -95,21 +95,28 @@ var ErrConfigType = errors.New("wrong configuration type")
 // DecodeConfig returns c's configuration as a T, the way plugins take it:
 // a T, a *T (nil meaning the zero T) or nil (the zero T). Anything else is
 // an error wrapping [ErrConfigType] that names the plugin and both types.
+// When T has a Validate() error method, DecodeConfig calls it and returns
+// its error (wrapped, naming the plugin), so a plugin's Apply starts with
+// a checked configuration.
 func DecodeConfig[T any](c *Context) (T, error) {
-	var zero T
+	var zero, cfg T
 	switch v := c.Config().(type) {
 	case nil:
-		return zero, nil
 	case T:
-		return v, nil
+		cfg = v
 	case *T:
-		if v == nil {
-			return zero, nil
+		if v != nil {
+			cfg = *v
 		}
-		return *v, nil
 	default:
 		return zero, fmt.Errorf("plugin %s: %w: got %T, want %T", c.fiber.Name(), ErrConfigType, v, zero)
 	}
+	if v, ok := any(cfg).(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return zero, fmt.Errorf("plugin %s: invalid configuration: %w", c.fiber.Name(), err)
+		}
+	}
+	return cfg, nil
 }
 
 // Scope creates an agent scope: a child fiber owned by c's fiber and a

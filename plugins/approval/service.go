@@ -274,9 +274,6 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
 	s := newService(cfg, c.Logger())
 	// Recorded first, so it runs last: the service is withdrawn from the
 	// registry's view before its in-flight requests are drained.

@@ -31,9 +31,6 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
 	s := newService(c, cfg)
 	if err := c.Host().Declare(AssembleEvent); err != nil {
 		return err

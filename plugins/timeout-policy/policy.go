@@ -76,9 +76,6 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
 	_, err = host.OnWaterfall(c, tools.ExecuteEvent, Wrapper(cfg, c.Logger()))
 	return err
 }

@@ -7,9 +7,9 @@ import (
 	"os"
 
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/toolstest"
 )
 
 // Boot a host with the prompt service, the tool registry and the shell
@@ -25,23 +25,14 @@ func Example() {
 
 	h := host.New()
 	defer h.Close()
-	for _, p := range []struct {
-		plugin host.Plugin
-		config any
-	}{
-		{systemprompt.Plugin, systemprompt.Config{}},
-		{tools.Plugin, tools.Config{Mode: tools.Native}},
-		{toolbash.Plugin, toolbash.Config{Dir: dir}},
-	} {
-		f, err := h.Root().Plugin(p.plugin, p.config)
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		if f.State() != host.Active {
-			fmt.Println(f.Name(), f.State(), f.Err())
-			return
-		}
+	// The prompt service and the registry, then the plugin under test.
+	if err := toolstest.Setup(h.Root()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := toolstest.Load(h.Root(), toolstest.Plugin{P: toolbash.Plugin, Config: toolbash.Config{Dir: dir}}); err != nil {
+		fmt.Println(err)
+		return
 	}
 	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
 	if err != nil {

@@ -119,9 +119,6 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
 	mode, err := modeFor(cfg.Mode)
 	if err != nil {
 		return err
