@@ -237,9 +237,6 @@ func (m *reentrant) Unlock() {
 	}
 }
 
-// held reports whether the calling goroutine holds m.
-func (m *reentrant) held() bool { return m.owner.Load() == goid() }
-
 func goid() uint64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]

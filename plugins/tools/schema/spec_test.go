@@ -116,7 +116,7 @@ type readArgs struct {
 	When    time.Time `json:"when"`
 	Blob    []byte    `json:"blob"`
 	Ignored string    `json:"-"`
-	hidden  string
+	hidden  string    //lint:ignore U1000 FromStruct must skip unexported fields
 	Embedded
 }
 
