@@ -40,6 +40,18 @@
 // (String.prototype.repeat, padStart, padEnd, Array.prototype.join) refuse results longer than
 // [Config].MaxStringLength with a RangeError.
 //
+// Native loops: goja checks for an interrupt only between JavaScript instructions, never inside a
+// built-in, so a built-in that loops over a program-chosen size would outlast every budget (and block
+// Run) or crash the process. Array built-ins that iterate every index (indexOf, join, forEach,
+// Array.from, Function.prototype.apply, Reflect.apply, spread, ...) refuse a length above 4 Mi with a
+// RangeError; JSON.parse, JSON.stringify (the program's and the host's) and nested join/toString
+// refuse nesting deeper than 10000 levels, and JSON.stringify calls a replacer per value so the
+// budgets interrupt it; a binding result nested deeper rejects that call with INVALID_RESULT; a
+// regexp2 match (patterns with backreferences or lookaround) gives up after 250ms, finding nothing.
+// That last limit is set through regexp2.DefaultMatchTimeout when this package is initialized
+// (goja offers no per-runtime setting), so it applies process-wide to regexp2 patterns compiled
+// without their own timeout: an importer that uses regexp2 directly should set its own.
+//
 // Memory: goja has no per-runtime memory limit, and Go cannot attribute heap to a goroutine. The
 // defences are therefore indirect: the busy-CPU budget bounds how long a program can allocate, output
 // sizes are capped, amplifying built-ins are capped as above, and a heap watchdog samples the process

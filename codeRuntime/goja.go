@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
 )
@@ -75,16 +76,88 @@ func validateProgram(p Program) error {
 	return nil
 }
 
+// maxNestingDepth bounds how deeply nested a value JSON.parse and JSON.stringify (the program's and
+// the host's) and the recursive Array.prototype.join / toString / toLocaleString accept: goja
+// implements them with Go recursion that never checks for an interrupt (and, for stringify and join,
+// a cycle check linear in the depth), so an unbounded depth means a quadratic native loop or a Go
+// stack overflow, a fatal error that takes the process down.
+const maxNestingDepth = 10000
+
+// maxArrayLength bounds the length of the array or array-like object a built-in that iterates over
+// every index in native code (indexOf, join, forEach, Array.from, Function.prototype.apply, ...)
+// accepts: no interrupt reaches a native loop, so a sparse array or an object like
+// {length: 2 ** 53 - 1} would otherwise keep it busy (or allocating) beyond every budget.
+const maxArrayLength = 1 << 22
+
+// regexpMatchTimeout bounds a single regexp2 match (goja uses regexp2 for patterns Go's regexp
+// cannot run: backreferences and lookaround), which backtracks in native code no interrupt reaches.
+// A match that runs out finds nothing; the run's own budgets then apply.
+const regexpMatchTimeout = 250 * time.Millisecond
+
+func init() {
+	// regexp2 reads it when compiling a pattern; goja offers no per-runtime setting. It is
+	// process-wide, but nothing else in this module uses regexp2, and "forever" is never wanted.
+	if regexp2.DefaultMatchTimeout > regexpMatchTimeout {
+		regexp2.DefaultMatchTimeout = regexpMatchTimeout
+	}
+}
+
 // helpers are the prelude's functions, captured before the program runs so it cannot replace them.
 type helpers struct {
 	format, describe, makeError, stringify, parse, rangeError goja.Callable
 }
 
 // preludeSource builds, without leaving anything global, the helpers the host calls into the VM with.
-const preludeSource = `(function () {
+var preludeSource = `(function () {
 	"use strict";
-	var stringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError,
-		defineProperty = Object.defineProperty, StringCtor = String;
+	var nativeStringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError,
+		defineProperty = Object.defineProperty, StringCtor = String, isArray = Array.isArray,
+		apply = Reflect.apply,
+		tagOf = Function.prototype.call.bind(Object.prototype.toString), hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty),
+		MAX_DEPTH = ` + strconv.Itoa(maxNestingDepth) + `;
+	// stringify is JSON.stringify through a replacer function: goja's native stringify never checks
+	// for an interrupt and its cycle check is linear in the depth, so without a JavaScript call per
+	// value a deep structure keeps it busy (quadratic, on a Go stack as deep as the value) beyond
+	// every budget. The replacer makes each value an interrupt point and refuses values nested more
+	// than MAX_DEPTH levels. A list replacer is emulated (plain objects keep the list's key order).
+	function stringify(value, replacer, space) {
+		var fn = null, list = null, stack = [];
+		if (typeof replacer === "function") {
+			fn = replacer;
+		} else if (isArray(replacer)) {
+			list = [];
+			var seen = {};
+			for (var i = 0; i < replacer.length; i++) {
+				var it = replacer[i], t = typeof it, k;
+				if (t === "string") k = it;
+				else if (t === "number") k = StringCtor(it);
+				else if (t === "object" && it !== null && (tagOf(it) === "[object String]" || tagOf(it) === "[object Number]")) k = StringCtor(it);
+				else continue;
+				if (!hasOwn(seen, k)) { seen[k] = true; list.push(k); }
+			}
+		}
+		function guard(key, v) {
+			var holder = this;
+			while (stack.length > 0 && stack[stack.length - 1] !== holder) stack.pop();
+			if (fn !== null) v = apply(fn, holder, [key, v]);
+			if (v === null || typeof v !== "object") return v;
+			if (list !== null && !isArray(v)) {
+				var tag = tagOf(v);
+				if (tag !== "[object Number]" && tag !== "[object String]" && tag !== "[object Boolean]" && tag !== "[object BigInt]") {
+					var o = {};
+					for (var j = 0; j < list.length; j++) {
+						var p = list[j], pv = v[p];
+						if (pv !== undefined) defineProperty(o, p, {value: pv, writable: true, enumerable: true, configurable: true});
+					}
+					v = o;
+				}
+			}
+			stack.push(v);
+			if (stack.length > MAX_DEPTH) throw new RangeErrorCtor("JSON.stringify: the value is nested more than " + MAX_DEPTH + " levels deep");
+			return v;
+		}
+		return apply(nativeStringify, undefined, [value, guard, space]);
+	}
 	function errText(e) {
 		var name = e.name, msg = e.message;
 		name = name === undefined ? "Error" : StringCtor(name);
@@ -134,6 +207,7 @@ const preludeSource = `(function () {
 		return e;
 	}
 	function rangeError(message) { return new RangeErrorCtor(message); }
+	defineProperty(JSON, "stringify", {value: stringify, writable: true, enumerable: false, configurable: true});
 	return [format, describe, makeError, stringify, parse, rangeError];
 })()`
 
@@ -188,6 +262,8 @@ type run struct {
 
 	logs     []Log
 	logBytes int
+
+	joinDepth int // nesting of the guarded Array.prototype.join / toLocaleString in progress
 
 	inVM     bool
 	cpuLeft  time.Duration
@@ -281,6 +357,12 @@ func (r *run) result() (*Result, error) {
 	v := r.main.Result()
 	if v == nil || goja.IsUndefined(v) {
 		return &Result{Logs: r.logs}, nil
+	}
+	if str, ok := v.(goja.String); ok && str.Length()+2 > r.cfg.MaxResultBytes {
+		// Its JSON has at least as many bytes as it has UTF-16 units, plus the quotes: over the cap
+		// without quoting it all.
+		return nil, &Failure{Kind: KindOutputLimit, Logs: r.logs, Cause: ErrOutputLimit,
+			Message: fmt.Sprintf("the returned value is a string of %d characters, over the %d-byte limit for its JSON", str.Length(), r.cfg.MaxResultBytes)}
 	}
 	var s goja.Value
 	err := r.enter(func() (err error) { s, err = r.h.stringify(goja.Undefined(), v); return })
@@ -660,6 +742,17 @@ func (r *run) complete(cp completion) error {
 	if v, ok := decodeJSON(vm, cp.result); ok {
 		return cp.c.resolve(v)
 	}
+	invalid := func(why string) error {
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(fmt.Sprintf("%s: the binding returned %s", cp.c.name, why)), vm.ToValue("INVALID_RESULT"), vm.ToValue(""))
+		if err != nil {
+			return err
+		}
+		return cp.c.reject(e)
+	}
+	if jsonTooDeep(cp.result) {
+		// goja's JSON.parse would recurse once per level on the Go stack.
+		return invalid(fmt.Sprintf("JSON nested more than %d levels deep", maxNestingDepth))
+	}
 	v, err := r.h.parse(goja.Undefined(), vm.ToValue(string(cp.result)))
 	if err != nil {
 		var ex *goja.Exception
@@ -716,6 +809,7 @@ func (r *run) guardAmplifiers() {
 	wrap(strProto, "padEnd", pad)
 
 	arrProto := vm.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
+	r.guardNativeLoops(wrap, arrProto)
 	wrap(arrProto, "join", func(fc goja.FunctionCall) {
 		o, ok := fc.This.(*goja.Object)
 		if !ok {
@@ -750,6 +844,119 @@ func (r *run) guardAmplifiers() {
 			}
 		}
 	})
+}
+
+// guardNativeLoops refuses, with a RangeError, the calls of built-ins that would loop in native code
+// over a program-chosen length or depth (see maxArrayLength and maxNestingDepth).
+func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.FunctionCall)), arrProto *goja.Object) {
+	vm := r.vm
+	tooLong := func() {
+		r.throwRange(fmt.Sprintf("the array or array-like object is longer than %d elements, the limit for this built-in", maxArrayLength))
+	}
+	checkLen := func(v goja.Value) {
+		o, ok := v.(*goja.Object)
+		if !ok {
+			return // a primitive: a string is bounded by MaxStringLength, others have no length
+		}
+		if n := o.Get("length"); n != nil && n.ToFloat() > maxArrayLength {
+			tooLong()
+		}
+	}
+	thisLen := func(fc goja.FunctionCall) { checkLen(fc.This) }
+	for _, name := range []string{
+		"concat", "copyWithin", "entries", "every", "fill", "filter", "flat", "flatMap", "forEach", "includes",
+		"indexOf", "join", "keys", "lastIndexOf", "map", "reduce", "reduceRight", "reverse", "shift", "slice",
+		"some", "sort", "splice", "toLocaleString", "toReversed", "toSorted", "toSpliced", "toString", "unshift",
+		"values", "with",
+	} {
+		wrap(arrProto, name, thisLen)
+	}
+	// Array.prototype[Symbol.iterator] is the same function as values: spread and for-of reach it.
+	if values := arrProto.Get("values"); values != nil {
+		_ = arrProto.DefineDataPropertySymbol(goja.SymIterator, values, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	isConcatSpreadable := func(o *goja.Object) bool {
+		if o.ClassName() == "Array" {
+			return true
+		}
+		v := o.GetSymbol(goja.SymIsConcatSpreadable)
+		return v != nil && v.ToBoolean()
+	}
+	wrap(arrProto, "concat", func(fc goja.FunctionCall) {
+		for _, a := range fc.Arguments {
+			if o, ok := a.(*goja.Object); ok && isConcatSpreadable(o) {
+				checkLen(o)
+			}
+		}
+	})
+	arrayCtor := vm.Get("Array").ToObject(vm)
+	wrap(arrayCtor, "from", func(fc goja.FunctionCall) { checkLen(fc.Argument(0)) })
+	funcProto := vm.Get("Function").ToObject(vm).Get("prototype").ToObject(vm)
+	wrap(funcProto, "apply", func(fc goja.FunctionCall) { checkLen(fc.Argument(1)) })
+	reflect := vm.Get("Reflect").ToObject(vm)
+	wrap(reflect, "apply", func(fc goja.FunctionCall) { checkLen(fc.Argument(2)) })
+	wrap(reflect, "construct", func(fc goja.FunctionCall) { checkLen(fc.Argument(1)) })
+
+	// join, toString and toLocaleString recurse through nested arrays (toString calls the join the
+	// array has, so every level passes a wrapper): count the depth.
+	for _, name := range []string{"join", "toLocaleString"} {
+		orig, ok := goja.AssertFunction(arrProto.Get(name))
+		if !ok {
+			continue
+		}
+		_ = arrProto.DefineDataProperty(name, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			if r.joinDepth >= maxNestingDepth {
+				r.throwRange(fmt.Sprintf("the array is nested more than %d levels deep", maxNestingDepth))
+			}
+			r.joinDepth++
+			defer func() { r.joinDepth-- }()
+			v, err := orig(fc.This, fc.Arguments...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+
+	json := vm.Get("JSON").ToObject(vm)
+	wrap(json, "parse", func(fc goja.FunctionCall) {
+		if s, ok := fc.Argument(0).(goja.String); ok && jsonTooDeep(s.String()) {
+			r.throwJSONDepth()
+		}
+	})
+}
+
+func (r *run) throwJSONDepth() {
+	r.throwRange(fmt.Sprintf("JSON.parse: the text is nested more than %d levels deep", maxNestingDepth))
+}
+
+// jsonTooDeep reports whether the JSON text s opens more than maxNestingDepth arrays or objects
+// at once (brackets inside strings do not count). It accepts anything; JSON.parse judges validity.
+func jsonTooDeep[T ~string | ~[]byte](s T) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			if depth++; depth > maxNestingDepth {
+				return true
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return false
 }
 
 // heapSample is the metric the watchdog reads: bytes in live and not-yet-swept heap objects.
