@@ -120,13 +120,43 @@ var preludeSource = `(function () {
 	// value a deep structure keeps it busy (quadratic, on a Go stack as deep as the value) beyond
 	// every budget. The replacer makes each value an interrupt point and refuses values nested more
 	// than MAX_DEPTH levels. A list replacer is emulated (plain objects keep the list's key order).
+	// cur is the state of the stringify in progress (saved and restored around a nested one, which
+	// a replacer or toJSON may start): one shared guard function instead of a closure per call,
+	// which in goja costs more than the stringify of a small value.
+	var cur = null, states = [], depth = 0;
+	function guard(key, v) {
+		var st = cur;
+		if (st.fn !== null) v = apply(st.fn, this, [key, v]);
+		if (v === null || typeof v !== "object") return v;
+		var stack = st.stack, holder = this;
+		while (stack.length > 0 && stack[stack.length - 1] !== holder) stack.pop();
+		var list = st.list;
+		if (list !== null && !isArray(v)) {
+			var tag = tagOf(v);
+			if (tag !== "[object Number]" && tag !== "[object String]" && tag !== "[object Boolean]" && tag !== "[object BigInt]") {
+				var o = {};
+				for (var j = 0; j < list.length; j++) {
+					var p = list[j], pv = v[p];
+					if (pv !== undefined) defineProperty(o, p, {value: pv, writable: true, enumerable: true, configurable: true});
+				}
+				v = o;
+			}
+		}
+		stack.push(v);
+		if (stack.length > MAX_DEPTH) throw new RangeErrorCtor("JSON.stringify: the value is nested more than " + MAX_DEPTH + " levels deep");
+		return v;
+	}
 	function stringify(value, replacer, space) {
-		var fn = null, list = null, stack = [];
+		// One state per nesting level, reused (a run stringifies every binding argument).
+		var st = states[depth];
+		if (st === undefined) {
+			st = {fn: null, list: null, stack: []};
+			states[depth] = st;
+		}
 		if (typeof replacer === "function") {
-			fn = replacer;
+			st.fn = replacer;
 		} else if (isArray(replacer)) {
-			list = [];
-			var seen = {};
+			var list = [], seen = {};
 			for (var i = 0; i < replacer.length; i++) {
 				var it = replacer[i], t = typeof it, k;
 				if (t === "string") k = it;
@@ -135,28 +165,20 @@ var preludeSource = `(function () {
 				else continue;
 				if (!hasOwn(seen, k)) { seen[k] = true; list.push(k); }
 			}
+			st.list = list;
 		}
-		function guard(key, v) {
-			var holder = this;
-			while (stack.length > 0 && stack[stack.length - 1] !== holder) stack.pop();
-			if (fn !== null) v = apply(fn, holder, [key, v]);
-			if (v === null || typeof v !== "object") return v;
-			if (list !== null && !isArray(v)) {
-				var tag = tagOf(v);
-				if (tag !== "[object Number]" && tag !== "[object String]" && tag !== "[object Boolean]" && tag !== "[object BigInt]") {
-					var o = {};
-					for (var j = 0; j < list.length; j++) {
-						var p = list[j], pv = v[p];
-						if (pv !== undefined) defineProperty(o, p, {value: pv, writable: true, enumerable: true, configurable: true});
-					}
-					v = o;
-				}
-			}
-			stack.push(v);
-			if (stack.length > MAX_DEPTH) throw new RangeErrorCtor("JSON.stringify: the value is nested more than " + MAX_DEPTH + " levels deep");
-			return v;
+		var prev = cur;
+		cur = st;
+		depth++;
+		try {
+			return nativeStringify(value, guard, space);
+		} finally {
+			depth--;
+			cur = prev;
+			st.fn = null;
+			st.list = null;
+			st.stack.length = 0;
 		}
-		return apply(nativeStringify, undefined, [value, guard, space]);
 	}
 	function errText(e) {
 		var name = e.name, msg = e.message;
