@@ -306,14 +306,14 @@ func TestX2_MisbehavingAnswererFailsClosed(t *testing.T) {
 func TestServiceApproveDirect(t *testing.T) {
 	req := tools.ApprovalRequest{Agent: "a1", Tool: "bash", CallID: "c1"}
 	t.Run("no answerer", func(t *testing.T) {
-		s := approval.New(approval.Config{}, nil)
+		s := mustNew(t, approval.Config{}, nil)
 		defer s.Close()
 		if o, err := s.Approve(context.Background(), req); o != tools.Unavailable || err != nil {
 			t.Fatalf("%q, %v", o, err)
 		}
 	})
 	t.Run("answerer error is typed", func(t *testing.T) {
-		s := approval.New(approval.Config{Answerer: approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+		s := mustNew(t, approval.Config{Answerer: approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 			return "", errors.New("x")
 		})}, nil)
 		defer s.Close()
@@ -324,7 +324,7 @@ func TestServiceApproveDirect(t *testing.T) {
 		}
 	})
 	t.Run("already cancelled", func(t *testing.T) {
-		s := approval.New(approval.Config{Answerer: answer(tools.AllowedOnce)}, nil)
+		s := mustNew(t, approval.Config{Answerer: answer(tools.AllowedOnce)}, nil)
 		defer s.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -336,7 +336,7 @@ func TestServiceApproveDirect(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			release := make(chan struct{})
 			var returned atomic.Bool
-			s := approval.New(approval.Config{Timeout: time.Second, Answerer: approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			s := mustNew(t, approval.Config{Timeout: time.Second, Answerer: approval.AnswerFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 				<-release
 				returned.Store(true)
 				return tools.AllowedOnce, nil
@@ -362,7 +362,7 @@ func TestServiceApproveDirect(t *testing.T) {
 	})
 	t.Run("caller deadline is the caller's", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			s := approval.New(approval.Config{Timeout: time.Minute, Answerer: approval.NewQueue()}, nil)
+			s := mustNew(t, approval.Config{Timeout: time.Minute, Answerer: approval.NewQueue()}, nil)
 			defer s.Close()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
@@ -435,5 +435,20 @@ func TestQueueConcurrentRequests(t *testing.T) {
 	}
 	if allowed != n/2 || e.ran.Load() != n/2 {
 		t.Fatalf("allowed %d, ran %d", allowed, e.ran.Load())
+	}
+}
+
+func mustNew(t testing.TB, cfg approval.Config, log *zerolog.Logger) *approval.Service {
+	t.Helper()
+	s, err := approval.New(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNewRejectsInvalidConfig(t *testing.T) {
+	if _, err := approval.New(approval.Config{Timeout: -time.Second}, nil); err == nil {
+		t.Fatal("a negative timeout was accepted")
 	}
 }

@@ -121,14 +121,14 @@ type Service struct {
 
 var _ tools.Approver = (*Service)(nil)
 
-// New returns a service for cfg, logging to log (nil: no logging). It
-// panics on an invalid cfg (see [Config.Validate]); the plugin returns the
-// error instead. Call [Service.Close] when done with it.
-func New(cfg Config, log *zerolog.Logger) *Service {
+// New returns a service for cfg, logging to log (nil: no logging), for
+// embedding without the plugin. An invalid cfg (see [Config.Validate]) is
+// an error. Call [Service.Close] when done with it.
+func New(cfg Config, log *zerolog.Logger) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
-	return newService(cfg, log)
+	return newService(cfg, log), nil
 }
 
 func newService(cfg Config, log *zerolog.Logger) *Service {

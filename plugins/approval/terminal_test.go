@@ -306,7 +306,7 @@ func TestTerminalDeadlineWithdrawal(t *testing.T) {
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	out := newScreen()
-	s := approval.New(approval.Config{Answerer: approval.NewTerminal(inR, out), Timeout: 20 * time.Millisecond}, nil)
+	s := mustNew(t, approval.Config{Answerer: approval.NewTerminal(inR, out), Timeout: 20 * time.Millisecond}, nil)
 	defer s.Close()
 	// Real time here (an io.Pipe reader goroutine outlives a synctest
 	// bubble's test function); the deadline only has to pass, nothing
