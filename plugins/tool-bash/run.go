@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // run is one finished command.
@@ -64,13 +66,13 @@ func execute(ctx context.Context, shell, dir string, env []string, command strin
 	}
 	cmd.WaitDelay = waitDelay
 	err := cmd.Run()
-	r := run{Output: string(out.buf), Truncated: out.truncated}
+	r := run{Output: validText(out.buf, out.truncated), Truncated: out.truncated}
 	if cmd.ProcessState == nil {
 		return r, err
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		r.ExitCode = -1
-		r.Signal = ws.Signal().String()
+		r.Signal = signalName(ws.Signal())
 	} else {
 		r.ExitCode = cmd.ProcessState.ExitCode()
 	}
@@ -84,4 +86,41 @@ func execute(ctx context.Context, shell, dir string, env []string, command strin
 		return r, err
 	}
 	return r, nil
+}
+
+// validText returns the captured output as valid UTF-8 (the text block
+// and meta of a result must be): a character the cap cut in half is
+// dropped, and other invalid bytes (binary output) become U+FFFD.
+func validText(b []byte, truncated bool) string {
+	if truncated {
+		// Drop a trailing incomplete sequence (at most 3 bytes).
+		for i := 1; i <= utf8.UTFMax-1 && i <= len(b); i++ {
+			if utf8.RuneStart(b[len(b)-i]) {
+				if !utf8.FullRune(b[len(b)-i:]) {
+					b = b[:len(b)-i]
+				}
+				break
+			}
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGXCPU: "SIGXCPU", syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGSYS: "SIGSYS",
+}
+
+// signalName returns the conventional name of sig ("SIGKILL"), as a
+// terminal card's signal field expects, or Go's description of it for a
+// signal without one here.
+func signalName(sig syscall.Signal) string {
+	if n, ok := signalNames[sig]; ok {
+		return n
+	}
+	return sig.String()
 }

@@ -8,6 +8,11 @@
 // Confinement (see [Workspace.Resolve]) rejects ".." that climbs out of the
 // root, absolute paths outside it and symlinks (anywhere on the path,
 // dangling ones included) that lead outside it, with an error naming the
-// path. Writes are atomic (a temporary file renamed over the target), so a
-// failed write leaves the old content intact.
+// path. The file operations themselves go through an [os.Root], so a
+// symlink swapped in after that check cannot lead outside either. Only
+// regular files are read (a FIFO or device is refused, not waited on), read
+// streams the lines asked for without loading the whole file, and its text
+// is valid UTF-8 (other bytes read as U+FFFD). Writes are atomic (a
+// temporary file renamed over the target), so a failed write leaves the old
+// content intact.
 package toolfs

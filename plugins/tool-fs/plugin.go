@@ -1,13 +1,19 @@
 package toolfs
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -155,46 +161,81 @@ func presentDiff[A any](verb string) func(a A, r tools.ResultData) tools.ResultV
 }
 
 func doRead(ws *Workspace, a ReadArgs, maxRead int) (tools.Output, error) {
-	p, err := ws.Resolve(a.Path)
+	root, rel, err := ws.open(a.Path)
 	if err != nil {
 		return tools.Output{}, err
 	}
-	b, err := os.ReadFile(p)
+	defer root.Close()
+	f, err := openRegular(root, rel)
 	if err != nil {
 		return tools.Output{}, fmt.Errorf("read %s: %w", a.Path, err)
 	}
-	text := string(b)
-	if a.Offset > 1 || a.Limit > 0 {
-		lines := splitLines(text)
-		lo := min(max(a.Offset, 1)-1, len(lines))
-		hi := len(lines)
-		if a.Limit > 0 {
-			hi = min(lo+a.Limit, hi)
+	defer f.Close()
+	// Stream the lines [offset, offset+limit), holding at most maxRead+1
+	// bytes of them: a huge file is never loaded whole.
+	br := bufio.NewReaderSize(f, 64<<10)
+	for line := 1; line < a.Offset; {
+		_, err := br.ReadSlice('\n')
+		if err == nil {
+			line++
+		} else if err != bufio.ErrBufferFull {
+			break
 		}
-		text = strings.Join(lines[lo:hi], "")
 	}
-	if len(text) > maxRead {
-		text = text[:maxRead] + fmt.Sprintf("\n[cut: the output exceeded %d bytes; use offset and limit]", maxRead)
+	var out []byte
+	for n := 0; a.Limit <= 0 || n < a.Limit; {
+		chunk, err := br.ReadSlice('\n')
+		out = append(out, chunk...)
+		if len(out) > maxRead {
+			break
+		}
+		if err == nil {
+			n++
+		} else if err != bufio.ErrBufferFull {
+			if err != io.EOF {
+				return tools.Output{}, fmt.Errorf("read %s: %w", a.Path, err)
+			}
+			break
+		}
+	}
+	cut := len(out) > maxRead
+	if cut {
+		out = out[:maxRead]
+		// Do not split the last character.
+		for i := 1; i < utf8.UTFMax && i <= len(out); i++ {
+			if utf8.RuneStart(out[len(out)-i]) {
+				if !utf8.FullRune(out[len(out)-i:]) {
+					out = out[:len(out)-i]
+				}
+				break
+			}
+		}
+	}
+	// The result is text: bytes that are not UTF-8 read as U+FFFD.
+	text := strings.ToValidUTF8(string(out), "\uFFFD")
+	if cut {
+		text += fmt.Sprintf("\n[cut: the output exceeded %d bytes; use offset and limit]", maxRead)
 	}
 	return tools.Output{Content: []tools.Content{tools.Text(text)}}, nil
 }
 
 func doWrite(ws *Workspace, a WriteArgs) (tools.Output, error) {
-	p, err := ws.Resolve(a.Path)
+	root, rel, err := ws.open(a.Path)
 	if err != nil {
 		return tools.Output{}, err
 	}
-	before, existed, err := readIfExists(p)
+	defer root.Close()
+	before, existed, err := readIfExists(root, rel)
 	if err != nil {
 		return tools.Output{}, fmt.Errorf("write %s: %w", a.Path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
 		return tools.Output{}, fmt.Errorf("write %s: %w", a.Path, err)
 	}
-	if err := atomicWrite(p, []byte(a.Content)); err != nil {
+	if err := atomicWrite(root, rel, []byte(a.Content)); err != nil {
 		return tools.Output{}, fmt.Errorf("write %s: %w", a.Path, err)
 	}
-	rel := ws.Rel(p)
+	rel = filepath.ToSlash(rel)
 	m := Meta{Created: !existed}
 	if !existed {
 		m.Diffs = []tools.FileDiff{{Path: rel, NewText: a.Content}}
@@ -212,15 +253,15 @@ func doEdit(ws *Workspace, a EditArgs) (tools.Output, error) {
 	if a.OldString == "" {
 		return tools.Output{}, errors.New("edit: old_string is empty; use write to create a file")
 	}
-	p, err := ws.Resolve(a.Path)
+	root, rel, err := ws.open(a.Path)
 	if err != nil {
 		return tools.Output{}, err
 	}
-	b, err := os.ReadFile(p)
+	defer root.Close()
+	before, err := readAll(root, rel)
 	if err != nil {
 		return tools.Output{}, fmt.Errorf("edit %s: %w", a.Path, err)
 	}
-	before := string(b)
 	switch n := strings.Count(before, a.OldString); n {
 	case 0:
 		return tools.Output{}, fmt.Errorf("edit %s: old_string was not found in the file", a.Path)
@@ -229,10 +270,10 @@ func doEdit(ws *Workspace, a EditArgs) (tools.Output, error) {
 		return tools.Output{}, fmt.Errorf("edit %s: old_string occurs %d times; include more surrounding text so it is unique", a.Path, n)
 	}
 	after := strings.Replace(before, a.OldString, a.NewString, 1)
-	if err := atomicWrite(p, []byte(after)); err != nil {
+	if err := atomicWrite(root, rel, []byte(after)); err != nil {
 		return tools.Output{}, fmt.Errorf("edit %s: %w", a.Path, err)
 	}
-	rel := ws.Rel(p)
+	rel = filepath.ToSlash(rel)
 	var m Meta
 	if h, ok := hunk(before, after); ok {
 		m.Diffs = []tools.FileDiff{{Path: rel, OldText: &h.OldText, NewText: h.NewText}}
@@ -248,37 +289,76 @@ func output(text string, m Meta) (tools.Output, error) {
 	return tools.Output{Content: []tools.Content{tools.Text(text)}, Meta: meta}, nil
 }
 
-func readIfExists(p string) (string, bool, error) {
-	b, err := os.ReadFile(p)
+// openRegular opens rel under root for reading and refuses anything but
+// a regular file. The open does not block on a FIFO (O_NONBLOCK), and the
+// type check is made on the opened file, not on the path.
+func openRegular(root *os.Root, rel string) (*os.File, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		if st.IsDir() {
+			err = errors.New("is a directory")
+		} else {
+			err = fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func readAll(root *os.Root, rel string) (string, error) {
+	f, err := openRegular(root, rel)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	return string(b), err
+}
+
+func readIfExists(root *os.Root, rel string) (string, bool, error) {
+	s, err := readAll(root, rel)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
 		return "", false, err
 	}
-	return string(b), true, nil
+	return s, true, nil
 }
 
-// atomicWrite writes b to a temporary file beside p and renames it over p,
-// keeping p's permissions when it exists.
-func atomicWrite(p string, b []byte) error {
+// atomicWrite writes b to a temporary file beside rel and renames it over
+// rel, keeping rel's permissions when it exists. Every step goes through
+// root, so it stays inside the workspace.
+func atomicWrite(root *os.Root, rel string, b []byte) error {
 	mode := os.FileMode(0o644)
-	if st, err := os.Stat(p); err == nil {
+	if st, err := root.Stat(rel); err == nil {
+		if st.IsDir() {
+			return errors.New("is a directory")
+		}
 		mode = st.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(p), ".dsh-write-*")
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(rel), ".dsh-write-"+hex.EncodeToString(rnd[:]))
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
 	_, werr := f.Write(b)
 	cerr := f.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp, mode)); err != nil {
-		os.Remove(tmp)
+	if err := errors.Join(werr, cerr, root.Chmod(tmp, mode)); err != nil {
+		_ = root.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+	if err := root.Rename(tmp, rel); err != nil {
+		_ = root.Remove(tmp)
 		return err
 	}
 	return nil

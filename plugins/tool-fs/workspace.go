@@ -100,6 +100,27 @@ func (w *Workspace) Resolve(p string) (string, error) {
 	}
 }
 
+// open resolves p (see [Workspace.Resolve]) and opens the root for the
+// file operation itself, returning the target relative to it. The
+// operation goes through the [os.Root], which refuses to follow any
+// symlink out of the root, so a symlink swapped in after Resolve checked
+// the path cannot lead outside the workspace.
+func (w *Workspace) open(p string) (*os.Root, string, error) {
+	abs, err := w.Resolve(p)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := filepath.Rel(w.root, abs)
+	if err != nil {
+		return nil, "", fmt.Errorf("toolfs: path %q: %w", p, err)
+	}
+	root, err := os.OpenRoot(w.root)
+	if err != nil {
+		return nil, "", fmt.Errorf("toolfs: workspace root: %w", err)
+	}
+	return root, rel, nil
+}
+
 // Rel returns p (absolute, inside the workspace) relative to the root, with
 // forward slashes, for titles and locations.
 func (w *Workspace) Rel(p string) string {

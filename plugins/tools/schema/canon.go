@@ -673,9 +673,14 @@ func (s *scanner) number() error {
 	return nil
 }
 
+// truncate shortens s to at most n bytes (plus "..."), cutting on a rune
+// boundary so valid UTF-8 stays valid.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }

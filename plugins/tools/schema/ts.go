@@ -68,7 +68,7 @@ func tsType(node any, indent string, depth int) (typ string, union bool) {
 			return "unknown", false
 		}
 		s, _ := canonScalar(c)
-		return s, false
+		return tsNoFence(s), false
 	}
 	if e, ok := m["enum"]; ok {
 		arr, ok := e.([]any)
@@ -81,6 +81,7 @@ func tsType(node any, indent string, depth int) (typ string, union bool) {
 				return "unknown", false
 			}
 			s, _ := canonScalar(x)
+			s = tsNoFence(s)
 			if !slices.Contains(lits, s) {
 				lits = append(lits, s)
 			}
@@ -210,7 +211,10 @@ func writeJSDoc(b *strings.Builder, text, indent string) {
 	text = strings.ReplaceAll(text, "*/", "*\\/")
 	// The declaration is shown inside a fenced block of the prompt: a run
 	// of backticks must not close the fence.
-	text = strings.ReplaceAll(text, "```", "`\u200b``")
+	// Repeat: one pass over a run of four or more leaves "```" behind.
+	for strings.Contains(text, "```") {
+		text = strings.ReplaceAll(text, "```", "`\u200b``")
+	}
 	lines := strings.Split(strings.TrimRight(text, "\n "), "\n")
 	if len(lines) == 1 {
 		b.WriteString(indent + "/** " + lines[0] + " */\n")
@@ -233,7 +237,17 @@ func tsPropName(name string) string {
 	// U+2028 and U+2029 are legal in JSON strings and ES2019 string literals,
 	// but escape them anyway so the declaration never spans lines.
 	s = strings.ReplaceAll(s, "\u2028", `\u2028`)
-	return strings.ReplaceAll(s, "\u2029", `\u2029`)
+	return tsNoFence(strings.ReplaceAll(s, "\u2029", `\u2029`))
+}
+
+// tsNoFence escapes the backticks of a JSON-quoted string literal as
+// \u0060 when it holds a run of three, so the literal (same value) cannot
+// close the fenced block the declaration is shown in.
+func tsNoFence(lit string) string {
+	if !strings.Contains(lit, "```") {
+		return lit
+	}
+	return strings.ReplaceAll(lit, "`", `\u0060`)
 }
 
 func isJSIdent(s string) bool {
