@@ -1,12 +1,10 @@
 package approval_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -18,35 +16,18 @@ import (
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/approval"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/toolstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type env struct {
 	h     *host.Host
 	root  *host.Context
 	agent *host.Context
 	reg   *tools.Registry
-	log   *syncBuffer
+	log   *toolstest.LogBuffer
 	ran   atomic.Int32 // tool bodies run
 }
 
@@ -55,12 +36,13 @@ type env struct {
 // asks for every call. No approval service is loaded.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	e := &env{log: &syncBuffer{}}
+	e := &env{log: &toolstest.LogBuffer{}}
 	e.h = host.New(host.WithLogger(zerolog.New(e.log)))
 	t.Cleanup(func() { _ = e.h.Close() })
 	e.root = e.h.Root()
-	mustLoad(t, e.root, systemprompt.Plugin, nil)
-	mustLoad(t, e.root, tools.Plugin, tools.Config{})
+	if err := toolstest.Setup(e.root); err != nil {
+		t.Fatal(err)
+	}
 	var err error
 	if e.reg, err = host.Get[*tools.Registry](e.root, tools.ServiceName); err != nil {
 		t.Fatal(err)

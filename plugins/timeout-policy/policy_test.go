@@ -1,12 +1,10 @@
 package timeoutpolicy_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -17,57 +15,30 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/toolstest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type env struct {
 	h    *host.Host
 	root *host.Context
 	reg  *tools.Registry
-	log  *syncBuffer
+	log  *toolstest.LogBuffer
 }
 
 // newEnv boots a host with the system prompt and the registry, and no
 // policy. The host is closed at the end of the test.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	log := &syncBuffer{}
+	log := &toolstest.LogBuffer{}
 	h := host.New(host.WithLogger(zerolog.New(log)))
 	t.Cleanup(func() { _ = h.Close() })
 	root := h.Root()
-	for _, p := range []struct {
-		p   host.Plugin
-		cfg any
-	}{{systemprompt.Plugin, nil}, {tools.Plugin, tools.Config{}}} {
-		f, err := root.Plugin(p.p, p.cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.State() != host.Active {
-			t.Fatalf("%s: %v (%v)", f.Name(), f.State(), f.Err())
-		}
+	if err := toolstest.Setup(root); err != nil {
+		t.Fatal(err)
 	}
 	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
 	if err != nil {

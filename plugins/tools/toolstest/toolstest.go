@@ -1,7 +1,9 @@
 package toolstest
 
 import (
+	"bytes"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
@@ -53,4 +55,28 @@ func Boot(t testing.TB, ps []Plugin, opts ...host.Option) *tools.Registry {
 		t.Fatal(err)
 	}
 	return reg
+}
+
+// LogBuffer is a log sink that is safe for concurrent use, for a host's
+// zerolog logger in tests that assert on what was logged:
+//
+//	var log toolstest.LogBuffer
+//	h := host.New(host.WithLogger(zerolog.New(&log)))
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (l *LogBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LogBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

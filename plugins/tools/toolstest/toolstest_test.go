@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
@@ -39,5 +40,21 @@ func TestLoadReportsAFailedPlugin(t *testing.T) {
 	err := toolstest.Load(h.Root(), toolstest.Plugin{P: bad})
 	if err == nil || !strings.Contains(err.Error(), "bad is failed") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLogBufferConcurrentWrites(t *testing.T) {
+	var log toolstest.LogBuffer
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				_, _ = log.Write([]byte("x"))
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(log.String()); n != 800 {
+		t.Fatalf("wrote %d bytes, want 800", n)
 	}
 }
