@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dsh-go/dsh/plugins/tools/schema"
@@ -90,13 +86,10 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 		Parameters:  params,
 		Timeout:     t.Timeout,
 		ValidateArgs: func(args []byte) error {
-			if v := schema.ValidateArgs(spec, args); len(v) > 0 {
+			// A struct's fields take case-variant keys (encoding/json folds
+			// case), so for one those are ambiguous: see schema.ArgsOptions.
+			if v := schema.ValidateArgsWith(spec, args, schema.ArgsOptions{RejectCaseVariants: folds}); len(v) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: v}
-			}
-			if folds {
-				if v := caseVariants(spec, args); len(v) > 0 {
-					return &schema.ArgsError{Tool: name, Violations: v}
-				}
 			}
 			return nil
 		},
@@ -142,69 +135,6 @@ func decodesIntoStruct[A any]() bool {
 		rt = rt.Elem()
 	}
 	return rt.Kind() == reflect.Struct
-}
-
-// caseVariants lists the keys of canonical args that differ only in case
-// (strings.EqualFold, as encoding/json matches struct fields) from a
-// property spec declares at the same level without being it: {"PATH":
-// "/x"} next to or instead of a declared "path". Validation lets extra
-// keys through, but encoding/json would decode such a key into the
-// declared field, so a policy reading "path" and the body would see
-// different values. Such arguments are ambiguous and rejected.
-func caseVariants(spec schema.Spec, args []byte) []schema.Violation {
-	var v any
-	if json.Unmarshal(args, &v) != nil {
-		return nil // ValidateArgs already accepted it; nothing to add
-	}
-	var out []schema.Violation
-	foldObject(spec, v, "", 0, &out)
-	slices.SortFunc(out, func(a, b schema.Violation) int { return strings.Compare(a.Path, b.Path) })
-	return out
-}
-
-func foldObject(spec schema.Spec, v any, path string, depth int, out *[]schema.Violation) {
-	obj, ok := v.(map[string]any)
-	if !ok || len(spec) == 0 || depth > 64 {
-		return
-	}
-	names := slices.Sorted(maps.Keys(spec))
-	for k := range obj {
-		if _, declared := spec[k]; declared {
-			continue
-		}
-		for _, name := range names {
-			if strings.EqualFold(k, name) {
-				*out = append(*out, schema.Violation{Path: path + "/" + pointerToken(k),
-					Message: fmt.Sprintf("key differs from the declared property %q only in case; use %q", name, name)})
-				break
-			}
-		}
-	}
-	for name, p := range spec {
-		if x, ok := obj[name]; ok {
-			foldProp(p, x, path+"/"+pointerToken(name), depth+1, out)
-		}
-	}
-}
-
-func foldProp(p schema.Prop, v any, path string, depth int, out *[]schema.Violation) {
-	if depth > 64 {
-		return
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		foldObject(p.Properties, x, path, depth, out)
-	case []any:
-		if p.Items != nil {
-			for i, e := range x {
-				foldProp(*p.Items, e, path+"/"+strconv.Itoa(i), depth+1, out)
-			}
-		}
-	}
-}
-
-func pointerToken(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // MustDefine is [Define] that panics on error, for package-level tool

@@ -109,3 +109,21 @@ func TestC4_LongBacktickRunsCannotCloseTheFence(t *testing.T) {
 		t.Errorf("declaration:\n%s\nwant line %s", out, want)
 	}
 }
+
+// TestP3_ValidateArgsWithRejectsCaseVariants: the option reports keys that
+// differ from a declared property only in case, at every level, and only
+// when asked.
+func TestP3_ValidateArgsWithRejectsCaseVariants(t *testing.T) {
+	spec := schema.Spec{
+		"path": {Type: schema.TypeString},
+		"opts": {Type: schema.TypeObject, Properties: schema.Spec{"mode": {Type: schema.TypeString}}},
+	}
+	args := []byte(`{"path":"/safe","PATH":"/secret","opts":{"Mode":"x"},"extra":1}`)
+	if v := schema.ValidateArgs(spec, args); v != nil {
+		t.Fatalf("without the option: %v", v)
+	}
+	v := schema.ValidateArgsWith(spec, args, schema.ArgsOptions{RejectCaseVariants: true})
+	if len(v) != 2 || v[0].Path != "/PATH" || v[1].Path != "/opts/Mode" || !strings.Contains(v[0].Message, `"path" only in case`) {
+		t.Fatalf("violations = %v", v)
+	}
+}

@@ -92,6 +92,24 @@ func (e *ArgsError) Unwrap() error { return ErrInvalidArgs }
 // arguments are valid. It never panics; input that is not JSON is reported as
 // a violation at the root.
 func ValidateArgs(s Spec, args []byte) []Violation {
+	return ValidateArgsWith(s, args, ArgsOptions{})
+}
+
+// ArgsOptions tunes [ValidateArgsWith].
+type ArgsOptions struct {
+	// RejectCaseVariants also reports every key that differs from a
+	// property declared at the same level only in case (strings.EqualFold,
+	// the way encoding/json matches struct fields), such as "PATH" beside
+	// or instead of a declared "path". Arguments decoded into a Go struct
+	// would take that key's value for the declared field, so a policy
+	// reading "path" and the struct would see different values; typed
+	// tools over structs reject them as ambiguous.
+	RejectCaseVariants bool
+}
+
+// ValidateArgsWith is [ValidateArgs] with options, in the same single walk
+// over the arguments.
+func ValidateArgsWith(s Spec, args []byte, o ArgsOptions) []Violation {
 	v, err := decodeUseNumber(args)
 	if err != nil {
 		return []Violation{{Message: "arguments are not valid JSON: " + err.Error()}}
@@ -101,7 +119,7 @@ func ValidateArgs(s Spec, args []byte) []Violation {
 	if !ok {
 		vs = append(vs, Violation{Message: "expected object, got " + jsonKind(v)})
 	} else {
-		validateObject(s, obj, "", 0, &vs)
+		validateObject(s, obj, "", 0, o, &vs)
 	}
 	if len(vs) == 0 {
 		return nil
@@ -129,10 +147,24 @@ func decodeUseNumber(b []byte) (any, error) {
 	return v, nil
 }
 
-func validateObject(s Spec, obj map[string]any, path string, depth int, vs *[]Violation) {
+func validateObject(s Spec, obj map[string]any, path string, depth int, o ArgsOptions, vs *[]Violation) {
 	if depth > maxSpecDepth {
 		*vs = append(*vs, Violation{Path: path, Message: "value nested too deeply"})
 		return
+	}
+	if o.RejectCaseVariants {
+		for k := range obj {
+			if _, declared := s[k]; declared {
+				continue
+			}
+			for _, name := range sortedKeys(s) {
+				if strings.EqualFold(k, name) {
+					*vs = append(*vs, Violation{Path: path + "/" + escapePointer(k),
+						Message: fmt.Sprintf("key differs from the declared property %q only in case; use %q", name, name)})
+					break
+				}
+			}
+		}
 	}
 	for _, name := range sortedKeys(s) {
 		p := s[name]
@@ -144,11 +176,11 @@ func validateObject(s Spec, obj map[string]any, path string, depth int, vs *[]Vi
 			}
 			continue
 		}
-		validateValue(p, val, pp, depth+1, vs)
+		validateValue(p, val, pp, depth+1, o, vs)
 	}
 }
 
-func validateValue(p Prop, val any, path string, depth int, vs *[]Violation) {
+func validateValue(p Prop, val any, path string, depth int, o ArgsOptions, vs *[]Violation) {
 	if depth > maxSpecDepth {
 		*vs = append(*vs, Violation{Path: path, Message: "value nested too deeply"})
 		return
@@ -194,12 +226,12 @@ func validateValue(p Prop, val any, path string, depth int, vs *[]Violation) {
 	switch x := val.(type) {
 	case map[string]any:
 		if p.Properties != nil {
-			validateObject(p.Properties, x, path, depth, vs)
+			validateObject(p.Properties, x, path, depth, o, vs)
 		}
 	case []any:
 		if p.Items != nil {
 			for i, e := range x {
-				validateValue(*p.Items, e, path+"/"+strconv.Itoa(i), depth+1, vs)
+				validateValue(*p.Items, e, path+"/"+strconv.Itoa(i), depth+1, o, vs)
 			}
 		}
 	}
