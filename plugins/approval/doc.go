@@ -35,6 +35,22 @@
 // when the plugin's fiber is disposed) withdraws what is waiting
 // (unavailable) and waits for every answerer call to return.
 //
+// # The withdrawal wins
+//
+// Each request is decided exactly once, by its answer or by its
+// withdrawal, and the withdrawal wins every race by construction rather
+// than by timing: from the moment its condition holds (the call's context
+// is done, the clock has reached the deadline, Close has begun) the request
+// counts as withdrawn for everyone who looks, whether or not the goroutine
+// waiting for it has run yet. An answer given from then on, even in the
+// same instant, grants nothing, and whoever answered learns it:
+// [Pending.Respond] returns an error matching [ErrWithdrawn] (and the
+// cause), [Terminal] shows that the answer came too late and was not
+// applied (and never applies that line to the next question), and an
+// [Answerer]'s late return value is logged and ignored. Approve never
+// returns [tools.AllowedOnce] for a withdrawn request, nor when its ctx is
+// done by the time it returns.
+//
 // A misbehaving answerer fails closed: an error, a panic or an outcome
 // outside the four makes Approve return an [*AnswererError] (matching
 // [ErrAnswerer]) rather than a made-up outcome, so the registry denies the

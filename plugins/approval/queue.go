@@ -2,20 +2,10 @@ package approval
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/dsh-go/dsh/plugins/tools"
 )
-
-// ErrWithdrawn is returned by [Pending.Respond] when the request was
-// withdrawn (the call was cancelled or the deadline passed) before the
-// response.
-var ErrWithdrawn = errors.New("approval: request withdrawn")
-
-// ErrAnswered is returned by [Pending.Respond] for a second response.
-var ErrAnswered = errors.New("approval: request already answered")
 
 // Queue is a channel-based [Answerer] for an embedding runtime or a UI:
 // each request is delivered as a [*Pending] on [Queue.Requests], and the
@@ -27,6 +17,14 @@ var ErrAnswered = errors.New("approval: request already answered")
 // requests at once keeps receiving; one that shows one at a time receives
 // the next after answering. Watch [Pending.Done] to take a withdrawn
 // request off the screen. A Queue is safe for concurrent use.
+//
+// Respond's error is the decision: nil means the answer was taken, an
+// error matching [ErrWithdrawn] means the request had been withdrawn first
+// and the answer grants nothing. When the Queue is the [Service]'s own
+// answerer (Config.Answerer is the *Queue itself), that is the service's
+// decision. Behind another answerer (a wrapper that calls
+// [Queue.Answer]), nil only means the Queue took the answer; the wrapper's
+// return is then what the service decides on.
 type Queue struct {
 	ch chan *Pending
 }
@@ -41,27 +39,31 @@ func NewQueue() *Queue { return &Queue{ch: make(chan *Pending)} }
 func (q *Queue) Requests() <-chan *Pending { return q.ch }
 
 // Answer implements [Answerer]: it delivers the request and waits for its
-// response, or until ctx is done (the request is then withdrawn:
-// [Pending.Done] is closed and Respond returns [ErrWithdrawn]).
+// response, or until ctx is done. The request is withdrawn once ctx is
+// done: a Respond from then on returns [ErrWithdrawn], [Pending.Done] is
+// closed, and Answer returns context.Cause(ctx). A response given before
+// that is returned even if ctx is done by the time Answer returns.
 func (q *Queue) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-	p := &Pending{Request: req, ctx: ctx, answered: make(chan struct{}), done: make(chan struct{})}
+	return q.answerSlot(ctx, req, contextSlot(ctx))
+}
+
+func (q *Queue) answerSlot(ctx context.Context, req tools.ApprovalRequest, sl *slot) (tools.ApprovalOutcome, error) {
+	p := &Pending{Request: req, sl: sl}
+	if st, _, err := sl.decision(); st == withdrawn {
+		return "", err // never delivered
+	}
 	select {
 	case q.ch <- p:
 	case <-ctx.Done():
-		p.withdraw()
-		return "", context.Cause(ctx)
+		return sl.result(ctx)
+	case <-sl.done:
+		return sl.result(ctx)
 	}
 	select {
-	case <-p.answered:
-		return p.outcome, nil
+	case <-sl.done:
 	case <-ctx.Done():
-		if p.withdraw() {
-			return "", context.Cause(ctx)
-		}
-		// Answered in the same instant: the answer stands (the service
-		// still lets a cancelled call lose).
-		return p.outcome, nil
 	}
+	return sl.result(ctx)
 }
 
 // Pending is one request delivered by a [Queue].
@@ -69,59 +71,33 @@ type Pending struct {
 	// Request is what is asked. Treat it as read-only.
 	Request tools.ApprovalRequest
 
-	ctx      context.Context
-	mu       sync.Mutex
-	state    uint8 // 0 waiting, 1 answered, 2 withdrawn
-	outcome  tools.ApprovalOutcome
-	answered chan struct{}
-	done     chan struct{}
+	sl *slot
 }
 
-// Respond answers the request with one of the four outcomes. It fails with
-// [ErrWithdrawn] when the request was withdrawn first, with [ErrAnswered]
-// on a second call, and for an unknown outcome.
+// Respond answers the request with one of the four outcomes. It returns nil
+// when the answer was taken. It fails, and the answer grants nothing, with
+// an error matching [ErrWithdrawn] (and the cause: [ErrTimeout],
+// [ErrClosed], context.Canceled) when the request was withdrawn first
+// (even in the same instant: the withdrawal wins), with [ErrAnswered] on a
+// second call, and for an unknown outcome.
 func (p *Pending) Respond(o tools.ApprovalOutcome) error {
 	if !Known(o) {
-		return fmt.Errorf("approval: unknown outcome %q", string(o))
+		return fmt.Errorf("approval: Respond: unknown outcome %q (want allowed-once, rejected, cancelled or unavailable)", string(o))
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch p.state {
-	case 1:
-		return ErrAnswered
-	case 2:
-		return fmt.Errorf("%w: %w", ErrWithdrawn, context.Cause(p.ctx))
-	}
-	p.state, p.outcome = 1, o
-	close(p.answered)
-	close(p.done)
-	return nil
+	return p.sl.settle(o, nil)
 }
 
 // Done is closed once the request is answered or withdrawn.
-func (p *Pending) Done() <-chan struct{} { return p.done }
+func (p *Pending) Done() <-chan struct{} { return p.sl.done }
 
 // Withdrawn reports whether the request was withdrawn unanswered, and why
-// (context.Cause of the request: [ErrTimeout] for the service's deadline,
-// context.Canceled or the caller's cause for a cancelled call).
+// ([ErrTimeout] for the service's deadline, [ErrClosed] when the service
+// was closed, context.Canceled or the caller's cause for a cancelled call).
+// Once it reports true, Respond fails.
 func (p *Pending) Withdrawn() (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.state == 2 {
-		return true, context.Cause(p.ctx)
+	st, _, err := p.sl.decision()
+	if st == withdrawn {
+		return true, err
 	}
 	return false, nil
-}
-
-// withdraw marks p withdrawn unless it was answered; it reports whether it
-// did.
-func (p *Pending) withdraw() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.state != 0 {
-		return false
-	}
-	p.state = 2
-	close(p.done)
-	return true
 }

@@ -22,11 +22,17 @@ const Name = "approval"
 // dismissed the question) or [tools.Unavailable] (nobody can answer).
 //
 // Answer is called on a goroutine of its own, possibly for several requests
-// at once. ctx is done when the call is cancelled or the service's deadline
-// fires (context.Cause is then [ErrTimeout]); the request is withdrawn then,
-// and Answer must stop showing it and return promptly (its answer is no
-// longer read). An error, a panic or an outcome outside the four fails the
-// request closed (see [Service.Approve]).
+// at once. The request is withdrawn the moment the call is cancelled, the
+// service's deadline is reached or the service is closed, and ctx is then
+// done (context.Cause is [ErrTimeout] for the deadline, [ErrClosed] for
+// Close). Answer must then stop showing the request and return promptly.
+// What Answer returns is the answer at the moment it returns: returned
+// after the withdrawal (even in the same instant, even by an Answer that
+// has not yet seen ctx done) it is late, logged and ignored, and grants
+// nothing. An Answer that needs to tell the person whether the answer was
+// taken uses a [Queue] (see [Pending.Respond]) or the [Terminal]. An error,
+// a panic or an outcome outside the four, returned before the withdrawal,
+// fails the request closed (see [Service.Approve]).
 type Answerer interface {
 	Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error)
 }
@@ -140,26 +146,35 @@ func newService(cfg Config, log *zerolog.Logger) *Service {
 	return &Service{answerer: cfg.Answerer, timeout: cfg.Timeout, log: log, stop: stop, stopNow: stopNow}
 }
 
-// Approve answers one request. The outcome is the answerer's, except:
+// Approve answers one request. Each request is decided once: by the
+// answer, or by its withdrawal (the call's ctx is done, the deadline
+// [Config.Timeout] is reached, or the service is closed), whichever comes
+// first. The withdrawal wins every race by construction: from the moment
+// its condition holds (ctx.Err() is non-nil, the clock has reached the
+// deadline, Close has begun), an answer is refused, even one given in the
+// same instant or by an answerer that has not yet noticed; it is logged and
+// grants nothing ([Pending.Respond] returns [ErrWithdrawn]). The outcome is
+// the answer's, except:
 //
-//   - No answerer, a closed service, or no answer before the deadline:
-//     [tools.Unavailable], nil.
-//   - ctx done while waiting (the call was cancelled, or the caller's own
-//     deadline passed): "", ctx.Err(). The request is withdrawn from the
-//     answerer (its context is done) and the registry reports
-//     ABORTED_BEFORE_DISPATCH. Cancellation wins over an answer that
-//     arrives at the same moment: a cancelled call never proceeds.
+//   - No answerer, a closed service, or withdrawn by the deadline or by
+//     Close: [tools.Unavailable], nil. The answerer's context is then done
+//     with cause [ErrTimeout] or [ErrClosed].
+//   - ctx done when Approve returns (the call was cancelled, or the
+//     caller's own deadline passed, before the answer or after it): "",
+//     ctx.Err(). Approve never returns [tools.AllowedOnce] with ctx done at
+//     the moment of the decision, nor with ctx done when it returns; the
+//     registry reports ABORTED_BEFORE_DISPATCH.
 //   - The answerer returned an error, panicked, or returned an outcome that
-//     is not one of the four: "", a *[AnswererError] (matching
-//     [ErrAnswerer]). The service fails closed with an error rather than
-//     with [tools.Rejected], so that the denial says what went wrong
-//     instead of claiming a person rejected the call; the registry denies
-//     it (APPROVAL_FAILED). An answerer that returns an error because its
-//     context was done by the deadline is simply late: [tools.Unavailable].
+//     is not one of the four, before the withdrawal: "", a *[AnswererError]
+//     (matching [ErrAnswerer]). The service fails closed with an error
+//     rather than with [tools.Rejected], so that the denial says what went
+//     wrong instead of claiming a person rejected the call; the registry
+//     denies it (APPROVAL_FAILED). An answerer that fails after the
+//     withdrawal (typically because its context is done) is simply late.
 //
-// Approve returns as soon as ctx is done or the deadline passes, even when
-// the answerer is slow to notice; the answerer's goroutine is still waited
-// for by [Service.Close], so none is abandoned.
+// Approve returns as soon as the request is decided, even when the answerer
+// is slow to notice its withdrawal; the answerer's goroutine is still
+// waited for by [Service.Close], so none is abandoned.
 func (s *Service) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -173,65 +188,95 @@ func (s *Service) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	s.inflight.Add(1)
 	s.mu.Unlock()
 
-	actx, cancel := context.WithCancelCause(ctx)
+	// The answerer's context: done once the request is withdrawn, with
+	// the withdrawal's cause, and after the decision in any case.
+	cctx, cancel := context.WithCancelCause(ctx)
+	actx := context.Context(cctx)
 	stopAfter := context.AfterFunc(s.stop, func() { cancel(ErrClosed) })
+	var deadline time.Time
 	if s.timeout > 0 {
+		deadline = time.Now().Add(s.timeout)
 		var cancelT context.CancelFunc
-		actx, cancelT = context.WithTimeoutCause(actx, s.timeout, ErrTimeout)
+		actx, cancelT = context.WithDeadlineCause(cctx, deadline, ErrTimeout)
 		defer cancelT()
 	}
 	defer func() {
 		stopAfter()
 		cancel(nil)
 	}()
+	// The withdrawal conditions, evaluated before every transition of the
+	// request: the first that holds names the cause.
+	sl := newSlot(func() error {
+		switch {
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		case s.stop.Err() != nil:
+			return ErrClosed
+		case !deadline.IsZero() && !time.Now().Before(deadline):
+			return ErrTimeout
+		case actx.Err() != nil:
+			return context.Cause(actx)
+		}
+		return nil
+	}, cancel)
 
-	type answer struct {
-		o   tools.ApprovalOutcome
-		err error
-	}
-	done := make(chan answer, 1)
-	go func() {
-		defer s.inflight.Done()
-		var a answer
-		defer func() { done <- a }()
-		defer func() {
-			if v := recover(); v != nil {
-				a = answer{err: &AnswererError{Tool: req.Tool, CallID: req.CallID, Panic: v, Stack: debug.Stack()}}
-			}
-		}()
-		a.o, a.err = s.answerer.Answer(actx, req)
-	}()
+	go s.ask(actx, req, sl)
 
-	var a answer
 	select {
-	case a = <-done:
+	case <-sl.done:
 	case <-actx.Done():
 	}
-	if err := ctx.Err(); err != nil {
-		s.log.Debug().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval withdrawn: call cancelled")
-		return "", err
+	st, o, err := sl.decision() // withdraws if actx is done and nobody answered first
+	if cerr := ctx.Err(); cerr != nil {
+		s.log.Debug().Str("tool", req.Tool).Str("call", req.CallID).Err(cerr).Msg("approval withdrawn: call cancelled")
+		return "", cerr
 	}
-	if actx.Err() != nil && (a.err != nil || a.o == "") {
-		// Our deadline (or Close) came before an answer, or the answerer
-		// gave up because of it.
-		s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Err(context.Cause(actx)).Msg("approval unavailable: no answer")
+	if st == withdrawn {
+		s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval unavailable: no answer")
 		return tools.Unavailable, nil
 	}
-	if a.err != nil {
+	if err != nil {
 		var ae *AnswererError
-		if !errors.As(a.err, &ae) {
-			a.err = &AnswererError{Tool: req.Tool, CallID: req.CallID, Err: a.err}
+		if !errors.As(err, &ae) {
+			err = &AnswererError{Tool: req.Tool, CallID: req.CallID, Err: err}
 		}
-		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Err(a.err).Msg("approval answerer failed; denying")
-		return "", a.err
-	}
-	if !Known(a.o) {
-		err := &AnswererError{Tool: req.Tool, CallID: req.CallID, Outcome: a.o}
 		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval answerer failed; denying")
 		return "", err
 	}
-	s.log.Debug().Str("tool", req.Tool).Str("call", req.CallID).Str("outcome", string(a.o)).Msg("approval answered")
-	return a.o, nil
+	if !Known(o) {
+		err := &AnswererError{Tool: req.Tool, CallID: req.CallID, Outcome: o}
+		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval answerer failed; denying")
+		return "", err
+	}
+	s.log.Debug().Str("tool", req.Tool).Str("call", req.CallID).Str("outcome", string(o)).Msg("approval answered")
+	return o, nil
+}
+
+// ask runs the answerer for one request and settles the request with its
+// answer, which loses if the request was withdrawn first. The answerers of
+// this package settle it themselves, at the moment of the person's answer.
+func (s *Service) ask(ctx context.Context, req tools.ApprovalRequest, sl *slot) {
+	defer s.inflight.Done()
+	var (
+		o   tools.ApprovalOutcome
+		err error
+		own bool
+	)
+	defer func() {
+		if v := recover(); v != nil {
+			o, err = "", &AnswererError{Tool: req.Tool, CallID: req.CallID, Panic: v, Stack: debug.Stack()}
+		}
+		serr := sl.settle(o, err)
+		if !own && err == nil && errors.Is(serr, ErrWithdrawn) {
+			s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Str("outcome", string(o)).Err(serr).Msg("late approval answer ignored")
+		}
+	}()
+	if a, ok := s.answerer.(slotAnswerer); ok {
+		own = true
+		o, err = a.answerSlot(ctx, req, sl)
+		return
+	}
+	o, err = s.answerer.Answer(ctx, req)
 }
 
 // Known reports whether o is one of the four outcomes.

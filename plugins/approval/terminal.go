@@ -43,8 +43,12 @@ const maxLineBytes = 4096
 // asks the person to press Enter). So an answer typed for one call can
 // never approve another one, and scripted input (a pipe, a file) stays
 // deterministic: one line per question shown, plus one per question
-// withdrawn while shown. Lines typed before a question appears are, as with
-// any plain io.Reader, read by the next question.
+// withdrawn while shown. A line that arrives once the question was
+// withdrawn (its call cancelled, the deadline reached, even in the same
+// instant) is not taken: it grants nothing, is not read by the next
+// question either, and a withdrawal line says the answer was not applied.
+// Lines typed before a question appears are, as with any plain io.Reader,
+// read by the next question.
 //
 // The terminal reads in on a goroutine only while a line is awaited (an
 // io.Reader cannot be interrupted); that goroutine ends when the line, end
@@ -85,10 +89,16 @@ func NewTerminal(in io.Reader, out io.Writer) *Terminal {
 	return &Terminal{in: in, out: out, br: bufio.NewReader(in), lines: make(chan lineResult, 1)}
 }
 
-// Answer implements [Answerer].
+// Answer implements [Answerer]. The request is withdrawn once ctx is done;
+// a line that arrives from then on (even in the same instant) is not taken
+// (see [Terminal]).
 func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	return t.answerSlot(ctx, req, contextSlot(ctx))
+}
+
+func (t *Terminal) answerSlot(ctx context.Context, req tools.ApprovalRequest, sl *slot) (tools.ApprovalOutcome, error) {
 	if err := t.turn.acquire(ctx); err != nil {
-		return "", err // withdrawn while queued: never shown
+		return sl.result(ctx) // withdrawn while queued: never shown
 	}
 	defer t.turn.release()
 	if t.stale {
@@ -99,11 +109,14 @@ func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools
 			t.reading, t.stale = false, false
 			t.ended = t.ended || lr.err != nil
 		case <-ctx.Done():
-			return "", context.Cause(ctx) // never shown
+			return sl.result(ctx) // never shown
 		}
 	}
+	if st, _, cause := sl.decision(); st == withdrawn {
+		return "", cause // withdrawn before its turn came: never shown
+	}
 	if t.ended {
-		return tools.Unavailable, nil
+		return take(sl, tools.Unavailable)
 	}
 	w := &errWriter{w: t.out}
 	w.print(Render(req))
@@ -115,7 +128,7 @@ func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools
 		w.print("Allow once? [y/N] ")
 		if w.err != nil {
 			// What cannot be shown cannot be answered.
-			return tools.Unavailable, nil
+			return take(sl, tools.Unavailable)
 		}
 		if !t.reading {
 			t.reading = true
@@ -126,15 +139,19 @@ func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools
 		case lr = <-t.lines:
 			t.reading = false
 		case <-ctx.Done():
-			t.stale = true
-			w.print(withdrawal(req, ctx))
-			return "", context.Cause(ctx)
+			o, err := sl.result(ctx)
+			if err != nil {
+				// Withdrawn while shown: the line being read is its.
+				t.stale = true
+				w.print(withdrawal(req, err, "Press Enter to continue."))
+			}
+			return o, err
 		}
 		if lr.err != nil {
 			t.ended = true
 			if lr.line == "" {
 				w.print("\n(no more input: approval unavailable)\n")
-				return tools.Unavailable, nil
+				return take(sl, tools.Unavailable)
 			}
 			// A last line without a line ending still counts.
 		}
@@ -146,20 +163,43 @@ func (t *Terminal) Answer(ctx context.Context, req tools.ApprovalRequest) (tools
 		}
 		switch answer {
 		case "y", "yes":
-			return tools.AllowedOnce, nil
+			return t.answered(w, req, sl, tools.AllowedOnce)
 		case "n", "no", "":
-			return tools.Rejected, nil
+			return t.answered(w, req, sl, tools.Rejected)
 		}
 		if attempt >= attempts {
 			w.print("No valid answer: rejected.\n")
-			return tools.Rejected, nil
+			return t.answered(w, req, sl, tools.Rejected)
 		}
 		if t.ended {
 			w.print("\n(no more input: approval unavailable)\n")
-			return tools.Unavailable, nil
+			return take(sl, tools.Unavailable)
 		}
 		w.print("Please answer y (yes) or n (no).\n")
 	}
+}
+
+// answered takes the person's answer o, unless the request was withdrawn
+// first: the person is then told that the answer was not applied, and the
+// line it came from is used up (it is not read by the next question).
+func (t *Terminal) answered(w *errWriter, req tools.ApprovalRequest, sl *slot, o tools.ApprovalOutcome) (tools.ApprovalOutcome, error) {
+	o, err := take(sl, o)
+	if err != nil {
+		w.print(withdrawal(req, err, "The answer came too late and was not applied."))
+	}
+	return o, err
+}
+
+// take settles sl with o; if the request was withdrawn first, it returns
+// the withdrawal's cause instead.
+func take(sl *slot, o tools.ApprovalOutcome) (tools.ApprovalOutcome, error) {
+	if err := sl.settle(o, nil); err != nil {
+		if st, _, cause := sl.decision(); st == withdrawn {
+			return "", cause
+		}
+		return "", err
+	}
+	return o, nil
 }
 
 // read reads one line for the turn holder. Only one read is in flight at
@@ -169,9 +209,11 @@ func (t *Terminal) read() {
 	t.lines <- lineResult{ln, cut, err}
 }
 
-func withdrawal(req tools.ApprovalRequest, ctx context.Context) string {
+// withdrawal is the line shown when a question is withdrawn: what, why, and
+// then what happens.
+func withdrawal(req tools.ApprovalRequest, cause error, then string) string {
 	why := "the call was cancelled"
-	switch cause := context.Cause(ctx); {
+	switch {
 	case errors.Is(cause, ErrTimeout):
 		why = "no answer before the deadline (unavailable)"
 	case errors.Is(cause, ErrClosed):
@@ -179,7 +221,7 @@ func withdrawal(req tools.ApprovalRequest, ctx context.Context) string {
 	case errors.Is(cause, context.DeadlineExceeded):
 		why = "the call's deadline passed"
 	}
-	return fmt.Sprintf("\n[withdrawn] tool %s, call %s: %s. Press Enter to continue.\n", cardtext.Line(req.Tool), cardtext.Line(req.CallID), why)
+	return fmt.Sprintf("\n[withdrawn] tool %s, call %s: %s. %s\n", cardtext.Line(req.Tool), cardtext.Line(req.CallID), why, then)
 }
 
 // readLine reads one line without its line ending, keeping at most

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/dsh-go/dsh/plugins/approval"
@@ -302,20 +303,23 @@ func TestTerminalWithdrawnWhileWaitingForStaleLine(t *testing.T) {
 	}
 }
 
-func TestTerminalDeadlineWithdrawal(t *testing.T) {
-	inR, inW := io.Pipe()
-	defer inW.Close()
-	out := newScreen()
-	s := mustNew(t, approval.Config{Answerer: approval.NewTerminal(inR, out), Timeout: 20 * time.Millisecond}, nil)
-	defer s.Close()
-	// Real time here (an io.Pipe reader goroutine outlives a synctest
-	// bubble's test function); the deadline only has to pass, nothing
-	// waits on a fixed duration.
-	o, err := s.Approve(context.Background(), req("c1", nil))
-	if o != tools.Unavailable || err != nil {
-		t.Fatalf("%q, %v", o, err)
-	}
-	out.waitCount(t, "[withdrawn] tool bash, call c1: no answer before the deadline (unavailable)", 1)
+// The deadline withdraws a question on screen: unavailable after exactly
+// the timeout, and the person is told.
+func TestX2_TerminalDeadlineWithdrawal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 20 * time.Millisecond
+		inR, inW := io.Pipe()
+		defer inW.Close() // ends the read still waiting for the withdrawn question's line
+		out := newScreen()
+		s := mustNew(t, approval.Config{Answerer: approval.NewTerminal(inR, out), Timeout: timeout}, nil)
+		defer s.Close()
+		start := time.Now()
+		o, err := s.Approve(context.Background(), req("c1", nil))
+		if o != tools.Unavailable || err != nil || time.Since(start) != timeout {
+			t.Fatalf("%q, %v after %v; want unavailable after %v", o, err, time.Since(start), timeout)
+		}
+		out.waitCount(t, "[withdrawn] tool bash, call c1: no answer before the deadline (unavailable). Press Enter to continue.", 1)
+	})
 }
 
 func TestTerminalWriteFailureIsUnavailable(t *testing.T) {
