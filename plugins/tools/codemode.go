@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -33,6 +34,11 @@ const (
 	CodeDispatchEvent = "tool/code-dispatch"
 	// CodeLanguage is the language a Code Mode runtime must report.
 	CodeLanguage = "typescript"
+	// CodeRunSettled is the error code of a binding call refused because
+	// its run had already settled (the runtime kept the binding and called
+	// it after Run returned): the call is neither dispatched nor logged.
+	// It is the code the shipped runtime gives such calls too.
+	CodeRunSettled = "RUN_SETTLED"
 )
 
 // runCodeDescription is run_code's wire description: the contract in one
@@ -237,13 +243,17 @@ func presentRunCode(args json.RawMessage) CallView {
 // pipeline turns it into an isError result with code CODE_RUN_FAILED and
 // name "CodeRunFailedError", whose text is [CodeRunFailedError.Error]: the
 // failure kind, the message, the program position when known, and the
-// console output captured before the failure. It unwraps to the runtime's
-// *coderuntime.Failure (when there is one).
+// console output captured before the failure. errors.As finds the
+// runtime's *coderuntime.Failure through it (when there is one), and
+// errors.Is its cause; the runtime's error value is only ever read under
+// recover, so one whose methods panic cannot break the pipeline.
 type CodeRunFailedError struct {
 	// Kind is the runtime's failure kind ("syntax", "exception",
 	// "timeout", "abort", "output-limit", "invalid-output", "limit"), or
 	// "unavailable" when no usable code runtime is loaded, or "internal"
-	// when the runtime refused the program itself.
+	// when the runtime refused the program itself or misbehaved (panicked,
+	// called runtime.Goexit, returned neither a result nor an error, a
+	// value that is not JSON, or an error value that cannot be read).
 	Kind coderuntime.FailureKind
 	// Message says what went wrong.
 	Message string
@@ -278,7 +288,7 @@ func (e *CodeRunFailedError) Error() string {
 		b.WriteString("\nconsole output before the failure:\n")
 		b.WriteString(formatLogs(e.Logs))
 	}
-	return b.String()
+	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
 // Code implements [Coder]: CODE_RUN_FAILED.
@@ -290,11 +300,42 @@ func (e *CodeRunFailedError) Name() string { return "CodeRunFailedError" }
 // Unwrap returns Err.
 func (e *CodeRunFailedError) Unwrap() error { return e.Err }
 
+// containedErr is an error value a code runtime returned, read only under
+// recover: its message is read once, and errors.Is / errors.As reach it
+// through Is and As, which report false when the value's own methods
+// panic. It has no Unwrap, so nothing walks its chain unprotected.
+type containedErr struct {
+	err error
+	msg string
+}
+
+func (c *containedErr) Error() string { return c.msg }
+
+func (c *containedErr) Is(target error) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return errors.Is(c.err, target)
+}
+
+func (c *containedErr) As(target any) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return errors.As(c.err, target)
+}
+
 // CodeCallError is how a failed binding call reaches the program: the
 // promise of `await tools.<Tool>(...)` rejects with an Error whose message
 // is [CodeCallError.Error] ("tools.<tool>: <the result's text>"), whose
 // `code` is the sub-call's error code (DENIED, INVALID_ARGS, TOOL_ERROR,
-// ...) and whose `name` is its error name.
+// ...) and whose `name` is its error name. A call refused without
+// dispatch because its run had settled has code [CodeRunSettled] and wraps
+// coderuntime.ErrRunSettled.
 type CodeCallError struct {
 	// Tool is the called tool.
 	Tool string
@@ -302,6 +343,9 @@ type CodeCallError struct {
 	Info ErrorInfo
 	// Message is the model-facing text of the failed result.
 	Message string
+	// Err is the underlying error, if any (coderuntime.ErrRunSettled for
+	// a refused call).
+	Err error
 }
 
 // Error implements error.
@@ -312,6 +356,9 @@ func (e *CodeCallError) Code() string { return e.Info.Code }
 
 // Name implements [Namer].
 func (e *CodeCallError) Name() string { return e.Info.Name }
+
+// Unwrap returns Err.
+func (e *CodeCallError) Unwrap() error { return e.Err }
 
 // ErrorDetails implements coderuntime.ErrorDetails: the program sees the
 // failed sub-call's tool as err.tool.
@@ -329,28 +376,53 @@ var (
 // runCode is run_code's body: the dispatch bridge.
 //
 // The program gets one binding per end capability of the call's agent (a
-// snapshot taken when the run starts) and runs with MaxConcurrentCalls 1,
-// so binding calls execute one at a time in submission order, even under
-// Promise.all. Each call is canonicalized (a value that is not lossless
-// JSON rejects that call only, before dispatch) and executed through the
-// full pipeline as Call{ID: "<outer call id>:code:<n>" (n from 1 per run),
-// Agent: the outer agent, Parent: the outer token}; its additional context
-// is dropped; it is appended to the session log as a tool/code-dispatch
-// event; an isError rejects the binding with a [*CodeCallError].
+// snapshot taken when the run starts) and runs with MaxConcurrentCalls 1.
+// The bridge itself also runs binding calls one at a time, in the order
+// they reach it (their submission order), whatever the runtime does with
+// MaxConcurrentCalls or how many goroutines it calls them from. Each call
+// is canonicalized (a value that is not lossless JSON rejects that call
+// only, before dispatch) and executed through the full pipeline as
+// Call{ID: "<outer call id>:code:<n>" (n from 1 per run, in execution
+// order), Agent: the outer agent, Parent: the outer token}; its additional
+// context is dropped; it is appended to the session log as a
+// tool/code-dispatch event; an isError rejects the binding with a
+// [*CodeCallError].
 //
-// Settlement: the runtime cancels the context of in-flight binding calls
-// when the run settles for any reason (cause coderuntime.ErrRunSettled, the
-// outer cancellation, or the run's budget) and waits for them before Run
-// returns; each still gets exactly one result and its event is appended
-// before run_code returns. Calls still queued at settlement are delivered
-// afterwards with the cancelled context, so each is aborted before dispatch
-// through the pipeline and logged too: the queue is drained.
+// A sub-call runs under the run_code body's context, cancelled also when
+// the context the runtime passed to the binding is done (with its cause),
+// so a runtime that passes a context of its own making cannot detach a
+// sub-call from the run.
+//
+// Settlement is the bridge's, not the runtime's, whatever the runtime
+// does. The run settles when Run returns (a result or an error), panics or
+// calls runtime.Goexit (Run runs on a goroutine of its own, so both are
+// contained as CODE_RUN_FAILED of kind internal). Then the context of
+// every sub-call is cancelled (cause coderuntime.ErrRunSettled, or the
+// outer cancellation's), calls already accepted are awaited (one in
+// flight ends as the pipeline decides, usually ABORTED; ones still
+// waiting for their turn are dispatched with the cancelled context, so
+// each ends ABORTED_BEFORE_DISPATCH without its body running), and only
+// then does run_code return: every sub-call has exactly one result and its
+// event was appended before run_code's result. A binding called after
+// that (a runtime that kept it) is refused without dispatch or logging,
+// with a [*CodeCallError] of code [CodeRunSettled] wrapping
+// coderuntime.ErrRunSettled.
+//
+// Cancellation of the outer call cancels every sub-call at once (in
+// flight, queued, or made later), but run_code still waits for Run to
+// return, as the pipeline waits for an uncooperative tool body (P8): a
+// result never reports a run that is still going. The runtime contract
+// says Run returns promptly once its context is done; a runtime that
+// ignores it holds run_code until it returns, but meanwhile every binding
+// call it makes ends ABORTED_BEFORE_DISPATCH: no tool body starts after
+// the caller cancelled.
 func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error) {
 	rt, err := r.CodeRuntime()
 	if err != nil {
 		return Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}
-	b := &bridge{r: r, outer: exec}
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	b := &bridge{r: r, outer: exec, runCtx: runCtx}
 	if exec.agent != "" {
 		b.log, _ = host.Lookup[SessionLog](r.c, SessionLogService)
 	}
@@ -360,20 +432,125 @@ func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error)
 		bindings[t.name] = b.binding(t.name)
 	}
 	r.codeRuns.Store(exec.token, exec.agent)
-	res, err := rt.Run(ctx, coderuntime.Program{
+	o := b.run(rt, coderuntime.Program{
 		Source:             exec.Arg("code").String(),
 		Bindings:           bindings,
 		MaxConcurrentCalls: 1,
 	})
+	cancelRun(coderuntime.ErrRunSettled)
+	b.settle()
 	r.codeRuns.Delete(exec.token)
-	if err != nil {
-		var f *coderuntime.Failure
-		if errors.As(err, &f) {
-			return Output{}, &CodeRunFailedError{Kind: f.Kind, Message: f.Message, Line: f.Line, Column: f.Column, Logs: f.Logs, Err: f}
-		}
-		return Output{}, &CodeRunFailedError{Kind: KindInternal, Message: err.Error(), Err: err}
+	return o.output()
+}
+
+// runOutcome is how a runtime's Run ended.
+type runOutcome struct {
+	res      *coderuntime.Result
+	err      error
+	panicked bool
+	panicVal any
+	goexit   bool
+}
+
+// run calls rt.Run on a goroutine of its own and waits for it, so that a
+// panic or runtime.Goexit in the runtime ends only that goroutine.
+func (b *bridge) run(rt coderuntime.Runtime, p coderuntime.Program) runOutcome {
+	done := make(chan runOutcome, 1)
+	go func() {
+		var o runOutcome
+		returned := false
+		defer func() {
+			if !returned {
+				if v := recover(); v != nil {
+					o.panicked, o.panicVal = true, v
+					b.r.c.Logger().Error().Str("panic", safeString(v)).Bytes("stack", debug.Stack()).Msg("the code runtime panicked")
+				} else {
+					o.goexit = true
+					b.r.c.Logger().Error().Msg("the code runtime called runtime.Goexit")
+				}
+			}
+			done <- o
+		}()
+		o.res, o.err = rt.Run(b.runCtx, p)
+		returned = true
+	}()
+	return <-done
+}
+
+// output turns a run's outcome into run_code's output or error.
+func (o runOutcome) output() (Output, error) {
+	internal := func(msg string) (Output, error) {
+		return Output{}, &CodeRunFailedError{Kind: KindInternal, Message: msg, Err: errors.New(msg)}
 	}
-	return Output{Content: []Content{Text(programOutput(res))}}, nil
+	switch {
+	case o.goexit:
+		return internal("the code runtime called runtime.Goexit")
+	case o.panicked:
+		return internal("the code runtime panicked: " + safeString(o.panicVal))
+	case o.err != nil:
+		return Output{}, runFailure(o.err)
+	case o.res == nil:
+		return internal("the code runtime returned neither a result nor an error")
+	case len(o.res.Value) > 0 && !json.Valid(o.res.Value):
+		return internal("the code runtime returned a value that is not JSON")
+	}
+	return Output{Content: []Content{Text(programOutput(o.res))}}, nil
+}
+
+// runFailure reads the error a runtime's Run returned, under recover: a
+// *coderuntime.Failure keeps its kind, message, position and logs; any
+// other error is a failure of kind internal with its message. The
+// runtime's value is kept only behind a [containedErr].
+func runFailure(err error) *CodeRunFailedError {
+	c := &containedErr{err: err}
+	var f *coderuntime.Failure
+	isFailure := c.As(&f)
+	if isFailure && f == nil {
+		return &CodeRunFailedError{Kind: KindInternal, Message: "the code runtime returned a nil *coderuntime.Failure"}
+	}
+	msg, ok := safeErrorString(err)
+	if !ok {
+		return &CodeRunFailedError{Kind: KindInternal,
+			Message: fmt.Sprintf("the code runtime returned an error (%T) whose Error method panicked: %s", err, msg)}
+	}
+	c.msg = msg
+	if !isFailure {
+		return &CodeRunFailedError{Kind: KindInternal, Message: msg, Err: c}
+	}
+	return &CodeRunFailedError{Kind: f.Kind, Message: f.Message, Line: f.Line, Column: f.Column, Logs: f.Logs, Err: c}
+}
+
+// safeErrorString returns err.Error(), or, when that panics, what it
+// panicked with and false.
+func safeErrorString(err error) (s string, ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			s, ok = safeString(v), false
+		}
+	}()
+	return err.Error(), true
+}
+
+// safeString formats a value user code handed back (a panic value, an
+// error), calling its Error or String method under recover; a value that
+// cannot be formatted is "(unprintable <type>)". The text is valid UTF-8.
+func safeString(v any) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprintf("(unprintable %T)", v)
+		}
+	}()
+	switch x := v.(type) {
+	case string:
+		s = x
+	case error:
+		s = x.Error()
+	case fmt.Stringer:
+		s = x.String()
+	default:
+		s = fmt.Sprint(v)
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // programOutput is what re-enters the model's context from a successful
@@ -393,7 +570,7 @@ func programOutput(res *coderuntime.Result) string {
 			parts = append(parts, string(v))
 		}
 	}
-	return strings.Join(parts, "\n")
+	return strings.ToValidUTF8(strings.Join(parts, "\n"), "\uFFFD")
 }
 
 func formatLogs(logs []coderuntime.Log) string {
@@ -411,22 +588,122 @@ func formatLogs(logs []coderuntime.Log) string {
 	return b.String()
 }
 
-// bridge is the state of one run_code execution.
+// bridge is the state of one run_code execution: the gate binding calls
+// pass (open until the run settles), the turn they take one at a time, and
+// the count of calls accepted and not yet finished.
 type bridge struct {
-	r     *Registry
-	outer *Execution
-	log   SessionLog // nil: logging skipped
-	seq   atomic.Int64
+	r      *Registry
+	outer  *Execution
+	log    SessionLog      // nil: logging skipped
+	runCtx context.Context // cancelled when the run settles
+
+	mu      sync.Mutex
+	settled bool            // no call is accepted any more
+	seq     int64           // calls accepted so far: the n of the next id
+	busy    bool            // a call holds the turn
+	waiting []chan struct{} // calls waiting for the turn, in order; closing one hands it over
+	pending int             // calls accepted and not finished
+	drained chan struct{}   // closed when settled and pending drops to 0
+}
+
+// acquire admits a call and waits for its turn: it returns the call's
+// number, or false when the run has settled (the call must not be made).
+func (b *bridge) acquire() (n int64, ok bool) {
+	b.mu.Lock()
+	if b.settled {
+		b.mu.Unlock()
+		return 0, false
+	}
+	b.seq++
+	n = b.seq
+	b.pending++
+	if !b.busy {
+		b.busy = true
+		b.mu.Unlock()
+		return n, true
+	}
+	turn := make(chan struct{})
+	b.waiting = append(b.waiting, turn)
+	b.mu.Unlock()
+	<-turn
+	return n, true
+}
+
+// release ends an accepted call and hands the turn to the next one.
+func (b *bridge) release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.pending--
+	if len(b.waiting) > 0 {
+		close(b.waiting[0])
+		b.waiting[0] = nil
+		b.waiting = b.waiting[1:]
+	} else {
+		b.busy = false
+	}
+	if b.settled && b.pending == 0 && b.drained != nil {
+		close(b.drained)
+	}
+}
+
+// settle closes the gate and waits for every accepted call to finish.
+func (b *bridge) settle() {
+	b.mu.Lock()
+	b.settled = true
+	if b.pending == 0 {
+		b.mu.Unlock()
+		return
+	}
+	b.drained = make(chan struct{})
+	drained := b.drained
+	b.mu.Unlock()
+	<-drained
+}
+
+// callContext is the context of one sub-call: a child of the run's
+// context, also cancelled (with its cause) when rctx, the context the
+// runtime passed, is done. stop releases it.
+func (b *bridge) callContext(rctx context.Context) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(b.runCtx)
+	if rctx == nil || rctx.Done() == nil {
+		return ctx, func() { cancel(nil) }
+	}
+	if rctx.Err() != nil {
+		cancel(safeCause(rctx))
+		return ctx, func() { cancel(nil) }
+	}
+	stopAfter := context.AfterFunc(rctx, func() { cancel(safeCause(rctx)) })
+	return ctx, func() { stopAfter(); cancel(nil) }
+}
+
+// safeCause is context.Cause(ctx) for a context a runtime made, read under
+// recover (context.Canceled when it cannot be read).
+func safeCause(ctx context.Context) (err error) {
+	defer func() {
+		if recover() != nil || err == nil {
+			err = context.Canceled
+		}
+	}()
+	return context.Cause(ctx)
 }
 
 func (b *bridge) binding(name string) coderuntime.Binding {
-	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+	return func(rctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		canon, err := schema.CanonicalizeObject(args, schema.CanonOptions{})
 		if err != nil {
 			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
 		}
-		id := b.outer.callID + ":code:" + strconv.FormatInt(b.seq.Add(1), 10)
+		n, ok := b.acquire()
+		if !ok {
+			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "RunSettledError", Code: CodeRunSettled},
+				Message: "the call was not made: its run_code run had already settled (" + coderuntime.ErrRunSettled.Error() + ")",
+				Err:     coderuntime.ErrRunSettled}
+		}
+		defer b.release()
+		ctx, stop := b.callContext(rctx)
+		defer stop()
+		id := b.outer.callID + ":code:" + strconv.FormatInt(n, 10)
 		res := b.r.Execute(ctx, Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.agent, Parent: b.outer.token})
 		// Inserting context inside a running parent call would break
 		// tool-call/result adjacency: dropped.
@@ -467,15 +744,16 @@ func contentText(cs []Content) string {
 	return strings.Join(texts, "\n")
 }
 
-// append logs one sub-call as a tool/code-dispatch event; a failure is
-// logged, not returned (the call itself happened).
+// append logs one sub-call as a tool/code-dispatch event; a failure (or a
+// panic of the session log) is logged, not returned (the call itself
+// happened).
 func (b *bridge) append(ctx context.Context, id, name string, args []byte, res Result) {
 	if b.log == nil {
 		return
 	}
 	data, err := encodeDispatch(name, args, res)
 	if err == nil {
-		err = b.log.Append(context.WithoutCancel(ctx), SessionEvent{
+		err = safeAppend(b.log, context.WithoutCancel(ctx), SessionEvent{
 			Type: CodeDispatchEvent, ID: id, Agent: b.outer.agent, Parent: b.outer.callID, Data: data,
 		})
 	}
@@ -483,6 +761,16 @@ func (b *bridge) append(ctx context.Context, id, name string, args []byte, res R
 		b.r.c.Logger().Warn().Err(err).Str("event", CodeDispatchEvent).Str("id", id).Str("tool", name).
 			Msg("appending a Code Mode sub-call to the session log failed")
 	}
+}
+
+// safeAppend is l.Append with a panic turned into an error.
+func safeAppend(l SessionLog, ctx context.Context, ev SessionEvent) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = errors.New("the session log panicked: " + safeString(v))
+		}
+	}()
+	return l.Append(ctx, ev)
 }
 
 // encodeDispatch is json.Marshal(CodeDispatch{name, args, res}) with a
