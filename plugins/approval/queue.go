@@ -49,7 +49,7 @@ func (q *Queue) Answer(ctx context.Context, req tools.ApprovalRequest) (tools.Ap
 
 func (q *Queue) answerSlot(ctx context.Context, req tools.ApprovalRequest, sl *slot) (tools.ApprovalOutcome, error) {
 	p := &Pending{Request: req, sl: sl}
-	if st, _, err := sl.decision(); st == withdrawn {
+	if st, _, err := sl.decision(); st == slotWithdrawn {
 		return "", err // never delivered
 	}
 	select {
@@ -96,7 +96,7 @@ func (p *Pending) Done() <-chan struct{} { return p.sl.done }
 // Once it reports true, Respond fails.
 func (p *Pending) Withdrawn() (bool, error) {
 	st, _, err := p.sl.decision()
-	if st == withdrawn {
+	if st == slotWithdrawn {
 		return true, err
 	}
 	return false, nil

@@ -161,9 +161,11 @@ func newService(cfg Config, log *zerolog.Logger) *Service {
 //     with cause [ErrTimeout] or [ErrClosed].
 //   - ctx done when Approve returns (the call was cancelled, or the
 //     caller's own deadline passed, before the answer or after it): "",
-//     ctx.Err(). Approve never returns [tools.AllowedOnce] with ctx done at
-//     the moment of the decision, nor with ctx done when it returns; the
-//     registry reports ABORTED_BEFORE_DISPATCH.
+//     ctx.Err(); the registry reports ABORTED_BEFORE_DISPATCH. Approve never
+//     returns [tools.AllowedOnce] when ctx was done at the moment of the
+//     decision, nor when ctx is done at its last check before returning.
+//     A cancellation after that is the caller's to check before it acts
+//     on the grant.
 //   - The answerer returned an error, panicked, or returned an outcome that
 //     is not one of the four, before the withdrawal: "", a *[AnswererError]
 //     (matching [ErrAnswerer]). The service fails closed with an error
@@ -231,7 +233,7 @@ func (s *Service) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 		s.log.Debug().Str("tool", req.Tool).Str("call", req.CallID).Err(cerr).Msg("approval withdrawn: call cancelled")
 		return "", cerr
 	}
-	if st == withdrawn {
+	if st == slotWithdrawn {
 		s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval unavailable: no answer")
 		return tools.Unavailable, nil
 	}

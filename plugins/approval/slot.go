@@ -22,9 +22,9 @@ var ErrAnswered = errors.New("approval: request already answered")
 type slotState uint8
 
 const (
-	pending slotState = iota
-	answered
-	withdrawn
+	slotPending slotState = iota
+	slotAnswered
+	slotWithdrawn
 )
 
 // slot is one request's single decision: it goes from pending to answered
@@ -66,18 +66,21 @@ func contextSlot(ctx context.Context) *slot {
 // pollLocked withdraws a pending slot whose withdrawal condition holds and
 // reports whether it did.
 func (s *slot) pollLocked() bool {
-	if s.state != pending {
+	if s.state != slotPending {
 		return false
 	}
 	cause := s.check()
 	if cause == nil {
 		return false
 	}
-	s.state, s.err = withdrawn, cause
+	s.state, s.err = slotWithdrawn, cause
 	close(s.done)
 	return true
 }
 
+// unlock releases mu and then, if the caller withdrew the slot, runs
+// onWithdraw. It is deferred, so that a check that panics (a hostile
+// context's Err) does not leave mu locked.
 func (s *slot) unlock(withdrew bool) {
 	cause := s.err
 	s.mu.Unlock()
@@ -92,15 +95,16 @@ func (s *slot) unlock(withdrew bool) {
 // won (possibly at this very call, if its condition holds now).
 func (s *slot) settle(o tools.ApprovalOutcome, err error) error {
 	s.mu.Lock()
-	withdrew := s.pollLocked()
-	defer s.unlock(withdrew)
+	withdrew := false
+	defer func() { s.unlock(withdrew) }()
+	withdrew = s.pollLocked()
 	switch s.state {
-	case answered:
+	case slotAnswered:
 		return ErrAnswered
-	case withdrawn:
+	case slotWithdrawn:
 		return withdrawnError(s.err)
 	}
-	s.state, s.outcome, s.err = answered, o, err
+	s.state, s.outcome, s.err = slotAnswered, o, err
 	close(s.done)
 	return nil
 }
@@ -109,21 +113,23 @@ func (s *slot) settle(o tools.ApprovalOutcome, err error) error {
 // no withdrawal condition names a better one.
 func (s *slot) withdraw(cause error) {
 	s.mu.Lock()
-	withdrew := s.pollLocked()
-	if !withdrew && s.state == pending {
-		s.state, s.err = withdrawn, cause
+	withdrew := false
+	defer func() { s.unlock(withdrew) }()
+	withdrew = s.pollLocked()
+	if !withdrew && s.state == slotPending {
+		s.state, s.err = slotWithdrawn, cause
 		close(s.done)
 		withdrew = true
 	}
-	s.unlock(withdrew)
 }
 
 // decision returns the state after applying the withdrawal conditions: the
 // answer (outcome, failure) when answered, the cause when withdrawn.
 func (s *slot) decision() (st slotState, o tools.ApprovalOutcome, err error) {
 	s.mu.Lock()
-	withdrew := s.pollLocked()
-	defer s.unlock(withdrew)
+	withdrew := false
+	defer func() { s.unlock(withdrew) }()
+	withdrew = s.pollLocked()
 	return s.state, s.outcome, s.err
 }
 
@@ -133,7 +139,7 @@ func (s *slot) decision() (st slotState, o tools.ApprovalOutcome, err error) {
 // withdrawn with ctx's cause.
 func (s *slot) result(ctx context.Context) (tools.ApprovalOutcome, error) {
 	st, o, err := s.decision()
-	if st == pending {
+	if st == slotPending {
 		cause := context.Cause(ctx)
 		if cause == nil {
 			cause = errors.New("approval: the answerer stopped waiting")
@@ -141,7 +147,7 @@ func (s *slot) result(ctx context.Context) (tools.ApprovalOutcome, error) {
 		s.withdraw(cause)
 		st, o, err = s.decision()
 	}
-	if st == withdrawn {
+	if st == slotWithdrawn {
 		return "", err
 	}
 	return o, err

@@ -112,7 +112,7 @@ func (t *Terminal) answerSlot(ctx context.Context, req tools.ApprovalRequest, sl
 			return sl.result(ctx) // never shown
 		}
 	}
-	if st, _, cause := sl.decision(); st == withdrawn {
+	if st, _, cause := sl.decision(); st == slotWithdrawn {
 		return "", cause // withdrawn before its turn came: never shown
 	}
 	if t.ended {
@@ -139,10 +139,10 @@ func (t *Terminal) answerSlot(ctx context.Context, req tools.ApprovalRequest, sl
 		case lr = <-t.lines:
 			t.reading = false
 		case <-ctx.Done():
+			// Withdrawn while shown: the line being read is its.
+			t.stale = true
 			o, err := sl.result(ctx)
 			if err != nil {
-				// Withdrawn while shown: the line being read is its.
-				t.stale = true
 				w.print(withdrawal(req, err, "Press Enter to continue."))
 			}
 			return o, err
@@ -194,7 +194,7 @@ func (t *Terminal) answered(w *errWriter, req tools.ApprovalRequest, sl *slot, o
 // the withdrawal's cause instead.
 func take(sl *slot, o tools.ApprovalOutcome) (tools.ApprovalOutcome, error) {
 	if err := sl.settle(o, nil); err != nil {
-		if st, _, cause := sl.decision(); st == withdrawn {
+		if st, _, cause := sl.decision(); st == slotWithdrawn {
 			return "", cause
 		}
 		return "", err
