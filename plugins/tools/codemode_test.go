@@ -30,12 +30,16 @@ type memLog struct {
 	mu     sync.Mutex
 	events []tools.SessionEvent
 	fail   error
+	panic  any // Append panics with it after recording, when set
 }
 
 func (l *memLog) Append(_ context.Context, e tools.SessionEvent) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.events = append(l.events, e)
+	if l.panic != nil {
+		panic(l.panic)
+	}
 	return l.fail
 }
 
@@ -757,6 +761,19 @@ func TestC5_LoggingIsOptional(t *testing.T) {
 			t.Errorf("result = %+v", res)
 		}
 		if n := len(e.log.snapshot()); n != 1 {
+			t.Errorf("append attempts = %d", n)
+		}
+	})
+	t.Run("panicking log", func(t *testing.T) {
+		// The session log is a service of someone else's: its panic is
+		// logged like an Append error and cannot fail the call or the run.
+		e := newCodeEnv(t, codeOpts{mode: tools.Code})
+		e.log.panic = "log exploded"
+		mustRegister(t, e.reg, e.root, echo("read", "r"))
+		if res := e.reg.Execute(ctx, runCode("c1", "return await tools.read({}) + await tools.read({})", "agent")); res.IsError || text(res) != "rr" {
+			t.Errorf("result = %+v", res)
+		}
+		if n := len(e.log.snapshot()); n != 2 {
 			t.Errorf("append attempts = %d", n)
 		}
 	})

@@ -114,14 +114,20 @@
 // A success resolves to the text when every block is text (joined by
 // newlines), else to the content blocks.
 //
-// Settlement: when the run settles for any reason (return, throw, budget,
-// the caller's cancellation) the runtime cancels the context of in-flight
-// sub-calls and waits for them, so each still gets exactly one result and
-// its tool/code-dispatch event is appended before run_code returns. Calls
-// still queued at that moment are then dispatched in order with the
-// cancelled context (the queue is drained): each is aborted before its body
-// runs (ABORTED_BEFORE_DISPATCH), gets exactly one result and is logged too.
-// Every call the program made is accounted for.
+// Settlement is the bridge's, whatever the runtime does (any
+// coderuntime.Runtime, the shipped one or not): the bridge itself runs
+// binding calls one at a time in arrival order, and when the run settles
+// (Run returns a result or an error, panics, or calls runtime.Goexit: the
+// last two are CODE_RUN_FAILED, kind "internal") it cancels the context of
+// the sub-call in flight and waits for it, so it still gets exactly one
+// result and its tool/code-dispatch event is appended before run_code
+// returns. Calls still queued at that moment are dispatched in order with
+// the cancelled context (the queue is drained): each is aborted before its
+// body runs (ABORTED_BEFORE_DISPATCH), gets exactly one result and is
+// logged too. A binding called after that is refused without dispatch
+// (code RUN_SETTLED, wrapping coderuntime.ErrRunSettled). The caller's
+// cancellation cancels every sub-call at once, but run_code still waits
+// for Run to return, as for any tool body.
 //
 // Only what the program prints (console lines, "[warn] " / "[error] "
 // prefixed) and returns (a string as itself, anything else as JSON) is
