@@ -95,7 +95,7 @@ func ExampleDefine() {
 	fmt.Println(bad.Error.Code)
 	fmt.Println(bad.Content[0].Text)
 	// Output:
-	// {"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"]}
+	// {"type":"object","properties":{"a":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"b":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}},"required":["a","b"]}
 	// 5
 	// INVALID_ARGS
 	// invalid arguments for tool "add":

@@ -1,11 +1,13 @@
 package tools
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/plugins/tools/schema"
@@ -45,17 +47,32 @@ type TypedTool[A any] struct {
 // is negative, or the definition is otherwise invalid
 // ([Definition.Validate]).
 //
-// The definition validates the model's arguments against Parameters before
-// any policy runs (schema.ValidateArgs: missing required keys, wrong types,
-// bad enum members, nested and array-item violations; extra keys allowed;
-// defaults not applied). A mismatch becomes an INVALID_ARGS result listing
-// every violation, so the model can correct itself. Arguments that pass
-// validation but cannot be decoded into A (a negative number for an
-// unsigned field, say) are INVALID_ARGS too. When A is a struct, an
-// argument key that differs only in case from a declared property ("PATH"
-// for "path") is INVALID_ARGS before any policy runs: encoding/json would
-// decode it into that property's field, so policy and body would see
-// different values.
+// The definition's argument validation runs before any policy and makes
+// sure that the value the body receives is the value policy reads from the
+// frozen JSON. It refuses, as one INVALID_ARGS result listing every
+// violation with its path (so the model can correct itself):
+//
+//   - arguments that fail Parameters (schema.ValidateArgs: missing
+//     required keys, wrong types, bad enum members, values outside a
+//     minimum or maximum, strings not in their format or content encoding,
+//     nested and array-item violations; extra keys are allowed and
+//     defaults are not applied);
+//   - keys that encoding/json would decode into a field of A although they
+//     are not its exact name ("PATH" or "paſh" for "path"), and map keys
+//     not in their canonical form ("01" for the int key 1), at any depth of
+//     A, through maps, slices, arrays, pointers and embedded structs (see
+//     schema.Target); a policy reading "path" would not see them;
+//   - arguments that do not decode into A (a number beyond an integer
+//     type's range, a date that time.Time refuses, a value A's own
+//     UnmarshalJSON or UnmarshalText rejects, ...), located at the value.
+//
+// The arguments are decoded into A once, during validation. That value
+// goes to the body of the call that validated it (an atomic hand-over,
+// matched on the exact argument bytes), never to policy; a second run of
+// the body (a tools/execute wrapper calling next again) or a call whose
+// value was taken by a concurrent call with other arguments decodes the
+// frozen arguments afresh, so no two body runs share a value. A decoded
+// value whose call was denied is kept until the tool's next call.
 func Define[A any](t TypedTool[A]) (Definition, error) {
 	spec := t.Parameters
 	if spec == nil {
@@ -79,33 +96,37 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
 	}
 	name, body := t.Name, t.Execute
-	folds := decodesIntoStruct[A]()
+	dec := &typedDecoder[A]{spec: spec, target: schema.TargetFor[A]()}
 	d := Definition{
 		Name:        t.Name,
 		Description: t.Description,
 		Parameters:  params,
 		Timeout:     t.Timeout,
 		ValidateArgs: func(args []byte) error {
-			// A struct's fields take case-variant keys (encoding/json folds
-			// case), so for one those are ambiguous: see schema.ArgsOptions.
-			if v := schema.ValidateArgsWith(spec, args, schema.ArgsOptions{RejectCaseVariants: folds}); len(v) > 0 {
-				return &schema.ArgsError{Tool: name, Violations: v}
+			a, vs := dec.decode(args)
+			if len(vs) > 0 {
+				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
+			dec.ready.Store(&decoded[A]{args: string(args), value: a})
 			return nil
 		},
 	}
 	if body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
-			var a A
-			if err := exec.Decode(&a); err != nil {
-				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Message: fmt.Sprintf("invalid arguments for tool %q", name), Err: err}
+			if v := dec.ready.Swap(nil); v != nil && v.args == exec.ArgsString() {
+				return body(ctx, v.value, exec)
+			}
+			a, vs := dec.decode([]byte(cmp.Or(exec.ArgsString(), "{}")))
+			if len(vs) > 0 {
+				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Message: fmt.Sprintf("invalid arguments for tool %q", name),
+					Err: &schema.ArgsError{Tool: name, Violations: vs}}
 			}
 			return body(ctx, a, exec)
 		}
 	}
 	if pc := t.PresentCall; pc != nil {
 		d.PresentCall = func(args json.RawMessage) CallView {
-			a, ok := soft[A](spec, args)
+			a, ok := dec.soft(args)
 			if !ok {
 				return nil
 			}
@@ -114,7 +135,7 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 	}
 	if pr := t.PresentResult; pr != nil {
 		d.PresentResult = func(args json.RawMessage, r ResultData) ResultView {
-			a, ok := soft[A](spec, args)
+			a, ok := dec.soft(args)
 			if !ok {
 				return nil
 			}
@@ -127,14 +148,39 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 	return d, nil
 }
 
-// decodesIntoStruct reports whether arguments are decoded into A as a
-// struct, whose fields encoding/json matches case-insensitively.
-func decodesIntoStruct[A any]() bool {
-	rt := reflect.TypeFor[A]()
-	for rt.Kind() == reflect.Pointer {
-		rt = rt.Elem()
+// typedDecoder checks and decodes the arguments of one typed tool.
+type typedDecoder[A any] struct {
+	spec   schema.Spec
+	target *schema.Target
+	// ready is the value decoded by the last successful validation, for
+	// the body of that call.
+	ready atomic.Pointer[decoded[A]]
+}
+
+// decoded is a value decoded from exactly args.
+type decoded[A any] struct {
+	args  string
+	value A
+}
+
+// decode validates canonical arguments against the spec and A's keys and
+// decodes them into a fresh A.
+func (d *typedDecoder[A]) decode(args []byte) (a A, vs []schema.Violation) {
+	if vs = schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+		return a, vs
 	}
-	return rt.Kind() == reflect.Struct
+	return a, d.target.Decode(args, &a)
+}
+
+// soft decodes presenter arguments, reporting false instead of failing
+// when they would not pass validation.
+func (d *typedDecoder[A]) soft(args json.RawMessage) (a A, ok bool) {
+	canon, err := schema.CanonicalizeObject(args, schema.CanonOptions{})
+	if err != nil {
+		return a, false
+	}
+	a, vs := d.decode(canon)
+	return a, len(vs) == 0
 }
 
 // MustDefine is [Define] that panics on error, for package-level tool
@@ -145,19 +191,6 @@ func MustDefine[A any](t TypedTool[A]) Definition {
 		panic(err)
 	}
 	return d
-}
-
-// soft decodes presenter arguments, reporting false instead of failing when
-// they do not fit the spec or A.
-func soft[A any](spec schema.Spec, args json.RawMessage) (a A, ok bool) {
-	canon, err := schema.CanonicalizeObject(args, schema.CanonOptions{})
-	if err != nil || !spec.Matches(canon) {
-		return a, false
-	}
-	if err := json.Unmarshal(canon, &a); err != nil {
-		return a, false
-	}
-	return a, true
 }
 
 // IsArgsError reports whether err is an argument-validation failure

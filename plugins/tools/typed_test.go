@@ -19,6 +19,9 @@ type readArgs struct {
 }
 
 func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
+	// An int argument carries at most ±(2^53-1), like every JSON integer
+	// the pipeline accepts.
+	minSafe, maxSafe := float64(-(1<<53 - 1)), float64(1<<53-1)
 	fromStruct, err := tools.Define(tools.TypedTool[readArgs]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(context.Context, readArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
@@ -30,7 +33,7 @@ func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
 		Name: "read_file", Description: "Read a file.",
 		Parameters: schema.Spec{
 			"path":   {Type: schema.TypeString, Required: true, Description: "Absolute file path"},
-			"offset": {Type: schema.TypeInteger},
+			"offset": {Type: schema.TypeInteger, Minimum: &minSafe, Maximum: &maxSafe},
 			"mode":   {Type: schema.TypeString, Enum: []any{"text", "binary"}},
 		},
 		Execute: func(context.Context, map[string]any, *tools.Execution) (tools.Output, error) {

@@ -44,9 +44,9 @@ func ExampleSpec_JSONSchema() {
 
 func ExampleFromStruct() {
 	type args struct {
-		Command string `json:"command" desc:"The command to run." dsh:"required"`
-		Shell   string `json:"shell" dsh:"enum=bash|sh,default=bash"`
-		Timeout *int   `json:"timeout"`
+		Command string  `json:"command" desc:"The command to run." dsh:"required"`
+		Shell   string  `json:"shell" dsh:"enum=bash|sh,default=bash"`
+		Timeout *uint16 `json:"timeout"`
 	}
 	spec, err := schema.FromStruct[args]()
 	if err != nil {
@@ -55,7 +55,7 @@ func ExampleFromStruct() {
 	out, _ := spec.JSONSchema()
 	fmt.Println(string(out))
 	// Output:
-	// {"type":"object","properties":{"command":{"type":"string","description":"The command to run."},"shell":{"type":"string","enum":["bash","sh"],"default":"bash"},"timeout":{"type":"integer"}},"required":["command"]}
+	// {"type":"object","properties":{"command":{"type":"string","description":"The command to run."},"shell":{"type":"string","enum":["bash","sh"],"default":"bash"},"timeout":{"type":"integer","minimum":0,"maximum":65535}},"required":["command"]}
 }
 
 func ExampleValidateArgs() {

@@ -110,20 +110,27 @@ func TestC4_LongBacktickRunsCannotCloseTheFence(t *testing.T) {
 	}
 }
 
-// TestP3_ValidateArgsWithRejectsCaseVariants: the option reports keys that
-// differ from a declared property only in case, at every level, and only
-// when asked.
+// TestP3_ValidateArgsWithRejectsCaseVariants: with a Target the walk
+// reports keys that encoding/json would fold onto a field of the Go type,
+// at every level, and only when asked.
 func TestP3_ValidateArgsWithRejectsCaseVariants(t *testing.T) {
+	type opts struct {
+		Mode string `json:"mode"`
+	}
+	type args struct {
+		Path string `json:"path"`
+		Opts opts   `json:"opts"`
+	}
 	spec := schema.Spec{
 		"path": {Type: schema.TypeString},
 		"opts": {Type: schema.TypeObject, Properties: schema.Spec{"mode": {Type: schema.TypeString}}},
 	}
-	args := []byte(`{"path":"/safe","PATH":"/secret","opts":{"Mode":"x"},"extra":1}`)
-	if v := schema.ValidateArgs(spec, args); v != nil {
+	in := []byte(`{"path":"/safe","PATH":"/secret","opts":{"Mode":"x"},"extra":1}`)
+	if v := schema.ValidateArgs(spec, in); v != nil {
 		t.Fatalf("without the option: %v", v)
 	}
-	v := schema.ValidateArgsWith(spec, args, schema.ArgsOptions{RejectCaseVariants: true})
-	if len(v) != 2 || v[0].Path != "/PATH" || v[1].Path != "/opts/Mode" || !strings.Contains(v[0].Message, `"path" only in case`) {
+	v := schema.ValidateArgsWith(spec, in, schema.ArgsOptions{Target: schema.TargetFor[args]()})
+	if len(v) != 2 || v[0].Path != "/PATH" || v[1].Path != "/opts/Mode" || !strings.Contains(v[0].Message, `into field "path"`) {
 		t.Fatalf("violations = %v", v)
 	}
 }

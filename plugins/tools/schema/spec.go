@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -55,7 +56,27 @@ type Prop struct {
 	// Items describes the elements of an "array" property. Nil means any
 	// array (type-checked only).
 	Items *Prop
+	// Minimum and Maximum, when set, bound a "number" or "integer"
+	// property, inclusively (JSON Schema minimum and maximum). Each must be
+	// finite and losslessly representable in JSON (an integral magnitude
+	// between 2^53-1 and 1e21 is not; see [Canonicalize]), and Minimum must
+	// not exceed Maximum.
+	Minimum, Maximum *float64
+	// Format, when set, constrains a "string" property; the only format is
+	// "date-time": an RFC 3339 date-time as Go's time.Time reads it
+	// ("2024-05-01T12:00:00Z", "2024-05-01T14:00:00.5+02:00").
+	Format string
+	// ContentEncoding, when set, says how a "string" property encodes
+	// bytes; the only encoding is "base64": standard base64 with padding,
+	// as encoding/json reads a []byte.
+	ContentEncoding string
 }
+
+// The values [Prop.Format] and [Prop.ContentEncoding] may take.
+const (
+	FormatDateTime = "date-time"
+	EncodingBase64 = "base64"
+)
 
 // Spec is the author-facing parameter schema of a tool: the top-level
 // argument object's properties by name. The zero value (nil) accepts any
@@ -64,10 +85,12 @@ type Spec map[string]Prop
 
 // Validate checks the spec itself: every type is known, enums appear only on
 // scalar types with members of that type, Items only on arrays, Properties
-// only on objects, defaults are JSON of the declared type, no property name
-// is empty, no property name, description, enum member or default string is
-// invalid UTF-8, and nesting is at most 64 levels (which also catches
-// cycles).
+// only on objects, defaults are JSON of the declared type, Minimum and
+// Maximum appear only on numbers and integers (see [Prop.Minimum]), Format
+// and ContentEncoding only on strings with a known value, enum members and
+// scalar defaults satisfy those refinements, no property name is empty, no
+// property name, description, enum member or default string is invalid
+// UTF-8, and nesting is at most 64 levels (which also catches cycles).
 // All problems are reported, sorted, one per line, each prefixed with its
 // position in the spec ("/name", "/name/properties/child", "/name/items");
 // the error wraps [ErrInvalidSpec].
@@ -156,6 +179,7 @@ func (v *specValidator) prop(p Prop, path string, depth int) {
 			add("default is %s, not %s", got, p.Type)
 		}
 	}
+	v.refinements(p, add)
 	if p.Items != nil {
 		if p.Type != TypeArray {
 			add("items is only allowed on type array, not %q", p.Type)
@@ -176,6 +200,68 @@ func (v *specValidator) prop(p Prop, path string, depth int) {
 		v.spec(p.Properties, path+"/properties", depth+1)
 	}
 }
+
+// refinements checks Minimum, Maximum, Format and ContentEncoding, and
+// that enum members and a scalar default satisfy them.
+func (v *specValidator) refinements(p Prop, add func(format string, a ...any)) {
+	numeric := p.Type == TypeNumber || p.Type == TypeInteger
+	for _, b := range []struct {
+		name string
+		v    *float64
+	}{{"minimum", p.Minimum}, {"maximum", p.Maximum}} {
+		switch {
+		case b.v == nil:
+		case !numeric:
+			add("%s is only allowed on types number and integer, not %q", b.name, p.Type)
+		case math.IsNaN(*b.v) || math.IsInf(*b.v, 0):
+			add("%s is not a finite number", b.name)
+		case math.Abs(*b.v) > maxSafeInteger && math.Abs(*b.v) < 1e21 && *b.v == math.Trunc(*b.v):
+			add("%s %s is an integer beyond 2^53-1, which JSON cannot carry losslessly", b.name, strconv.FormatFloat(*b.v, 'g', -1, 64))
+		}
+	}
+	if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {
+		add("minimum %s is greater than maximum %s", formatNumber(*p.Minimum), formatNumber(*p.Maximum))
+	}
+	if p.Format != "" {
+		if p.Type != TypeString {
+			add("format is only allowed on type string, not %q", p.Type)
+		} else if p.Format != FormatDateTime {
+			add("unknown format %q (want %q)", p.Format, FormatDateTime)
+		}
+	}
+	if p.ContentEncoding != "" {
+		if p.Type != TypeString {
+			add("contentEncoding is only allowed on type string, not %q", p.Type)
+		} else if p.ContentEncoding != EncodingBase64 {
+			add("unknown contentEncoding %q (want %q)", p.ContentEncoding, EncodingBase64)
+		}
+	}
+	if p.Minimum == nil && p.Maximum == nil && p.Format == "" && p.ContentEncoding == "" {
+		return
+	}
+	check := func(what string, m any) {
+		b, err := CanonicalizeValue(m)
+		if err != nil || !kindMatchesType(b, p.Type) {
+			return // reported as not JSON or of the wrong type
+		}
+		val, err := decodeUseNumber(b)
+		if err != nil {
+			return
+		}
+		if msg := refinementViolation(p, val); msg != "" {
+			add("%s %s %s", what, truncate(string(b), 40), msg)
+		}
+	}
+	for i, m := range p.Enum {
+		check("enum member "+strconv.Itoa(i), m)
+	}
+	if p.Default != nil {
+		check("default", p.Default)
+	}
+}
+
+// formatNumber writes a finite float64 as canonical JSON would.
+func formatNumber(f float64) string { return string(appendESNumber(nil, f)) }
 
 func pathOrRoot(p string) string {
 	if p == "" {
@@ -214,8 +300,9 @@ func isIntegral(n string) bool {
 // JSONSchema converts the spec to standard JSON Schema:
 // {"type":"object","properties":{...},"required":[...]} with properties in
 // sorted order, each property written as
-// {"type","description","enum","default","properties","required","items"}
-// (absent members omitted), nested objects carrying their own sorted
+// {"type","description","enum","default","minimum","maximum","format",
+// "contentEncoding","properties","required","items"} (absent members
+// omitted), nested objects carrying their own sorted
 // "required" list, and "required" omitted when empty. A nil or empty spec
 // yields {"type":"object","properties":{}}. The output is canonical JSON (see
 // [Canonicalize]) and byte-identical for equal specs. It returns
@@ -293,6 +380,22 @@ func appendProp(out []byte, p Prop) ([]byte, error) {
 		out = append(out, `,"default":`...)
 		out = append(out, b...)
 	}
+	if p.Minimum != nil {
+		out = append(out, `,"minimum":`...)
+		out = appendESNumber(out, *p.Minimum)
+	}
+	if p.Maximum != nil {
+		out = append(out, `,"maximum":`...)
+		out = appendESNumber(out, *p.Maximum)
+	}
+	if p.Format != "" {
+		out = append(out, `,"format":`...)
+		out = AppendString(out, p.Format)
+	}
+	if p.ContentEncoding != "" {
+		out = append(out, `,"contentEncoding":`...)
+		out = AppendString(out, p.ContentEncoding)
+	}
 	if p.Properties != nil {
 		out = append(out, ',')
 		var err error
@@ -324,12 +427,15 @@ var (
 	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
 )
 
-// FromStruct derives a [Spec] from the exported fields of struct type T (or
-// *T), so that a tool's Go argument type and its wire schema cannot drift.
+// FromStruct derives a [Spec] from struct type T (or *T), so that a tool's
+// Go argument type and its wire schema cannot drift. It describes what
+// encoding/json decodes into T.
 //
-// Field names come from the json tag (a field tagged json:"-" and unexported
-// fields are skipped; untagged fields use the Go name; embedded structs
-// without a json name are inlined, as encoding/json does). Other tags:
+// The properties are the fields encoding/json decodes, under the names it
+// matches exactly: exported fields and those promoted from embedded
+// structs without a json name (as Go's embedding rules, amended by json
+// tags, promote them), named by a valid json tag name or else the Go
+// name; json:"-" and unexported fields are skipped. Other tags:
 //
 //   - desc:"..." sets the description;
 //   - dsh:"..." holds comma-separated options: "required", "enum=a|b|c"
@@ -338,19 +444,27 @@ var (
 //     may contain commas, "default=" must be the last option and takes the
 //     rest of the tag.
 //
-// Go kinds map as: string -> string; signed and unsigned integers ->
-// integer; floats -> number; bool -> boolean; struct -> object with
-// properties (recursively); slices and arrays -> array with items ([]byte ->
-// string, as encoding/json base64-encodes it); maps and interfaces -> object
-// without properties; types implementing encoding.TextMarshaler (such as
-// time.Time) -> string. Pointers are dereferenced. A property is required only
-// when tagged dsh:"required" — a pointer field is how the Go side represents
-// an absent optional value.
+// Go types map as: string -> string; bool -> boolean; signed and unsigned
+// integers -> integer with the type's range as minimum and maximum (64-bit
+// integers, whose range JSON cannot carry losslessly, are bounded by
+// ±(2^53-1), the limit every argument is held to anyway; see
+// [Canonicalize]); float32 -> number bounded by ±math.MaxFloat32; float64
+// -> number; time.Time -> string with format "date-time"; []byte -> string
+// with contentEncoding "base64"; other types whose pointer implements
+// encoding.TextUnmarshaler (and json.Unmarshaler types that also have text
+// methods) -> string; struct -> object with properties (recursively);
+// slices and arrays -> array with items; maps and interfaces -> object
+// without properties. Pointers are dereferenced. A json.Unmarshaler
+// without text methods is described by its Go kind (its decoder has the
+// last word). A property is required only when tagged dsh:"required" — a
+// pointer field is how the Go side represents an absent optional value.
 //
 // FromStruct fails (wrapping [ErrInvalidSpec]) for a non-struct T, recursive
 // types (a Spec cannot express them), channels, functions, complex numbers,
-// types with a custom json.Marshaler, json ",string" fields, duplicate field
-// names, malformed dsh tags, and any result [Spec.Validate] rejects.
+// types with a custom json.Marshaler and no text methods, fields with the
+// json ",string" option, two fields that share a name (whether one shadows
+// the other or encoding/json drops both), malformed dsh tags, and any result
+// [Spec.Validate] rejects.
 func FromStruct[T any]() (Spec, error) {
 	t := reflect.TypeFor[T]()
 	for t.Kind() == reflect.Pointer {
@@ -384,79 +498,57 @@ func (d *deriver) structSpec(t reflect.Type, path string) (Spec, error) {
 	}
 	d.onPath[t] = true
 	defer delete(d.onPath, t)
-	s := Spec{}
-	if err := d.addFields(s, t, path); err != nil {
-		return nil, err
+	fields, conflicts := jsonFields(t)
+	if len(conflicts) > 0 {
+		return nil, d.errorf(path+"/"+escapePointer(conflicts[0]), "duplicate property name %q (fields of %s, or promoted into it from embedded structs, share it)", conflicts[0], t)
+	}
+	s := make(Spec, len(fields))
+	for _, f := range fields {
+		fpath := path + "/" + escapePointer(f.name)
+		if f.quoted {
+			return nil, d.errorf(fpath, `json ",string" option is not supported`)
+		}
+		p, err := d.prop(f.sf.Type, fpath)
+		if err != nil {
+			return nil, err
+		}
+		p.Description = f.sf.Tag.Get("desc")
+		if err := applyDshTag(&p, f.sf.Tag.Get("dsh")); err != nil {
+			return nil, d.errorf(fpath, "%v", err)
+		}
+		s[f.name] = p
 	}
 	return s, nil
 }
 
-func (d *deriver) addFields(s Spec, t reflect.Type, path string) error {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag, hasTag := f.Tag.Lookup("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "-" && opts == "" {
-			continue
-		}
-		if f.Anonymous && (!hasTag || name == "") {
-			et := f.Type
-			if et.Kind() == reflect.Pointer {
-				et = et.Elem()
-			}
-			if et.Kind() == reflect.Struct {
-				if d.onPath[et] {
-					return d.errorf(path, "recursive type %s cannot be expressed as a Spec", et)
-				}
-				d.onPath[et] = true
-				err := d.addFields(s, et, path)
-				delete(d.onPath, et)
-				if err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		fpath := path + "/" + escapePointer(name)
-		for _, o := range strings.Split(opts, ",") {
-			if o == "string" {
-				return d.errorf(fpath, `json ",string" option is not supported`)
-			}
-		}
-		if _, dup := s[name]; dup {
-			return d.errorf(fpath, "duplicate property name %q", name)
-		}
-		p, err := d.prop(f.Type, fpath)
-		if err != nil {
-			return err
-		}
-		p.Description = f.Tag.Get("desc")
-		if err := applyDshTag(&p, f.Tag.Get("dsh")); err != nil {
-			return d.errorf(fpath, "%v", err)
-		}
-		s[name] = p
-	}
-	return nil
+var timeType = reflect.TypeFor[time.Time]()
+
+// hasTextMethods reports whether t or *t implements encoding.TextMarshaler
+// or encoding.TextUnmarshaler.
+func hasTextMethods(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	return t.Implements(textMarshalerType) || p.Implements(textMarshalerType) || p.Implements(textUnmarshalerType)
+}
+
+func hasJSONMarshaler(t reflect.Type) bool {
+	return t.Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(jsonMarshalerType)
 }
 
 func (d *deriver) prop(t reflect.Type, path string) (Prop, error) {
+	sh, t := shapeOf(t)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t.Implements(jsonMarshalerType) || reflect.PointerTo(t).Implements(jsonMarshalerType) {
-		if t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
+	switch {
+	case t == timeType:
+		return Prop{Type: TypeString, Format: FormatDateTime}, nil
+	case sh == shapeText:
+		return Prop{Type: TypeString}, nil
+	case hasJSONMarshaler(t) || sh == shapeJSON && hasTextMethods(t):
+		if hasTextMethods(t) {
 			return Prop{Type: TypeString}, nil
 		}
 		return Prop{}, d.errorf(path, "type %s has a custom json.Marshaler; its JSON shape cannot be derived", t)
-	}
-	if t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType) {
-		return Prop{Type: TypeString}, nil
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -465,8 +557,12 @@ func (d *deriver) prop(t reflect.Type, path string) (Prop, error) {
 		return Prop{Type: TypeBoolean}, nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return Prop{Type: TypeInteger}, nil
-	case reflect.Float32, reflect.Float64:
+		lo, hi := intRange(t)
+		return Prop{Type: TypeInteger, Minimum: &lo, Maximum: &hi}, nil
+	case reflect.Float32:
+		lo, hi := -math.MaxFloat32, math.MaxFloat32
+		return Prop{Type: TypeNumber, Minimum: &lo, Maximum: &hi}, nil
+	case reflect.Float64:
 		return Prop{Type: TypeNumber}, nil
 	case reflect.Struct:
 		s, err := d.structSpec(t, path+"/properties")
@@ -476,7 +572,7 @@ func (d *deriver) prop(t reflect.Type, path string) (Prop, error) {
 		return Prop{Type: TypeObject, Properties: s}, nil
 	case reflect.Slice, reflect.Array:
 		if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 {
-			return Prop{Type: TypeString}, nil
+			return Prop{Type: TypeString, ContentEncoding: EncodingBase64}, nil
 		}
 		if d.onPath[t] {
 			return Prop{}, d.errorf(path, "recursive type %s cannot be expressed as a Spec", t)
@@ -493,6 +589,23 @@ func (d *deriver) prop(t reflect.Type, path string) (Prop, error) {
 	default:
 		return Prop{}, d.errorf(path, "unsupported Go kind %s", t.Kind())
 	}
+}
+
+// intRange is the range of integer type t that arguments can carry: the
+// type's own, clipped to ±(2^53-1).
+func intRange(t reflect.Type) (lo, hi float64) {
+	bits := t.Bits()
+	switch t.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if bits >= 53 {
+			return 0, maxSafeInteger
+		}
+		return 0, float64(uint64(1)<<bits - 1)
+	}
+	if bits >= 54 {
+		return -maxSafeInteger, maxSafeInteger
+	}
+	return -float64(int64(1) << (bits - 1)), float64(int64(1)<<(bits-1) - 1)
 }
 
 func applyDshTag(p *Prop, tag string) error {

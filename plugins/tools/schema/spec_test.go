@@ -133,26 +133,29 @@ type Embedded struct {
 	Inline bool `json:"inline"`
 }
 
+func f64(f float64) *float64 { return &f }
+
 func readArgsSpec() Spec {
+	const safe = 1<<53 - 1
 	return Spec{
 		"path":   {Type: "string", Required: true, Description: "Absolute file path"},
 		"offset": {Type: "number"},
 		"limit":  {Type: "number"},
 		"mode":   {Type: "string", Enum: []any{"text", "binary"}, Default: "text"},
-		"count":  {Type: "integer", Enum: []any{1, 2, 3}, Required: true},
+		"count":  {Type: "integer", Enum: []any{1, 2, 3}, Required: true, Minimum: f64(-safe), Maximum: f64(safe)},
 		"opts": {Type: "object", Required: true, Properties: Spec{
 			"follow":   {Type: "boolean", Required: true, Default: true},
 			"encoding": {Type: "string", Description: `Text encoding, e.g. "utf-8"`},
-			"points":   {Type: "array", Items: &Prop{Type: "array", Items: &Prop{Type: "integer"}}},
+			"points":   {Type: "array", Items: &Prop{Type: "array", Items: &Prop{Type: "integer", Minimum: f64(-128), Maximum: f64(127)}}},
 			"extra": {Type: "object", Default: map[string]any{"n": 3}, Properties: Spec{
-				"n": {Type: "integer", Default: 3},
+				"n": {Type: "integer", Default: 3, Minimum: f64(0), Maximum: f64(safe)},
 			}},
 		}},
 		"tags":   {Type: "array", Description: "Labels", Items: &Prop{Type: "string"}},
 		"Meta":   {Type: "object"},
 		"any":    {Type: "object"},
-		"when":   {Type: "string"},
-		"blob":   {Type: "string"},
+		"when":   {Type: "string", Format: FormatDateTime},
+		"blob":   {Type: "string", ContentEncoding: EncodingBase64},
 		"inline": {Type: "boolean"},
 	}
 }

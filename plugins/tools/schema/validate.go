@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrInvalidArgs is the sentinel an [*ArgsError] matches with errors.Is.
@@ -97,18 +99,17 @@ func ValidateArgs(s Spec, args []byte) []Violation {
 
 // ArgsOptions tunes [ValidateArgsWith].
 type ArgsOptions struct {
-	// RejectCaseVariants also reports every key that differs from a
-	// property declared at the same level only in case (strings.EqualFold,
-	// the way encoding/json matches struct fields), such as "PATH" beside
-	// or instead of a declared "path". Arguments decoded into a Go struct
-	// would take that key's value for the declared field, so a policy
-	// reading "path" and the struct would see different values; typed
-	// tools over structs reject them as ambiguous.
-	RejectCaseVariants bool
+	// Target, when set, also reports every key that the Go type the
+	// arguments will be decoded into would read differently from a
+	// reader matching names exactly (see [Target]): a key that is not a
+	// struct field's name but that encoding/json would decode into one
+	// ("PATH" for "path", at any depth, below maps, slices and pointers
+	// too), and map keys that are not in their Go key's canonical form.
+	Target *Target
 }
 
-// ValidateArgsWith is [ValidateArgs] with options, in the same single walk
-// over the arguments.
+// ValidateArgsWith is [ValidateArgs] with options, over one decode of the
+// arguments.
 func ValidateArgsWith(s Spec, args []byte, o ArgsOptions) []Violation {
 	v, err := decodeUseNumber(args)
 	if err != nil {
@@ -119,7 +120,10 @@ func ValidateArgsWith(s Spec, args []byte, o ArgsOptions) []Violation {
 	if !ok {
 		vs = append(vs, Violation{Message: "expected object, got " + jsonKind(v)})
 	} else {
-		validateObject(s, obj, "", 0, o, &vs)
+		validateObject(s, obj, "", 0, &vs)
+	}
+	if o.Target != nil {
+		o.Target.checkKeys(v, &vs)
 	}
 	if len(vs) == 0 {
 		return nil
@@ -147,24 +151,10 @@ func decodeUseNumber(b []byte) (any, error) {
 	return v, nil
 }
 
-func validateObject(s Spec, obj map[string]any, path string, depth int, o ArgsOptions, vs *[]Violation) {
+func validateObject(s Spec, obj map[string]any, path string, depth int, vs *[]Violation) {
 	if depth > maxSpecDepth {
 		*vs = append(*vs, Violation{Path: path, Message: "value nested too deeply"})
 		return
-	}
-	if o.RejectCaseVariants {
-		for k := range obj {
-			if _, declared := s[k]; declared {
-				continue
-			}
-			for _, name := range sortedKeys(s) {
-				if strings.EqualFold(k, name) {
-					*vs = append(*vs, Violation{Path: path + "/" + escapePointer(k),
-						Message: fmt.Sprintf("key differs from the declared property %q only in case; use %q", name, name)})
-					break
-				}
-			}
-		}
 	}
 	for _, name := range sortedKeys(s) {
 		p := s[name]
@@ -176,11 +166,11 @@ func validateObject(s Spec, obj map[string]any, path string, depth int, o ArgsOp
 			}
 			continue
 		}
-		validateValue(p, val, pp, depth+1, o, vs)
+		validateValue(p, val, pp, depth+1, vs)
 	}
 }
 
-func validateValue(p Prop, val any, path string, depth int, o ArgsOptions, vs *[]Violation) {
+func validateValue(p Prop, val any, path string, depth int, vs *[]Violation) {
 	if depth > maxSpecDepth {
 		*vs = append(*vs, Violation{Path: path, Message: "value nested too deeply"})
 		return
@@ -223,15 +213,18 @@ func validateValue(p Prop, val any, path string, depth int, o ArgsOptions, vs *[
 			*vs = append(*vs, Violation{Path: path, Message: "must be one of " + strings.Join(members, ", ") + ", got " + truncate(cv, 64)})
 		}
 	}
+	if msg := refinementViolation(p, val); msg != "" {
+		*vs = append(*vs, Violation{Path: path, Message: msg})
+	}
 	switch x := val.(type) {
 	case map[string]any:
 		if p.Properties != nil {
-			validateObject(p.Properties, x, path, depth, o, vs)
+			validateObject(p.Properties, x, path, depth, vs)
 		}
 	case []any:
 		if p.Items != nil {
 			for i, e := range x {
-				validateValue(*p.Items, e, path+"/"+strconv.Itoa(i), depth+1, o, vs)
+				validateValue(*p.Items, e, path+"/"+strconv.Itoa(i), depth+1, vs)
 			}
 		}
 	}
@@ -278,4 +271,39 @@ func canonScalar(v any) (string, bool) {
 	default:
 		return "object", false
 	}
+}
+
+// refinementViolation checks a value already of p's type against p's
+// Minimum, Maximum, Format and ContentEncoding, returning what is wrong or
+// "".
+func refinementViolation(p Prop, val any) string {
+	switch x := val.(type) {
+	case json.Number:
+		if p.Minimum == nil && p.Maximum == nil {
+			return ""
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return ""
+		}
+		if p.Minimum != nil && f < *p.Minimum {
+			return "must be at least " + formatNumber(*p.Minimum) + ", got " + truncate(string(x), 64)
+		}
+		if p.Maximum != nil && f > *p.Maximum {
+			return "must be at most " + formatNumber(*p.Maximum) + ", got " + truncate(string(x), 64)
+		}
+	case string:
+		if p.Format == FormatDateTime {
+			var t time.Time
+			if err := t.UnmarshalText([]byte(x)); err != nil {
+				return "must be an RFC 3339 date-time (format date-time): " + truncate(err.Error(), 120)
+			}
+		}
+		if p.ContentEncoding == EncodingBase64 {
+			if _, err := base64.StdEncoding.DecodeString(x); err != nil {
+				return "must be standard base64 (contentEncoding base64): " + err.Error()
+			}
+		}
+	}
+	return ""
 }
