@@ -103,11 +103,12 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 		Parameters:  params,
 		Timeout:     t.Timeout,
 		ValidateArgs: func(args []byte) error {
-			a, vs := dec.decode(args)
-			if len(vs) > 0 {
+			v := new(decoded[A])
+			if vs := dec.decode(args, &v.value); len(vs) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
-			dec.ready.Store(&decoded[A]{args: string(args), value: a})
+			v.args = string(args)
+			dec.ready.Store(v)
 			return nil
 		},
 	}
@@ -116,8 +117,8 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 			if v := dec.ready.Swap(nil); v != nil && v.args == exec.ArgsString() {
 				return body(ctx, v.value, exec)
 			}
-			a, vs := dec.decode([]byte(cmp.Or(exec.ArgsString(), "{}")))
-			if len(vs) > 0 {
+			var a A
+			if vs := dec.decode([]byte(cmp.Or(exec.ArgsString(), "{}")), &a); len(vs) > 0 {
 				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Message: fmt.Sprintf("invalid arguments for tool %q", name),
 					Err: &schema.ArgsError{Tool: name, Violations: vs}}
 			}
@@ -164,12 +165,12 @@ type decoded[A any] struct {
 }
 
 // decode validates canonical arguments against the spec and A's keys and
-// decodes them into a fresh A.
-func (d *typedDecoder[A]) decode(args []byte) (a A, vs []schema.Violation) {
-	if vs = schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
-		return a, vs
+// decodes them into *a, which must be A's zero value.
+func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
+	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+		return vs
 	}
-	return a, d.target.Decode(args, &a)
+	return d.target.Decode(args, a)
 }
 
 // soft decodes presenter arguments, reporting false instead of failing
@@ -179,8 +180,7 @@ func (d *typedDecoder[A]) soft(args json.RawMessage) (a A, ok bool) {
 	if err != nil {
 		return a, false
 	}
-	a, vs := d.decode(canon)
-	return a, len(vs) == 0
+	return a, len(d.decode(canon, &a)) == 0
 }
 
 // MustDefine is [Define] that panics on error, for package-level tool

@@ -216,7 +216,7 @@ func (v *specValidator) refinements(p Prop, add func(format string, a ...any)) {
 		case math.IsNaN(*b.v) || math.IsInf(*b.v, 0):
 			add("%s is not a finite number", b.name)
 		case math.Abs(*b.v) > maxSafeInteger && math.Abs(*b.v) < 1e21 && *b.v == math.Trunc(*b.v):
-			add("%s %s is an integer beyond 2^53-1, which JSON cannot carry losslessly", b.name, strconv.FormatFloat(*b.v, 'g', -1, 64))
+			add("%s %s is an integer beyond 2^53-1, which JSON cannot carry losslessly", b.name, strconv.FormatFloat(*b.v, 'f', 0, 64))
 		}
 	}
 	if p.Minimum != nil && p.Maximum != nil && *p.Minimum > *p.Maximum {

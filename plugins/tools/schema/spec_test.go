@@ -241,6 +241,9 @@ func FuzzSpecJSONSchema(f *testing.F) {
 	f.Add([]byte("\x05a\x04\x06b\x00\x03"), []byte(`[1,2]`))
 	f.Add([]byte("\x07\x07\x07"), []byte(`{"k":1}`))
 	f.Add([]byte{}, []byte(`nope`))
+	f.Add([]byte("\x01a\x01\x01"), []byte(`1e17`))
+	f.Add([]byte("\x01a\x00\x04"), []byte(`"2024-01-01T00:00:00Z"`))
+	f.Add([]byte("\x01a\x42\x05"), []byte(`"!!"`))
 	f.Fuzz(func(t *testing.T, shape, value []byte) {
 		s := specFromBytes(&shape, value, 0)
 		err := s.Validate()
@@ -258,7 +261,9 @@ func FuzzSpecJSONSchema(f *testing.F) {
 		if cerr != nil || string(canon) != string(out) {
 			t.Fatalf("JSONSchema output not canonical: %s (%v)", out, cerr)
 		}
-		if aerr := AssertSupportedOutputSchema(out); aerr != nil && !strings.Contains(aerr.Error(), "not lossless") {
+		refined := strings.Contains(string(out), `"minimum"`) || strings.Contains(string(out), `"maximum"`) ||
+			strings.Contains(string(out), `"format"`) || strings.Contains(string(out), `"contentEncoding"`)
+		if aerr := AssertSupportedOutputSchema(out); aerr != nil && !strings.Contains(aerr.Error(), "not lossless") && !refined {
 			t.Fatalf("JSONSchema output %s outside the output subset: %v", out, aerr)
 		}
 		again, _ := s.JSONSchema()
@@ -307,6 +312,27 @@ func propFromBytes(shape *[]byte, value []byte, depth int, next func() byte) Pro
 			p.Default = v
 			p.Enum = []any{v, "x"}
 		}
+	}
+	// Refinements: bounds from the value's number (or a lossy one),
+	// formats and encodings, valid or not.
+	switch r := next(); r % 8 {
+	case 1:
+		var f float64
+		if json.Unmarshal(value, &f) == nil {
+			p.Minimum = &f
+		}
+	case 2:
+		f := float64(int64(r)-128) * 1e15
+		p.Maximum = &f
+	case 3:
+		lo, hi := float64(r%5), float64(r%3)
+		p.Minimum, p.Maximum = &lo, &hi
+	case 4:
+		p.Format = FormatDateTime
+	case 5:
+		p.ContentEncoding = EncodingBase64
+	case 6:
+		p.Format = string(value)
 	}
 	if c&0x80 != 0 && depth < 6 {
 		if p.Type == "array" || c&0x08 != 0 {

@@ -424,9 +424,15 @@ type pathSeg struct {
 	index int // -1 for a key
 }
 
+// keyWalker walks a decoded value along a type. With track unset it only
+// notes whether any key is refused (found), without building paths, so
+// the common case allocates nothing; with track set it records each
+// refused key with its path in vs.
 type keyWalker struct {
-	path []pathSeg
-	vs   *[]Violation
+	track bool
+	found bool
+	path  []pathSeg
+	vs    []Violation
 }
 
 func (w *keyWalker) at(extra pathSeg) string {
@@ -442,8 +448,23 @@ func (w *keyWalker) at(extra pathSeg) string {
 	return b.String()
 }
 
-func (w *keyWalker) add(key string, msg string) {
-	*w.vs = append(*w.vs, Violation{Path: w.at(pathSeg{key: key, index: -1}), Message: msg})
+func (w *keyWalker) add(key string, msg func() string) {
+	w.found = true
+	if w.track {
+		w.vs = append(w.vs, Violation{Path: w.at(pathSeg{key: key, index: -1}), Message: msg()})
+	}
+}
+
+func (w *keyWalker) push(s pathSeg) {
+	if w.track {
+		w.path = append(w.path, s)
+	}
+}
+
+func (w *keyWalker) pop() {
+	if w.track {
+		w.path = w.path[:len(w.path)-1]
+	}
 }
 
 // CheckKeys reports every key of args (JSON; numbers are not interpreted)
@@ -455,19 +476,23 @@ func (t *Target) CheckKeys(args []byte) []Violation {
 	if err != nil {
 		return []Violation{{Message: "arguments are not valid JSON: " + err.Error()}}
 	}
-	var vs []Violation
-	t.checkKeys(v, &vs)
+	vs := t.checkKeys(v)
 	if len(vs) == 0 {
 		return nil
 	}
 	return sortViolations(vs)
 }
 
-// checkKeys walks v (decoded with UseNumber) and appends the refused keys
-// to vs, unsorted.
-func (t *Target) checkKeys(v any, vs *[]Violation) {
-	w := keyWalker{vs: vs}
+// checkKeys walks v (decoded with UseNumber) and returns the refused keys,
+// unsorted.
+func (t *Target) checkKeys(v any) []Violation {
+	w := keyWalker{}
+	if w.walk(t.root, v); !w.found {
+		return nil
+	}
+	w = keyWalker{track: true}
 	w.walk(t.root, v)
+	return w.vs
 }
 
 func (w *keyWalker) walk(n *tnode, v any) {
@@ -480,14 +505,16 @@ func (w *keyWalker) walk(n *tnode, v any) {
 		for k, val := range obj {
 			if f := n.fields[k]; f != nil {
 				if !f.quoted && f.node.container() {
-					w.path = append(w.path, pathSeg{key: k, index: -1})
+					w.push(pathSeg{key: k, index: -1})
 					w.walk(f.node, val)
-					w.path = w.path[:len(w.path)-1]
+					w.pop()
 				}
 				continue
 			}
 			if name, ok := n.folded[foldName(k)]; ok {
-				w.add(k, fmt.Sprintf("not a field name, but encoding/json would decode it into field %q (it matches names case-insensitively); write %q", name, name))
+				w.add(k, func() string {
+					return fmt.Sprintf("not a field name, but encoding/json would decode it into field %q (it matches names case-insensitively); write %q", name, name)
+				})
 			}
 		}
 	case shapeMap:
@@ -500,9 +527,9 @@ func (w *keyWalker) walk(n *tnode, v any) {
 			return
 		}
 		for k, val := range obj {
-			w.path = append(w.path, pathSeg{key: k, index: -1})
+			w.push(pathSeg{key: k, index: -1})
 			w.walk(n.elem, val)
-			w.path = w.path[:len(w.path)-1]
+			w.pop()
 		}
 	case shapeList:
 		arr, ok := v.([]any)
@@ -513,9 +540,9 @@ func (w *keyWalker) walk(n *tnode, v any) {
 			arr = arr[:n.arrayN] // encoding/json skips the rest
 		}
 		for i, e := range arr {
-			w.path = append(w.path, pathSeg{index: i})
+			w.push(pathSeg{index: i})
 			w.walk(n.elem, e)
-			w.path = w.path[:len(w.path)-1]
+			w.pop()
 		}
 	}
 }
@@ -540,7 +567,9 @@ func (w *keyWalker) mapKeys(n *tnode, obj map[string]any) {
 				canon = strconv.FormatUint(u, 10)
 			}
 			if canon != k {
-				w.add(k, fmt.Sprintf("map key is not in canonical form: encoding/json decodes it as the key %s; write %q", canon, canon))
+				w.add(k, func() string {
+					return fmt.Sprintf("map key is not in canonical form: encoding/json decodes it as the key %s; write %q", canon, canon)
+				})
 			}
 		}
 	case keyText:
@@ -556,11 +585,13 @@ func (w *keyWalker) mapKeys(n *tnode, obj map[string]any) {
 				continue
 			}
 			if canon != nil && *canon != k {
-				w.add(k, fmt.Sprintf("map key is not in canonical form: it decodes to the key written %q; write that", *canon))
+				w.add(k, func() string {
+					return fmt.Sprintf("map key is not in canonical form: it decodes to the key written %q; write that", *canon)
+				})
 				continue
 			}
 			if other, dup := seen[gk]; dup {
-				w.add(k, fmt.Sprintf("map key decodes to the same Go key as %q", other))
+				w.add(k, func() string { return fmt.Sprintf("map key decodes to the same Go key as %q", other) })
 				continue
 			}
 			seen[gk] = k

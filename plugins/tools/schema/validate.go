@@ -123,7 +123,7 @@ func ValidateArgsWith(s Spec, args []byte, o ArgsOptions) []Violation {
 		validateObject(s, obj, "", 0, &vs)
 	}
 	if o.Target != nil {
-		o.Target.checkKeys(v, &vs)
+		vs = append(vs, o.Target.checkKeys(v)...)
 	}
 	if len(vs) == 0 {
 		return nil
