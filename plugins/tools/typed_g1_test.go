@@ -230,3 +230,25 @@ func TestG1_EachBodyRunDecodesItsOwnValue(t *testing.T) {
 		t.Fatalf("body runs saw %v", seen)
 	}
 }
+
+// TestG1_PresentersSeeOnlyArgumentsThatWouldRun: a presenter is given only
+// arguments that pass the same checks as a call (keys, decoding), so a
+// card never shows a value the body would not get.
+func TestG1_PresentersSeeOnlyArgumentsThatWouldRun(t *testing.T) {
+	e := newEnv(t)
+	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[g1Args]{
+		Name: "g1", Description: "Probe.",
+		Execute: func(context.Context, g1Args, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
+		PresentCall: func(a g1Args) tools.CallView {
+			return tools.GenericCall{Title: a.M["k"].Path}
+		},
+	}))
+	if v := e.reg.PresentCall("g1", "", []byte(`{"m":{"k":{"path":"/safe"}}}`)); v == nil {
+		t.Fatal("valid arguments not presented")
+	}
+	for _, args := range []string{`{"m":{"k":{"path":"/safe","PATH":"/etc/passwd"}}}`, `{"m":{"k":{"n":1e21}}}`, `{"ids":{"01":"x"}}`} {
+		if v := e.reg.PresentCall("g1", "", []byte(args)); v != nil {
+			t.Errorf("%s presented as %#v", args, v)
+		}
+	}
+}

@@ -2,7 +2,7 @@
 // the tool registry (import path
 // github.com/dsh-go/dsh/plugins/tools/schema; package name schema).
 //
-// It has five parts, none of which does I/O or keeps state:
+// It has six parts, none of which does I/O or keeps state:
 //
 //   - Lossless canonical JSON: [Canonicalize], [CanonicalizeObject] and
 //     [CanonicalizeValue] accept only JSON every reader decodes to the same
@@ -15,6 +15,11 @@
 //   - Argument validation: [ValidateArgs] mirrors the JSON Schema conversion
 //     exactly and yields [Violation]s, which a tool reports as an
 //     [*ArgsError] (code INVALID_ARGS).
+//   - The Go side of arguments: a [Target] follows how encoding/json
+//     decodes into a Go type, refuses keys it would match other than by
+//     exact name ("PATH" for a field "path", at any depth), and decodes
+//     with every failure located ([Target.Decode]), so that a policy
+//     reading the JSON and a tool reading the Go value see one value.
 //   - The structured-output schema subset: [AssertSupportedOutputSchema]
 //     (an [*OutputSchemaError], code UNSUPPORTED_SCHEMA) and the total
 //     [ValidateStructuredValue].

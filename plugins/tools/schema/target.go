@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -52,20 +51,16 @@ type Target struct {
 	root *tnode
 }
 
-// targets caches Targets by type; types are few and never go away.
-var targets sync.Map // reflect.Type -> *Target
-
-// TargetOf returns the Target of t. It never fails: types encoding/json
-// cannot decode into (channels, functions) are leaves that [Target.Decode]
-// reports.
+// TargetOf returns the Target of t; a nil t means interface{} (any). It
+// never fails: types encoding/json cannot decode into (channels,
+// functions) are leaves that [Target.Decode] reports. Building a Target
+// walks the type once; keep it (tools.Define builds one per tool).
 func TargetOf(t reflect.Type) *Target {
-	if v, ok := targets.Load(t); ok {
-		return v.(*Target)
+	if t == nil {
+		t = reflect.TypeFor[any]()
 	}
 	b := &targetBuilder{nodes: map[reflect.Type]*tnode{}}
-	tg := &Target{typ: t, root: b.node(t)}
-	v, _ := targets.LoadOrStore(t, tg)
-	return v.(*Target)
+	return &Target{typ: t, root: b.node(t)}
 }
 
 // TargetFor is [TargetOf] for T.
@@ -191,6 +186,11 @@ type tfield struct {
 	quoted bool // the ",string" option applies
 }
 
+func hasKey[V any](m map[string]V, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
 type targetBuilder struct {
 	nodes map[reflect.Type]*tnode
 }
@@ -210,8 +210,8 @@ func (b *targetBuilder) node(t reflect.Type) *tnode {
 		n.folded = make(map[string]string, len(fields))
 		for _, f := range fields {
 			n.fields[f.name] = &tfield{node: b.node(f.sf.Type), quoted: f.quoted}
-			if k := foldName(f.name); n.folded[k] == "" {
-				n.folded[k] = f.name
+			if k := foldName(f.name); !hasKey(n.folded, k) {
+				n.folded[k] = f.name // the first field in index order wins
 			}
 		}
 	case shapeMap:
@@ -600,10 +600,11 @@ func (w *keyWalker) mapKeys(n *tnode, obj map[string]any) {
 }
 
 // decodeMapKey decodes a map key of a key type with its own unmarshaler
-// the way encoding/json does (the key as a JSON string through the
-// type's unmarshaler). canon is what the decoded key marshals back to
-// when the key type implements encoding.TextMarshaler. ok is false when
-// the key does not decode, or is not usable as a Go map key.
+// the way encoding/json does (the key, as a JSON string, through the
+// type's unmarshaler). canon is the key encoding/json would write for the
+// decoded Go key (the string itself for a string kind, else its
+// MarshalText), nil when it writes none. ok is false when the key does not
+// decode, or is not usable as a Go map key.
 func decodeMapKey(kt reflect.Type, k string) (key any, canon *string, ok bool) {
 	defer func() {
 		if recover() != nil {
@@ -614,13 +615,17 @@ func decodeMapKey(kt reflect.Type, k string) (key any, canon *string, ok bool) {
 	if err := json.Unmarshal(AppendString(nil, k), p.Interface()); err != nil {
 		return nil, nil, false
 	}
-	if m, isM := p.Interface().(encoding.TextMarshaler); isM {
+	kv := p.Elem()
+	if kt.Kind() == reflect.String {
+		s := kv.String()
+		canon = &s
+	} else if m, isM := kv.Interface().(encoding.TextMarshaler); isM {
 		if b, err := m.MarshalText(); err == nil {
 			s := string(b)
 			canon = &s
 		}
 	}
-	key = p.Elem().Interface()
+	key = kv.Interface()
 	_ = map[any]bool{key: true} // panics for keys that are not comparable
 	return key, canon, true
 }

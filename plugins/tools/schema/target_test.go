@@ -213,9 +213,28 @@ func FuzzTargetKeys(f *testing.F) {
 }
 
 type g1Ints struct {
-	IDs  map[int8]string       `json:"ids"`
-	U    map[uint]string       `json:"u"`
-	Addr map[netip.Addr]string `json:"addr"`
+	IDs   map[int8]string       `json:"ids"`
+	U     map[uint]string       `json:"u"`
+	Addr  map[netip.Addr]string `json:"addr"`
+	Lower map[lowerKey]string   `json:"lower"`
+	Fold  map[foldKey]string    `json:"fold"`
+}
+
+// lowerKey is a string map key that decodes lower-cased (and is written
+// as the string itself).
+type lowerKey string
+
+func (k *lowerKey) UnmarshalText(b []byte) error {
+	*k = lowerKey(strings.ToLower(string(b)))
+	return nil
+}
+
+// foldKey decodes case-insensitively and has no way back to text.
+type foldKey struct{ s string }
+
+func (k *foldKey) UnmarshalText(b []byte) error {
+	k.s = strings.ToLower(string(b))
+	return nil
 }
 
 // TestG1_MapKeysMustBeInTheGoKeysCanonicalForm: keys encoding/json would
@@ -224,12 +243,15 @@ func TestG1_MapKeysMustBeInTheGoKeysCanonicalForm(t *testing.T) {
 	tg := schema.TargetFor[g1Ints]()
 	for args, want := range map[string]string{
 		`{"ids":{"1":"a","-1":"b","0":"c"},"u":{"7":"x"},"addr":{"::1":"a","1.2.3.4":"b"}}`: "",
-		`{"ids":{"1":"a","01":"b"}}`:                 "/ids/01: map key is not in canonical form",
-		`{"ids":{"+1":"a"}}`:                         "/ids/+1: map key is not in canonical form",
-		`{"ids":{"-0":"a"}}`:                         "/ids/-0: map key is not in canonical form",
-		`{"u":{"007":"a"}}`:                          "/u/007: map key is not in canonical form",
-		`{"addr":{"::FFFF:1.2.3.4":"a"}}`:            `/addr/::FFFF:1.2.3.4: map key is not in canonical form: it decodes to the key written "::ffff:1.2.3.4"`,
-		`{"addr":{"0:0:0:0:0:0:0:1":"a","::1":"b"}}`: "/addr/0:0:0:0:0:0:0:1: map key is not in canonical form",
+		`{"ids":{"1":"a","01":"b"}}`:                           "/ids/01: map key is not in canonical form",
+		`{"ids":{"+1":"a"}}`:                                   "/ids/+1: map key is not in canonical form",
+		`{"ids":{"-0":"a"}}`:                                   "/ids/-0: map key is not in canonical form",
+		`{"u":{"007":"a"}}`:                                    "/u/007: map key is not in canonical form",
+		`{"addr":{"::FFFF:1.2.3.4":"a"}}`:                      `/addr/::FFFF:1.2.3.4: map key is not in canonical form: it decodes to the key written "::ffff:1.2.3.4"`,
+		`{"addr":{"0:0:0:0:0:0:0:1":"a","::1":"b"}}`:           "/addr/0:0:0:0:0:0:0:1: map key is not in canonical form",
+		`{"lower":{"a":"x","b":"y"},"fold":{"a":"x","b":"y"}}`: "",
+		`{"lower":{"A":"x"}}`:                                  `/lower/A: map key is not in canonical form: it decodes to the key written "a"`,
+		`{"fold":{"a":"x","A":"y"}}`:                           `/fold/a: map key decodes to the same Go key as "A"`,
 	} {
 		vs := tg.CheckKeys([]byte(args))
 		if want == "" {

@@ -84,8 +84,12 @@ func (e *ArgsError) Unwrap() error { return ErrInvalidArgs }
 // [Spec.JSONSchema] would: the root must be an object; each required property
 // must be present; each present property must have the declared JSON type
 // ("integer" means a number with no fractional part, so 1.0 is an integer);
-// enum members are compared by JSON equality; nested objects and array items
-// are checked recursively. Extra keys are allowed, defaults are not applied,
+// enum members are compared by JSON equality; numbers must lie within
+// Minimum and Maximum, a "date-time" string must be RFC 3339 as Go's
+// time.Time reads it and a "base64" string must be standard base64 as
+// encoding/json reads a []byte (so these keywords, which JSON Schema
+// treats as annotations, are asserted here); nested objects and array
+// items are checked recursively. Extra keys are allowed, defaults are not applied,
 // and an object without Properties or an array without Items is only
 // type-checked. A property whose own type is unknown is reported rather than
 // skipped.
