@@ -119,8 +119,10 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 			}
 			var a A
 			if vs := dec.decode([]byte(cmp.Or(exec.ArgsString(), "{}")), &a); len(vs) > 0 {
-				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Message: fmt.Sprintf("invalid arguments for tool %q", name),
-					Err: &schema.ArgsError{Tool: name, Violations: vs}}
+				// Unreachable through the pipeline, which validated these
+				// bytes; a caller running Execute directly gets the same
+				// refusal.
+				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Err: &schema.ArgsError{Tool: name, Violations: vs}}
 			}
 			return body(ctx, a, exec)
 		}
