@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 )
@@ -42,8 +42,10 @@ func ValidateScopeKey(k string) error {
 // an earlier run of a restarted plugin or to a run that failed.
 var ErrFiberClosed = errors.New("fiber no longer accepts registrations")
 
-// Disposer undoes one registration. It is idempotent: calling it again, or
-// after its fiber was disposed, does nothing and returns nil.
+// Disposer undoes one registration. It is idempotent: only the first call
+// undoes (and reports an error); calling it again, after its fiber was
+// disposed, or while the first call is still running on another goroutine
+// does nothing and returns nil at once.
 type Disposer func() error
 
 // Context is a view of the host through which a plugin works: a lifetime
@@ -129,21 +131,24 @@ func (c *Context) Scope(key ScopeKey) (*Context, error) {
 	if err := ValidateScopeKey(string(key)); err != nil {
 		return nil, err
 	}
-	// One lifecycle critical section from creation to Active, so a
-	// concurrent dispose of c's fiber sees either no scope or an active one.
-	c.h.life.Lock()
-	defer c.h.life.Unlock()
-	f, err := c.child("scope:"+string(key), nil, nil)
+	// Created and made Active in one bookkeeping step, so a concurrent
+	// dispose of c's fiber sees either no scope or an active one.
+	h := c.h
+	h.life.Lock()
+	f, err := c.childLocked("scope:"+string(key), nil, nil)
 	if err != nil {
+		h.life.Unlock()
 		return nil, err
 	}
-	sc := &Context{h: c.h, fiber: f, scope: key, iso: c.iso}
+	sc := &Context{h: h, fiber: f, scope: key, iso: c.iso}
 	f.mu.Lock()
 	f.ctx = sc
 	f.gen++
 	sc.gen = f.gen
 	f.mu.Unlock()
-	c.h.setState(f, Active, nil)
+	ch := h.setStateLocked(f, Active, nil)
+	h.life.Unlock()
+	h.announce(ch)
 	return sc, nil
 }
 
@@ -182,32 +187,27 @@ type effect struct {
 	name     string
 	teardown func() error
 	child    *Fiber // for plugin and scope effects
-	once     sync.Once
-	err      error
+	ran      atomic.Bool
 }
 
-// run runs the teardown once. The first call returns its error; every later
-// call (a disposer called again, or after its fiber was disposed) returns
-// nil, so an error is reported exactly once.
-func (e *effect) run() error {
-	first := false
-	e.once.Do(func() {
-		first = true
-		defer func() {
-			if v := recover(); v != nil {
-				if err, ok := v.(error); ok {
-					e.err = fmt.Errorf("disposer of %s %q panicked: %w", e.kind, e.name, err)
-				} else {
-					e.err = fmt.Errorf("disposer of %s %q panicked: %v", e.kind, e.name, v)
-				}
-			}
-		}()
-		e.err = e.teardown()
-	})
-	if !first {
+// run runs the teardown once. The first call runs it and returns its
+// error; every other call (a disposer called again, or after its fiber was
+// disposed, or while the first call is still running) returns nil at once,
+// so an error is reported exactly once and no call waits for another.
+func (e *effect) run() (err error) {
+	if !e.ran.CompareAndSwap(false, true) {
 		return nil
 	}
-	return e.err
+	defer func() {
+		if v := recover(); v != nil {
+			if perr, ok := v.(error); ok {
+				err = fmt.Errorf("host: disposer of %s %q panicked: %w", e.kind, e.name, perr)
+			} else {
+				err = fmt.Errorf("host: disposer of %s %q panicked: %v", e.kind, e.name, v)
+			}
+		}
+	}()
+	return e.teardown()
 }
 
 // Track records an already-performed registration on c's fiber: teardown

@@ -53,7 +53,12 @@
 // # Concurrency
 //
 // Dispatch is safe for concurrent use and lock-free on the read side.
-// Lifecycle operations (loading, restarting, disposing, providing) are
-// serialized by a host-wide lock that the holding goroutine may re-enter,
-// so they happen synchronously: when Plugin returns, the fiber has settled.
+// Lifecycle operations (loading, restarting, disposing, providing) run
+// synchronously on the calling goroutine: when Plugin returns, the fiber
+// has settled. No host lock is held while plugin code runs (Apply, a
+// disposer, a FiberStatus listener), so that code may load plugins,
+// provide services, update and dispose fibers, itself or through
+// goroutines it waits for. A restart requested while a fiber is starting
+// runs right after that start, on the goroutine running it; a Dispose
+// made while a disposal of the same fiber is under way returns at once.
 package host

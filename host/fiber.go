@@ -67,26 +67,25 @@ type Fiber struct {
 	inject []string
 	log    zerolog.Logger
 
-	// Guarded by h.life (lifecycle) for writes; mu for the fields read
-	// from other goroutines.
+	// Written with h.life and mu held, read with either (see lifecycle.go).
 	mu      sync.Mutex
 	ctx     *Context
 	state   State
 	err     error
 	config  any
 	gen     uint64
-	effects []*effect
-	self    *effect // the effect on the parent that owns this fiber
+	effects []*effect // mu only
+	settled chan struct{}
+	self    *effect // the effect on the parent that owns this fiber; set before f is shared
 	seq     uint64  // creation order
-	// restarts caused by service changes in lifecycle epoch restartEpoch;
-	// guarded by h.life.
-	restartEpoch uint64
-	restarts     int
-	// disposing is set, with h.life held, when f's disposal begins; a
-	// nested Dispose of f (from a disposer or a FiberStatus listener on the
-	// disposing goroutine) is then a no-op instead of a deadlock.
+
+	// Guarded by h.life. owned: a goroutine is running f's start or
+	// restart (Host.drive); again: a restart was requested meanwhile, for
+	// againWhy, and the owner runs it; disposing: f's disposal has begun.
+	owned     bool
+	again     bool
+	againWhy  string
 	disposing bool
-	settled   chan struct{}
 }
 
 func newFiber(h *Host, parent *Fiber, name string, p Plugin, config any) *Fiber {
@@ -200,26 +199,30 @@ func (f *Fiber) Effects() []EffectInfo {
 
 // Dispose disposes f: it undoes everything f owns, last in first out,
 // attempting every disposer even when some fail, and removes f from its
-// parent. The errors are joined, logged and returned. Dispose is
-// idempotent. Disposing the root disposes the whole host.
+// parent. The errors are joined, logged and returned. Disposing the root
+// disposes the whole host.
+//
+// Dispose is idempotent, and only the first call disposes: a call made
+// while f's disposal is under way (from one of f's disposers or a
+// FiberStatus listener, or from another goroutine) returns nil at once
+// without waiting for it; [Fiber.Wait] waits for it. Dispose may be called
+// from anywhere, Apply and disposers included; a start of f that is under
+// way on another goroutine stops at its next step.
 func (f *Fiber) Dispose() error {
-	f.h.life.Lock()
-	defer f.h.life.Unlock()
-	if f.disposing {
-		// Already being disposed, by this goroutine (it holds h.life): a
-		// disposer or status listener disposing f again. Running f.self
-		// again would wait for itself.
+	h := f.h
+	h.life.Lock()
+	disposing := f.disposing
+	h.life.Unlock()
+	if disposing {
 		return nil
 	}
-	if f.self != nil {
-		// Runs f.h.dispose once, and removes f from its parent's effects.
-		err := f.self.run()
-		if f.parent != nil {
-			f.parent.remove(f.self)
-		}
-		return err
+	if f.self == nil { // the root
+		return h.dispose(f)
 	}
-	return f.h.dispose(f)
+	// Runs h.dispose once and removes f from its parent's effects.
+	err := f.self.run()
+	f.parent.remove(f.self)
+	return err
 }
 
 // Update replaces f's configuration and restarts it (or leaves it pending
@@ -228,24 +231,38 @@ func (f *Fiber) Dispose() error {
 // comparison, decides what is stale.
 //
 // Update fails for fibers that are not a plugin's (the root and scopes)
-// and for fibers that are unloading or disposed. Otherwise it returns the
-// restarted run's failure when that run failed (see [Fiber.Err]), and nil
-// when it is active or pending (an earlier run's error is not the update's).
+// and for fibers that are being disposed or are disposed. When f is
+// starting or restarting at that moment (Update was called from f's own
+// Apply, from a FiberStatus listener or disposer of that start, or on
+// another goroutine), the running start is made stale at once (its
+// context refuses registrations), the restart runs as soon as that start
+// returns, and Update returns nil without waiting. Otherwise Update
+// restarts f on the calling goroutine and returns the restarted run's
+// failure when that run failed (see [Fiber.Err]), and nil when it is
+// active or pending (an earlier run's error is not the update's).
 func (f *Fiber) Update(config any) error {
 	if f.plugin == nil {
-		return fmt.Errorf("updating fiber %s: not a plugin fiber", f.name)
+		return fmt.Errorf("host: updating fiber %s: not a plugin fiber", f.name)
 	}
-	f.h.life.Lock()
-	defer f.h.life.Unlock()
+	h := f.h
+	h.life.Lock()
 	f.mu.Lock()
-	st := f.state
-	if st == Disposed || st == Unloading {
+	if f.disposing || f.state == Disposed {
 		f.mu.Unlock()
-		return fmt.Errorf("updating fiber %s: %w", f.name, ErrFiberClosed)
+		h.life.Unlock()
+		return fmt.Errorf("host: updating fiber %s: %w", f.name, ErrFiberClosed)
 	}
 	f.config = config
 	f.mu.Unlock()
-	f.h.restart(f)
+	if f.owned {
+		f.again, f.againWhy = true, "by Update"
+		bumpGenLocked(f)
+		h.life.Unlock()
+		return nil
+	}
+	f.owned = true
+	h.life.Unlock()
+	h.drive(f, true)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.state != Failed {
@@ -254,8 +271,8 @@ func (f *Fiber) Update(config any) error {
 	return f.err
 }
 
-// disposeEffects undoes f's effects LIFO, attempting every one; h.life must
-// be held. all joins every error (child fibers' included); own joins only
+// disposeEffects undoes f's effects LIFO, attempting every one. It runs
+// disposers, so h.life must not be held. all joins every error (child fibers' included); own joins only
 // the errors of f's own disposers, which is what f logs (a child fiber logs
 // its own).
 func (h *Host) disposeEffects(f *Fiber) (all, own error) {
@@ -278,41 +295,4 @@ func (h *Host) disposeEffects(f *Fiber) (all, own error) {
 		}
 	}
 	return errors.Join(errs...), errors.Join(owns...)
-}
-
-// dispose is the body of a fiber's disposal; h.life must be held.
-func (h *Host) dispose(f *Fiber) error {
-	if f.disposing || f.State() == Disposed {
-		return nil
-	}
-	f.disposing = true
-	h.setState(f, Unloading, nil)
-	err, own := h.disposeEffects(f)
-	h.fmu.Lock()
-	delete(h.fibers, f)
-	h.fmu.Unlock()
-	if own != nil {
-		f.log.Error().Err(own).Msg("disposing")
-	}
-	h.setState(f, Disposed, nil)
-	return err
-}
-
-// setState changes f's state and emits FiberStatus; h.life must be held.
-func (h *Host) setState(f *Fiber, to State, err error) {
-	f.mu.Lock()
-	from := f.state
-	f.state = to
-	if to == Failed || to == Active || to == Loading {
-		f.err = err
-	}
-	if to == Active || to == Failed || to == Disposed {
-		close(f.settled)
-		f.settled = make(chan struct{})
-	}
-	f.mu.Unlock()
-	if from == to {
-		return
-	}
-	_ = Emit(context.Background(), h.Emitter(""), FiberStatus, StatusChange{Fiber: f, From: from, To: to, Err: err})
 }

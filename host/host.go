@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -26,10 +24,15 @@ type Host struct {
 	lmu   sync.Mutex
 	table atomic.Pointer[table]
 
-	// life serializes lifecycle operations (plugin start, restart, dispose,
-	// service changes). It is reentrant for the goroutine holding it, so a
-	// plugin's Apply may load plugins, provide services and dispose fibers.
-	life reentrant
+	// life guards lifecycle bookkeeping: every fiber's state, generation,
+	// owner and disposal flags, the fibers set and changes to the service
+	// table. It is a plain mutex, held only for bookkeeping and never while
+	// plugin code runs (Apply, a disposer, a FiberStatus listener), so that
+	// code may itself load plugins, provide services and dispose fibers, on
+	// its own goroutine or another one. Functions named ...Locked must be
+	// called with life held and never release it; every other function
+	// must be called without it. See lifecycle.go.
+	life sync.Mutex
 
 	// smu guards services and declared.
 	smu      sync.RWMutex
@@ -202,50 +205,4 @@ func (h *Host) Stats() Stats {
 	s.Fibers = len(h.fibers)
 	h.fmu.Unlock()
 	return s
-}
-
-// reentrant is a mutex the holding goroutine may lock again. Lifecycle
-// operations are rare, so the goroutine-identity cost is acceptable there
-// and is never paid on a dispatch path.
-type reentrant struct {
-	mu    sync.Mutex
-	owner atomic.Uint64
-	depth int
-	// epoch counts outermost acquisitions: one lifecycle operation, with
-	// everything it cascades into, runs within one epoch. Read it only
-	// while holding the lock.
-	epoch uint64
-}
-
-func (m *reentrant) Lock() {
-	id := goid()
-	if m.owner.Load() == id {
-		m.depth++
-		return
-	}
-	m.mu.Lock()
-	m.owner.Store(id)
-	m.depth = 1
-	m.epoch++
-}
-
-func (m *reentrant) Unlock() {
-	m.depth--
-	if m.depth == 0 {
-		m.owner.Store(0)
-		m.mu.Unlock()
-	}
-}
-
-func goid() uint64 {
-	var buf [64]byte
-	b := buf[:runtime.Stack(buf[:], false)]
-	// "goroutine 123 [running]:..."
-	const prefix = len("goroutine ")
-	end := prefix
-	for end < len(b) && b[end] >= '0' && b[end] <= '9' {
-		end++
-	}
-	id, _ := strconv.ParseUint(string(b[prefix:end]), 10, 64)
-	return id
 }

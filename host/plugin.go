@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"reflect"
-	"runtime/debug"
 )
 
 // Plugin is a unit of functionality loaded into a host. Apply registers
@@ -12,9 +11,13 @@ import (
 // fiber is disposed or restarted. An error (or panic) from Apply fails the
 // fiber and rolls back what Apply had registered.
 //
-// Apply runs with the host's lifecycle lock held by the calling goroutine:
-// it may itself load plugins, provide services and dispose fibers, but must
-// not wait for another goroutine that does.
+// Apply runs on the goroutine that loads (or restarts) the plugin, with no
+// host lock held: it may load plugins, provide services, update and
+// dispose fibers, itself or through goroutines it waits for. A restart of
+// the plugin requested while Apply runs (a service it injects was
+// replaced, or its fiber was updated) makes Apply's context refuse
+// further registrations and runs once Apply returns; a disposal makes it
+// refuse them for good.
 type Plugin interface {
 	Apply(c *Context) error
 }
@@ -69,36 +72,36 @@ func pluginName(p Plugin) string {
 }
 
 // Plugin loads p as a child of c's fiber with the given configuration
-// (read back with [Context.Config]). When it returns, the fiber is Active,
-// Failed (see [Fiber.Err]) or Pending (a required service is missing). The
-// error is non-nil only when the fiber could not be created (p is nil, or
-// c's fiber no longer accepts registrations). A child plugin is disposed
-// with its parent.
+// (read back with [Context.Config]) and starts it on the calling goroutine.
+// When it returns, the fiber is Active, Failed (see [Fiber.Err]) or Pending
+// (a required service is missing), or Disposed when it was disposed while
+// it started. The error is non-nil only when the fiber could not be created
+// (p is nil, or c's fiber no longer accepts registrations). A child plugin
+// is disposed with its parent.
 func (c *Context) Plugin(p Plugin, config any) (*Fiber, error) {
 	if p == nil {
 		return nil, fmt.Errorf("host: loading a nil plugin")
 	}
-	// Creation and start are one lifecycle critical section: a concurrent
-	// dispose of c's fiber cannot slip in between and leave a disposed
-	// fiber to be started.
-	c.h.life.Lock()
-	defer c.h.life.Unlock()
-	f, err := c.child(pluginName(p), p, config)
+	h := c.h
+	h.life.Lock()
+	f, err := c.childLocked(pluginName(p), p, config)
 	if err != nil {
+		h.life.Unlock()
 		return nil, err
 	}
 	f.mu.Lock()
-	f.ctx = &Context{h: c.h, fiber: f, scope: c.scope, iso: c.iso}
+	f.ctx = &Context{h: h, fiber: f, scope: c.scope, iso: c.iso}
 	f.mu.Unlock()
-	c.h.start(f)
+	f.owned = true // this goroutine starts it
+	h.life.Unlock()
+	h.drive(f, false)
 	return f, nil
 }
 
-// child creates a fiber owned by c's fiber, recorded as one of its effects.
-func (c *Context) child(name string, p Plugin, config any) (*Fiber, error) {
+// childLocked creates a fiber owned by c's fiber, recorded as one of its
+// effects.
+func (c *Context) childLocked(name string, p Plugin, config any) (*Fiber, error) {
 	h := c.h
-	h.life.Lock()
-	defer h.life.Unlock()
 	f := newFiber(h, c.fiber, name, p, config)
 	kind := EffectPlugin
 	if p == nil {
@@ -109,7 +112,7 @@ func (c *Context) child(name string, p Plugin, config any) (*Fiber, error) {
 	pf.mu.Lock()
 	if err := pf.acceptsLocked(c.gen); err != nil {
 		pf.mu.Unlock()
-		return nil, fmt.Errorf("loading %s: %w", name, err)
+		return nil, fmt.Errorf("host: loading %s: %w", name, err)
 	}
 	pf.effects = append(pf.effects, e)
 	pf.mu.Unlock()
@@ -118,85 +121,4 @@ func (c *Context) child(name string, p Plugin, config any) (*Fiber, error) {
 	h.fibers[f] = struct{}{}
 	h.fmu.Unlock()
 	return f, nil
-}
-
-// start starts (or restarts after unloading) a plugin fiber; h.life held.
-func (h *Host) start(f *Fiber) {
-	if f.plugin == nil || f.disposing {
-		return
-	}
-	if missing := h.missing(f); missing != "" {
-		f.mu.Lock()
-		f.gen++
-		f.mu.Unlock()
-		h.setState(f, Pending, nil)
-		f.log.Debug().Str("service", missing).Msg("pending: waiting for service")
-		return
-	}
-	f.mu.Lock()
-	f.gen++
-	gen := f.gen
-	base := f.ctx
-	c := &Context{h: h, fiber: f, gen: gen, scope: base.scope, iso: base.iso}
-	f.ctx = c
-	f.mu.Unlock()
-	h.setState(f, Loading, nil)
-	if f.disposing || f.gen != gen {
-		// A FiberStatus listener disposed or restarted f.
-		return
-	}
-	err := safeApply(f.plugin, c)
-	f.mu.Lock()
-	stale := f.gen != gen || f.state != Loading
-	f.mu.Unlock()
-	if stale {
-		// Restarted or disposed from inside its own Apply: the newer run
-		// owns the state now.
-		return
-	}
-	if err != nil {
-		f.log.Error().Err(err).Msg("apply failed; rolling back")
-		// The failed run's context is stale from now on, as after any
-		// stopped run: what it would register (during the rollback, or
-		// later from a goroutine Apply started) is refused.
-		f.mu.Lock()
-		f.gen++
-		f.mu.Unlock()
-		if rerr, _ := h.disposeEffects(f); rerr != nil {
-			f.log.Error().Err(rerr).Msg("rolling back a failed apply")
-			err = fmt.Errorf("%w (rollback: %w)", err, rerr)
-		}
-		h.setState(f, Failed, err)
-		return
-	}
-	h.setState(f, Active, nil)
-}
-
-// restart undoes a fiber's effects and starts it again; h.life held.
-func (h *Host) restart(f *Fiber) {
-	switch f.State() {
-	case Disposed, Unloading:
-		return
-	case Active, Failed, Loading:
-		h.setState(f, Unloading, nil)
-		if _, own := h.disposeEffects(f); own != nil {
-			f.log.Error().Err(own).Msg("unloading for restart")
-		}
-	}
-	// start does nothing when f was disposed meanwhile (by a FiberStatus
-	// listener or a disposer): a disposed fiber is never started again.
-	h.start(f)
-}
-
-func safeApply(p Plugin, c *Context) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			if e, ok := v.(error); ok {
-				err = fmt.Errorf("apply panicked: %w\n%s", e, debug.Stack())
-			} else {
-				err = fmt.Errorf("apply panicked: %v\n%s", v, debug.Stack())
-			}
-		}
-	}()
-	return p.Apply(c)
 }

@@ -10,18 +10,19 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
-// within runs f on its own goroutine and fails the test when it does not
-// return in time (a deadlock).
+// within runs f on its own goroutine and ends the test binary, with every
+// goroutine's stack, when f does not return in time: a deadlock. (A
+// failure on the test's goroutine would hang too, in the host's cleanup,
+// waiting for what the deadlocked goroutines hold.)
 func within(t *testing.T, what string, f func()) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() { defer close(done); f() }()
 	select {
 	case <-done:
-	case <-time.After(5 * time.Second):
-		// Fatal would hang in the host's cleanup, which needs the lock the
-		// deadlocked goroutine holds: end the binary with every stack.
-		panic(what + ": deadlocked")
+	case <-time.After(10 * time.Second):
+		go panic(t.Name() + ": " + what + ": deadlocked") // not recoverable: ends the binary
+		select {}
 	}
 }
 

@@ -77,7 +77,9 @@ func (c *Context) Provide(name string, v any) (Disposer, error) {
 	k := c.key(name)
 	p := &provision{value: v, owner: c.fiber}
 	h.life.Lock()
-	defer h.life.Unlock()
+	// The push and the scan for dependents are one bookkeeping step, so a
+	// start that found the service missing is either seen here (and
+	// restarted) or sees the service.
 	d, err := c.track(EffectService, name, func() error {
 		h.smu.Lock()
 		slot := h.services[k]
@@ -90,7 +92,6 @@ func (c *Context) Provide(name string, v any) (Disposer, error) {
 		return nil
 	}, func() error {
 		h.life.Lock()
-		defer h.life.Unlock()
 		h.smu.Lock()
 		slot := h.services[k]
 		wasTop := false
@@ -104,15 +105,21 @@ func (c *Context) Provide(name string, v any) (Disposer, error) {
 			}
 		}
 		h.smu.Unlock()
+		var deps []*Fiber
 		if wasTop {
-			h.serviceChanged(k, c.fiber)
+			deps = h.dependentsLocked(k, c.fiber)
 		}
+		h.life.Unlock()
+		h.restartDependents(deps, k)
 		return nil
 	})
 	if err != nil {
+		h.life.Unlock()
 		return nil, err
 	}
-	h.serviceChanged(k, c.fiber)
+	deps := h.dependentsLocked(k, c.fiber)
+	h.life.Unlock()
+	h.restartDependents(deps, k)
 	return d, nil
 }
 
@@ -155,21 +162,23 @@ func Get[T any](c *Context, name string) (T, error) {
 	return t, nil
 }
 
-// missing returns the first required service of f that is not provided.
-func (h *Host) missing(f *Fiber) string {
+// missingLocked returns the required services of f that are not provided,
+// as seen from f's context.
+func (h *Host) missingLocked(f *Fiber) []string {
+	var out []string
 	for _, name := range f.inject {
 		if _, ok := h.lookup(f.ctx.key(name)); !ok {
-			return name
+			out = append(out, name)
 		}
 	}
-	return ""
+	return out
 }
 
-// serviceChanged starts, restarts or suspends the fibers that inject k;
-// h.life held. Neither the provider's own fiber nor any of its ancestors is
-// restarted by its provision: restarting an ancestor would dispose the
-// provider, withdraw the service, and loop.
-func (h *Host) serviceChanged(k serviceKey, provider *Fiber) {
+// dependentsLocked returns the plugin fibers that inject k, oldest first.
+// Neither the provider's own fiber nor any of its ancestors is included: a
+// fiber is never restarted by its own provision, since restarting an
+// ancestor would dispose the provider, withdraw the service, and loop.
+func (h *Host) dependentsLocked(k serviceKey, provider *Fiber) []*Fiber {
 	var deps []*Fiber
 	for f := range h.fibers {
 		if f.plugin == nil || f.ctx == nil || isAncestorOrSelf(f, provider) {
@@ -179,60 +188,38 @@ func (h *Host) serviceChanged(k serviceKey, provider *Fiber) {
 			deps = append(deps, f)
 		}
 	}
-	// Deterministic order: older fibers first.
 	slices.SortFunc(deps, func(a, b *Fiber) int { return cmp.Compare(a.seq, b.seq) })
+	return deps
+}
+
+// restartDependents starts, restarts or suspends deps after a change of
+// service k, one after the other on the calling goroutine; a dependent
+// that is starting at that moment is restarted by the goroutine starting
+// it (see requestRestartLocked).
+func (h *Host) restartDependents(deps []*Fiber, k serviceKey) {
 	for _, f := range deps {
-		st := f.State()
-		if st != Pending && st != Active && st != Failed && st != Loading {
-			continue
-		}
-		if f.restartEpoch != h.life.epoch {
-			f.restartEpoch, f.restarts = h.life.epoch, 0
-		}
-		f.restarts++
-		if f.restarts > MaxRestarts {
-			h.fail(f, fmt.Errorf("fiber %s restarted %d times in one lifecycle operation (service %q): %w", f.name, MaxRestarts, k, ErrRestartLoop))
-			continue
-		}
-		if st == Pending {
-			h.start(f)
-		} else {
-			h.restart(f)
+		h.life.Lock()
+		run := h.requestRestartLocked(f, k)
+		h.life.Unlock()
+		if run {
+			h.drive(f, true)
 		}
 	}
 }
 
-// MaxRestarts bounds how often a fiber is restarted by service changes
-// within one lifecycle operation (one outermost Plugin, Provide, Dispose or
-// Update call with everything it cascades into). Beyond it the fiber fails
-// with [ErrRestartLoop].
+// MaxRestarts bounds how many restarts may follow one another while a
+// fiber is starting: a restart requested while the fiber starts (by a
+// change of a service it injects, or by [Fiber.Update]) runs when that
+// start returns, and the start after more than MaxRestarts of them in a
+// row fails the fiber with [ErrRestartLoop] instead.
 const MaxRestarts = 32
 
-// ErrRestartLoop is wrapped by the error of a fiber that was restarted more
-// than [MaxRestarts] times by one lifecycle operation: typically two
-// plugins that each inject a service and (through a child) provide it, so
-// that each one's start replaces the other's provider, forever.
+// ErrRestartLoop is wrapped by the error of a fiber that was asked to
+// restart more than [MaxRestarts] times in a row while starting:
+// typically two plugins that each inject a service and (through a child)
+// provide it, so that each one's start replaces the other's provider,
+// forever.
 var ErrRestartLoop = errors.New("restart loop")
-
-// fail unloads f and leaves it Failed with err; h.life held.
-func (h *Host) fail(f *Fiber, err error) {
-	if st := f.State(); st != Pending {
-		h.setState(f, Unloading, nil)
-		if _, own := h.disposeEffects(f); own != nil {
-			f.log.Error().Err(own).Msg("unloading")
-		}
-	}
-	if f.disposing {
-		// Disposed while unloading (by a FiberStatus listener): it stays
-		// disposed.
-		return
-	}
-	f.mu.Lock()
-	f.gen++ // contexts of the stopped run are stale
-	f.mu.Unlock()
-	f.log.Error().Err(err).Msg("stopped")
-	h.setState(f, Failed, err)
-}
 
 // isAncestorOrSelf reports whether a is d or one of d's ancestors.
 func isAncestorOrSelf(a, d *Fiber) bool {
