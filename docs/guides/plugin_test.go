@@ -400,7 +400,7 @@ func Example_pluginPolicy() {
 	}
 	// Output:
 	// 1 ok 2
-	// 2 APPROVAL_UNAVAILABLE Tool call denied: approval is required but no approval service is mounted
+	// 2 APPROVAL_UNAVAILABLE Tool call denied: approval is required (line counts are slow on large texts), but no approval service is mounted
 	// 3 DENIED Tool call denied: text longer than 20 bytes
 	// 4 DENIED Tool call denied: interns may not count
 }

@@ -16,7 +16,7 @@
 //	defineTool / SchemaSpec       Define[A](TypedTool[A]) with schema.Spec, or derived from struct A
 //	ToolExecutionInput            Call; its signal is the ctx passed to Execute
 //	ToolExecutionToken            Token (comparable, zero = none, assigned by the registry)
-//	ToolExecution                 *Execution (immutable; Args / Arg (gjson) / Decode)
+//	ToolExecution                 *Execution (immutable; Args / Arg (by keys) / ArgPath (gjson) / Decode)
 //	ToolExecutionResult           Result (a value; error info in ErrorInfo)
 //	HarnessError                  any error with Code() string (Coder), optionally Name() (Namer); *Error
 //	PreToolDecision               PreDecision{Kind: Allow|Deny|Ask, Reason}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // Stable failure codes carried in [ErrorInfo].Code of an isError [Result].
@@ -15,19 +16,28 @@ const (
 	// CodeInvalidArgs: the arguments are not lossless JSON, not an object,
 	// or fail a typed tool's schema (the message lists every violation).
 	CodeInvalidArgs = "INVALID_ARGS"
+	// CodeInvalidCall: the call itself is malformed: its ID is not a valid
+	// call id (see [Call].ID: invalid UTF-8, a control character, longer
+	// than [MaxCallIDLen]). Like INVALID_ARGS it is decided before any
+	// policy runs; the result carries a repaired CallID (see [Result]).
+	CodeInvalidCall = "INVALID_CALL"
 	// CodeAborted: the call's context was cancelled while the tool body ran;
 	// reported after the body returned.
 	CodeAborted = "ABORTED"
 	// CodeAbortedBeforeDispatch: the call's context was done before the tool
-	// body started (including while waiting for approval).
+	// body started (including while waiting for approval): the body never
+	// ran, whatever context a tools/execute wrapper passed to next and
+	// whether or not a wrapper short-circuited. Also the answer of a next
+	// called after the tools/execute stage was over.
 	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
 	// CodeToolError: the tool body returned an error that carries no code of
-	// its own, or panicked.
+	// its own, panicked, or called runtime.Goexit.
 	CodeToolError = "TOOL_ERROR"
 	// CodeDenied: a tools/pre-execute listener returned a deny decision, or a
 	// guard returned a reason.
 	CodeDenied = "DENIED"
-	// CodeGuardFailed: a guard panicked; the call is denied (fail closed).
+	// CodeGuardFailed: a guard panicked or called runtime.Goexit; the call
+	// is denied (fail closed).
 	CodeGuardFailed = "GUARD_FAILED"
 	// CodeApprovalRejected: an ask was answered "rejected".
 	CodeApprovalRejected = "APPROVAL_REJECTED"
@@ -38,14 +48,15 @@ const (
 	// service is mounted, the call has no agent, or the service answered
 	// "unavailable".
 	CodeApprovalUnavailable = "APPROVAL_UNAVAILABLE"
-	// CodeApprovalFailed: the approval service returned an error, panicked
-	// or answered with an unknown outcome; the call is denied (fail closed).
+	// CodeApprovalFailed: the approval service returned an error, panicked,
+	// called runtime.Goexit or answered with an unknown outcome; the call is
+	// denied (fail closed).
 	CodeApprovalFailed = "APPROVAL_FAILED"
 	// CodeBlocked: a tools/post-execute listener blocked the result; the
 	// content is its feedback.
 	CodeBlocked = "BLOCKED"
 	// CodeListenerError: a tools/* waterfall listener returned an error
-	// without a code of its own, or panicked.
+	// without a code of its own, panicked, or called runtime.Goexit.
 	CodeListenerError = "LISTENER_ERROR"
 	// CodeInvalidDecision: a listener returned a malformed decision (zero or
 	// unknown kind, deny without a reason, a field that does not belong to
@@ -141,26 +152,177 @@ var (
 	ErrReserved = errors.New("tools: reserved tool name")
 )
 
+// Reading what user code hands back. A tool, listener, guard or approver
+// returns an error (or panics with a value) that the pipeline must turn
+// into a result: its text, its Coder code and Namer name, and whether it is
+// the call's cancellation. Each of those reads calls the value's own
+// methods (Error, Code, Name, Unwrap, Is, As), which may panic, return
+// invalid UTF-8 or form a cyclic chain. So every read below runs under
+// recover, walks at most maxErrorChain wrapped errors, and returns valid
+// UTF-8: a hostile error value still becomes an ordinary isError result.
+// (runtime.Goexit in such a method is handled by Execute's deferred
+// completion.)
+
+// maxErrorChain bounds how many errors of a chain (Unwrap, depth first as
+// errors.Is walks it) are looked at: a cyclic or absurdly deep chain is cut
+// there instead of hanging the call.
+const maxErrorChain = 64
+
+// walkError calls visit for err and the errors it wraps, depth first, until
+// visit returns true (then walkError does) or maxErrorChain errors were
+// visited. It calls err's methods: call it under recover.
+func walkError(err error, visit func(error) bool) bool {
+	n := 0
+	var walk func(error) bool
+	walk = func(e error) bool {
+		for e != nil {
+			if n++; n > maxErrorChain {
+				return false
+			}
+			if visit(e) {
+				return true
+			}
+			switch u := e.(type) {
+			case interface{ Unwrap() error }:
+				e = u.Unwrap()
+			case interface{ Unwrap() []error }:
+				for _, c := range u.Unwrap() {
+					if walk(c) {
+						return true
+					}
+				}
+				return false
+			default:
+				return false
+			}
+		}
+		return false
+	}
+	return walk(err)
+}
+
+// errorText returns err's message as valid UTF-8, or a description of err
+// when its Error method panics.
+func errorText(err error) (s string) {
+	defer func() {
+		if v := recover(); v != nil {
+			s = fmt.Sprintf("an error of type %T whose Error method panicked: %s", err, safeSprint(v))
+		}
+	}()
+	return strings.ToValidUTF8(err.Error(), "\uFFFD")
+}
+
+// safeSprint formats a value handed back by user code (a panic value, an
+// error) with fmt, as valid UTF-8; when formatting itself panics (fmt
+// contains one panicking method, not a panic while reporting it) it falls
+// back to the value's type, which involves no user method.
+func safeSprint(v any) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprintf("(a %T value whose formatting panicked)", v)
+		}
+	}()
+	return strings.ToValidUTF8(fmt.Sprint(v), "\uFFFD")
+}
+
+// errorAs returns the first error in err's chain that is a T (or that an
+// As method turns into one), as errors.As does, but bounded and
+// contained: a panicking method counts as no match.
+func errorAs[T any](err error) (found T, ok bool) {
+	defer func() {
+		if recover() != nil {
+			var zero T
+			found, ok = zero, false
+		}
+	}()
+	ok = walkError(err, func(e error) bool {
+		if x, is := e.(T); is {
+			found = x
+			return true
+		}
+		if x, is := e.(interface{ As(any) bool }); is {
+			var t T
+			if x.As(&t) {
+				found = t
+				return true
+			}
+		}
+		return false
+	})
+	return found, ok
+}
+
+// safeName returns n.Name() as valid UTF-8, or "" when it panics.
+func safeName(n Namer) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return strings.ToValidUTF8(n.Name(), "\uFFFD")
+}
+
 // errorInfo derives the structured failure class of err: the code of the
 // first Coder in its chain (with its Namer name or Go type name), or the
-// fallback code with the fallback name.
+// fallback code with the fallback name. A Coder whose Code method panics
+// or reports no code gives the fallback; one whose Name method panics is
+// named by its type; a code or name that is not valid UTF-8 is repaired.
 func errorInfo(err error, fallbackCode, fallbackName string) *ErrorInfo {
-	var c Coder
-	if errors.As(err, &c) && c.Code() != "" {
-		name := ""
-		if n, ok := c.(Namer); ok {
-			name = n.Name()
-		}
-		if name == "" {
-			t := reflect.TypeOf(c)
-			for t.Kind() == reflect.Pointer {
-				t = t.Elem()
-			}
-			name = t.Name()
-		}
-		return &ErrorInfo{Name: name, Code: c.Code()}
+	c, ok := errorAs[Coder](err)
+	if !ok || c == nil {
+		return &ErrorInfo{Name: fallbackName, Code: fallbackCode}
 	}
-	return &ErrorInfo{Name: fallbackName, Code: fallbackCode}
+	code := safeCode(c)
+	if code == "" {
+		return &ErrorInfo{Name: fallbackName, Code: fallbackCode}
+	}
+	name := ""
+	if n, ok := c.(Namer); ok {
+		name = safeName(n)
+	}
+	if name == "" {
+		t := reflect.TypeOf(c)
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		name = t.Name()
+	}
+	return &ErrorInfo{Name: name, Code: code}
+}
+
+// safeCode returns c.Code() as valid UTF-8, or "" when it panics.
+func safeCode(c Coder) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return strings.ToValidUTF8(c.Code(), "\uFFFD")
+}
+
+// errorIs reports whether err or an error it wraps is one of targets (by
+// ==, for comparable targets, or by an Is method), as errors.Is does, but
+// bounded and contained: a panicking method counts as no match.
+func errorIs(err error, targets ...error) (found bool) {
+	defer func() {
+		if recover() != nil {
+			found = false
+		}
+	}()
+	return walkError(err, func(e error) bool {
+		for _, t := range targets {
+			if t == nil {
+				continue
+			}
+			if reflect.TypeOf(t).Comparable() && e == t {
+				return true
+			}
+			if x, ok := e.(interface{ Is(error) bool }); ok && x.Is(t) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // failure builds an isError result with one text block.
@@ -170,7 +332,7 @@ func failure(code, name, text string) Result {
 
 // errorResult builds an isError result from err, prefixing its message.
 func errorResult(prefix string, err error, fallbackCode, fallbackName string) Result {
-	msg := err.Error()
+	msg := errorText(err)
 	if prefix != "" {
 		msg = prefix + ": " + msg
 	}
@@ -178,5 +340,5 @@ func errorResult(prefix string, err error, fallbackCode, fallbackName string) Re
 }
 
 func panicMessage(what string, v any) string {
-	return fmt.Sprintf("%s panicked: %v", what, v)
+	return what + " panicked: " + safeSprint(v)
 }

@@ -1,10 +1,16 @@
 package tools
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -15,7 +21,12 @@ import (
 // ToolExecutionInput). The caller's cancellation is the context.Context
 // passed to [Registry.Execute] next to it.
 type Call struct {
-	// ID is the model's tool-call id; it is copied onto the result.
+	// ID is the model's tool-call id; it is copied onto the result. It may
+	// be empty; otherwise it must be valid UTF-8 without control characters
+	// (C0, DEL, C1), at most [MaxCallIDLen] bytes long, so that it survives
+	// JSON and a log line unchanged. A call whose ID is not is rejected
+	// before any policy runs with INVALID_CALL, and its result (and its
+	// Execution) carry the repaired id described at [Result].
 	ID string
 	// Name is the tool to call.
 	Name string
@@ -29,6 +40,48 @@ type Call struct {
 	// Parent is the token of an enclosing execution (a Code Mode sub-call),
 	// or zero.
 	Parent Token
+}
+
+// MaxCallIDLen is the longest accepted [Call].ID, in bytes. Provider ids
+// are a few dozen bytes; the limit only stops an id from carrying a
+// payload into every log event. Code Mode sub-call ids ("<outer
+// id>:code:<n>") are checked like any other.
+const MaxCallIDLen = 1024
+
+// checkCallID reports why id is not a valid call id, or "" when it is.
+func checkCallID(id string) string {
+	if len(id) > MaxCallIDLen {
+		return fmt.Sprintf("is %d bytes long, longer than %d", len(id), MaxCallIDLen)
+	}
+	for i, r := range id {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(id[i:], "\uFFFD"):
+			return fmt.Sprintf("is not valid UTF-8 (at byte %d)", i)
+		case unicode.IsControl(r):
+			return fmt.Sprintf("contains the control character %U at byte %d", r, i)
+		}
+	}
+	return ""
+}
+
+// repairCallID returns id as a valid call id: each invalid UTF-8 sequence
+// and control character replaced by U+FFFD, cut on a rune boundary to at
+// most MaxCallIDLen bytes.
+func repairCallID(id string) string {
+	id = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(id, "\uFFFD"))
+	if len(id) > MaxCallIDLen {
+		cut := MaxCallIDLen
+		for cut > 0 && !utf8.RuneStart(id[cut]) {
+			cut--
+		}
+		id = id[:cut]
+	}
+	return id
 }
 
 // Token is the opaque identity of one execution, assigned by the registry
@@ -71,9 +124,103 @@ type Execution struct {
 	// hint is appended to the UNKNOWN_TOOL message (Code Mode's "call it
 	// from run_code").
 	hint string
-	// settled is set once the tools/execute stage returned: dispatch no
-	// longer runs the body after that.
-	settled atomic.Bool
+	// stage is the pipeline stage (an index into Stages) the goroutine
+	// running Execute is in; only that goroutine reads and writes it (to
+	// report a runtime.Goexit).
+	stage int
+	// bodies coordinates tool bodies with the end of the tools/execute
+	// stage.
+	bodies bodies
+}
+
+// bodies is the dispatch state of one execution: a small state machine,
+// under mu, that makes "no body runs after the call's result was given"
+// hold by construction. Dispatch registers a body before starting it
+// (begin) and unregisters it when it returns (end); the end of the
+// tools/execute stage (settle) refuses every later registration and waits
+// for the registered bodies, cancelling their contexts. A body therefore
+// either started before the stage ended and is waited for, or never
+// starts.
+type bodies struct {
+	mu      sync.Mutex
+	over    bool // the stage is over: no body may start
+	started bool // a body started (ABORTED, not ABORTED_BEFORE_DISPATCH)
+	goexit  bool // a body called runtime.Goexit
+	running int  // bodies started and not yet returned
+	// cancels holds the cancel function of each running body (nil in a
+	// free slot); buf backs it for the usual single body.
+	cancels []context.CancelCauseFunc
+	buf     [1]context.CancelCauseFunc
+	idle    chan struct{} // closed when running drops to 0 after over
+}
+
+// begin registers a body about to start, whose context cancel cancels (nil:
+// the body runs under the caller's context, called directly, so it cannot
+// outlive the stage); it returns the body's slot, or false when the stage
+// is over.
+func (b *bodies) begin(cancel context.CancelCauseFunc) (slot int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over {
+		return 0, false
+	}
+	b.started = true
+	b.running++
+	if b.cancels == nil {
+		b.cancels = b.buf[:0]
+	}
+	for i, c := range b.cancels {
+		if c == nil {
+			b.cancels[i] = cancel
+			return i, true
+		}
+	}
+	b.cancels = append(b.cancels, cancel)
+	return len(b.cancels) - 1, true
+}
+
+// end unregisters the body in slot; goexit says it called runtime.Goexit.
+func (b *bodies) end(slot int, goexit bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cancels[slot] = nil
+	b.goexit = b.goexit || goexit
+	if b.running--; b.running == 0 && b.idle != nil {
+		close(b.idle)
+	}
+}
+
+// settle ends the stage: no body starts after it returns, every body still
+// running is cancelled with cause and waited for. It is idempotent and
+// reports whether any body started.
+func (b *bodies) settle(cause error) (started bool) {
+	b.mu.Lock()
+	b.over = true
+	if b.running == 0 {
+		started = b.started
+		b.mu.Unlock()
+		return started
+	}
+	if b.idle == nil {
+		b.idle = make(chan struct{})
+	}
+	idle := b.idle
+	cancels := slices.Clone(b.cancels)
+	b.mu.Unlock()
+	for _, c := range cancels {
+		if c != nil {
+			c(cause)
+		}
+	}
+	<-idle
+	return true
+}
+
+// goexited reports whether a body called runtime.Goexit.
+func (b *bodies) goexited() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.goexit
 }
 
 // Token returns the execution's opaque identity.
@@ -86,8 +233,8 @@ func (e *Execution) CallID() string { return e.callID }
 func (e *Execution) Name() string { return e.name }
 
 // Args returns a copy of the canonical argument bytes (nil when the input
-// was rejected as not lossless; such executions never reach a policy or a
-// tool). Prefer [Execution.Arg] or [Execution.Decode] on hot paths.
+// was rejected; such executions never reach a policy or a tool). Prefer
+// [Execution.Arg] or [Execution.Decode] on hot paths.
 func (e *Execution) Args() json.RawMessage {
 	if e.args == "" {
 		return nil
@@ -98,9 +245,78 @@ func (e *Execution) Args() json.RawMessage {
 // ArgsString returns the canonical arguments as a string, without copying.
 func (e *Execution) ArgsString() string { return e.args }
 
-// Arg reads one value from the arguments by gjson path ("path",
-// "edits.0.old", ...) without decoding the rest.
-func (e *Execution) Arg(path string) gjson.Result { return gjson.Get(e.args, path) }
+// Arg reads one value of the arguments without decoding the rest, by keys
+// from the argument object down: each key is a property name, matched
+// exactly whatever characters it holds ("file.path", "@this", "a|b", "#",
+// "*" and "" are names like any other), or, where the value is an array, an
+// element index in decimal without sign or leading zero ("0", "12"), as the
+// reference tokens of a JSON Pointer. Arg("edits", "0", "old") reads what
+// decoding the arguments into map[string]any and indexing it the same way
+// would. With no keys it returns the whole object. A key that matches
+// nothing gives a Result whose Exists() is false.
+//
+// This is the accessor for policy code: a name taken from a tool's schema
+// or a model's call cannot change what it reads. [Execution.ArgPath] takes
+// gjson path syntax instead.
+func (e *Execution) Arg(keys ...string) gjson.Result {
+	v := gjson.Parse(e.args)
+	for _, k := range keys {
+		if v = argChild(v, k); !v.Exists() {
+			return gjson.Result{}
+		}
+	}
+	return v
+}
+
+// argChild returns the member key of object v or element key of array v.
+func argChild(v gjson.Result, key string) gjson.Result {
+	switch {
+	case v.IsObject():
+		if key == "" {
+			// gjson paths cannot name the empty key.
+			var found gjson.Result
+			v.ForEach(func(k, val gjson.Result) bool {
+				if k.Str == "" {
+					found = val
+					return false
+				}
+				return true
+			})
+			return found
+		}
+		return v.Get(gjson.Escape(key))
+	case v.IsArray():
+		if !isIndex(key) {
+			return gjson.Result{}
+		}
+		return v.Get(key)
+	}
+	return gjson.Result{}
+}
+
+// isIndex reports whether key is an array index as JSON Pointer writes one:
+// "0", or decimal digits without a leading zero (and short enough to be an
+// int).
+func isIndex(key string) bool {
+	if key == "" || len(key) > 9 || len(key) > 1 && key[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < '0' || key[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// ArgPath reads one value of the arguments by a raw gjson path
+// (https://github.com/tidwall/gjson/blob/master/SYNTAX.md), modifiers,
+// wildcards and queries included. In that syntax '.', '|', '#', '@', '*',
+// '?', '!', '\\' and more are operators, so a property named "file.path"
+// or "@this" is not what the path "file.path" or "@this" reads. Use it only
+// with a path written as gjson syntax, never with a name from a schema or a
+// model (use [Execution.Arg], or gjson.Escape each component).
+func (e *Execution) ArgPath(path string) gjson.Result { return gjson.Get(e.args, path) }
 
 // Decode unmarshals the arguments into v (a pointer), as encoding/json
 // does.
@@ -134,7 +350,9 @@ type ErrorInfo struct {
 // another, so nobody can change what someone else sees. Use
 // [Result.Clone] when keeping one.
 type Result struct {
-	// CallID is the call's id.
+	// CallID is the call's id. When the call was rejected with
+	// INVALID_CALL it is the repaired id: each invalid UTF-8 sequence and
+	// control character replaced by U+FFFD, cut to [MaxCallIDLen] bytes.
 	CallID string `json:"callId"`
 	// Content is the model-facing content.
 	Content []Content `json:"content"`

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
@@ -39,77 +40,189 @@ type Stage struct {
 // two input stages, whose rejections skip every policy stage and go
 // straight to finalize.
 var Stages = []Stage{
-	{Name: "snapshot", Doc: "Assign the token, resolve the tool for the agent, canonicalize the arguments (not lossless → INVALID_ARGS, to finalize).",
-		OnFailure: "INVALID_ARGS", FailTo: "finalize"},
+	{Name: "snapshot", Doc: "Assign the token, check the call id (invalid → INVALID_CALL), resolve the tool for the agent, canonicalize the arguments (not lossless → INVALID_ARGS); either goes to finalize.",
+		OnFailure: "INVALID_CALL / INVALID_ARGS", FailTo: "finalize"},
 	{Name: "validate-args", Doc: "A typed tool checks the arguments against its schema (violations → INVALID_ARGS, to finalize).",
 		OnFailure: "INVALID_ARGS", FailTo: "finalize"},
 	{Name: "pre-execute", Event: PreExecute.Descriptor().Name, Doc: "Allow, deny (DENIED) or ask; a failing listener → LISTENER_ERROR, a malformed decision → INVALID_DECISION; cancelled before → ABORTED_BEFORE_DISPATCH.",
 		OnFailure: "deny / error", FailTo: "post-execute"},
-	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*).",
+	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*, with the policy's reason); cancelled by the answer's time → ABORTED_BEFORE_DISPATCH, whatever the answer.",
 		OnFailure: "not granted", FailTo: "post-execute"},
 	{Name: "guards", Doc: "Global guards, then the agent's: a reason denies (DENIED), monotonically; a panic → GUARD_FAILED.",
 		OnFailure: "DENIED", FailTo: "post-execute"},
-	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR.",
+	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR. When the stage returns, bodies still running are cancelled and waited for, and next starts none.",
 		OnFailure: "short-circuit / error", FailTo: "post-execute"},
-	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; cancelled before → ABORTED_BEFORE_DISPATCH; error or panic → its code or TOOL_ERROR; cancelled during → ABORTED."},
+	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; cancelled during → ABORTED."},
 	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
 	{Name: "finalize", Doc: "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
 	{Name: "result", Event: ResultEvent.Descriptor().Name, Doc: "Observers see the frozen result, exactly once per call; their failures are contained."},
 }
 
-// resultEventName is read on every Execute.
-var resultEventName = ResultEvent.Descriptor().Name
+// The stage indexes of [Stages], for Execution.stage.
+const (
+	stageSnapshot = iota
+	stageValidateArgs
+	stagePreExecute
+	stageApproval
+	stageGuards
+	stageExecute
+	stageDispatch
+	stagePostExecute
+	stageFinalize
+	stageResult
+)
+
+// The event names read on every Execute.
+var (
+	executeEventName = ExecuteEvent.Descriptor().Name
+	resultEventName  = ResultEvent.Descriptor().Name
+)
+
+// ErrAbandoned is the cause a tool body's context is cancelled with when
+// the tools/execute stage returns while the body still runs (a wrapper
+// returned without waiting for next, for instance a naive
+// select-on-timeout). The pipeline then waits for the body before it goes
+// on: no body runs after its call's result was given.
+var ErrAbandoned = errors.New("tools: the tools/execute stage returned while the tool body was running")
 
 // Execute runs one call through the pipeline and returns its result. It
 // always returns exactly one result and emits exactly one tools/result,
-// whatever a tool, listener, guard or approver does (return an error,
-// panic, return a malformed decision, block until cancelled): failures
-// become isError results with a stable error.code.
+// whatever a tool, listener, guard or approver does (return an error or a
+// hostile error value, panic, return a malformed decision, block until
+// cancelled): failures become isError results with a stable error.code.
 //
 // ctx is the call's cancellation (the spec's signal). Done before the tool
 // body starts (including while waiting for approval), the call fails with
-// ABORTED_BEFORE_DISPATCH; done while the body runs, with ABORTED once the
-// body has returned (a body that ignores ctx is waited for). A more
-// specific failure that happened first (a denial, a tool error, a wrapper
-// error) is kept. Post-execute listeners and result observers still run
-// after cancellation.
+// ABORTED_BEFORE_DISPATCH and the body never starts, whatever context a
+// tools/execute wrapper passes to next; an approval answered after ctx is
+// done grants nothing. Done while the body runs, with ABORTED once the body
+// has returned (a body that ignores ctx is waited for). A more specific
+// failure that happened first (a denial, a tool error, a wrapper error) is
+// kept. Post-execute listeners and result observers still run after
+// cancellation.
 //
-// Execute runs everything on the calling goroutine, holds no lock while
-// user code runs, and is safe for concurrent use; listeners and tool
-// bodies may call Execute recursively (Code Mode).
+// No tool body runs after Execute returned or tools/result was emitted:
+// when the tools/execute stage returns while a body it started still runs
+// (a wrapper that ran next on another goroutine and did not wait), that
+// body is cancelled (cause [ErrAbandoned]) and waited for, and next starts
+// no body after that.
+//
+// Execute runs everything on the calling goroutine (a wrapper may run next
+// elsewhere), holds no lock while user code runs, and is safe for
+// concurrent use; listeners and tool bodies may call Execute recursively
+// (Code Mode).
+//
+// runtime.Goexit (what t.FailNow does) in anything Execute calls ends the
+// calling goroutine, as Go requires: Execute does not return. The call
+// still gets its one result, recorded on the way out: a body still running
+// is waited for, and tools/result is emitted with an isError result naming
+// the stage (TOOL_ERROR for the body, LISTENER_ERROR for a listener,
+// GUARD_FAILED, APPROVAL_FAILED; error.name "Goexit"), without
+// tools/post-execute. Then the goroutine exits. A Goexit inside a
+// tools/result observer ends the delivery of that one result.
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
-	exec, res := r.run(ctx, call)
+	exec := &Execution{}
+	finished := false
+	defer func() {
+		if !finished {
+			// Reached only by runtime.Goexit: run contains every panic.
+			r.goexit(ctx, exec)
+		}
+	}()
+	res := r.run(ctx, exec, call)
+
 	// Stage 10, tools/result: observe-only, exactly once per call.
 	// res is already detached (finalize). Observers get their own copy so
 	// that what the caller does with its result can never reach them.
-	if r.h.ListenerCount(resultEventName) > 0 {
-		_ = host.Emit(context.WithoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
-	}
+	exec.stage = stageResult
+	r.observe(ctx, exec, res)
+	finished = true
 	return res
 }
 
+// observe emits tools/result. The host contains observer failures; a
+// panic escaping the dispatcher itself (logging a hostile error value) is
+// contained here.
+func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
+	if r.h.ListenerCount(resultEventName) == 0 {
+		return
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			if v := recover(); v != nil {
+				r.c.Logger().Error().Str("panic", safeSprint(v)).Str("tool", exec.name).Msg("tools/result dispatch panicked")
+			}
+		}
+	}()
+	_ = host.Emit(context.WithoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
+	returned = true
+}
+
+// goexit completes a call whose goroutine is exiting through
+// runtime.Goexit (see Execute): bodies still running are waited for, and
+// the call's one result is emitted, unless the Goexit happened while it was
+// being emitted.
+func (r *Registry) goexit(ctx context.Context, exec *Execution) {
+	exec.bodies.settle(ErrAbandoned)
+	if exec.stage == stageResult {
+		return
+	}
+	if exec.token.IsZero() {
+		exec.token = newToken()
+	}
+	where, code := "the tool pipeline", CodeInternal
+	switch exec.stage {
+	case stageValidateArgs:
+		where, code = "argument validation", CodeInvalidArgs
+	case stagePreExecute:
+		where, code = "a tools/pre-execute listener", CodeListenerError
+	case stageApproval:
+		where, code = "the approval service", CodeApprovalFailed
+	case stageGuards:
+		where, code = "a guard", CodeGuardFailed
+	case stageExecute:
+		where, code = "a tools/execute wrapper", CodeListenerError
+		if exec.bodies.goexited() {
+			where, code = fmt.Sprintf("tool %q", exec.name), CodeToolError
+		}
+	case stagePostExecute:
+		where, code = "a tools/post-execute listener", CodeListenerError
+	}
+	r.c.Logger().Error().Str("tool", exec.name).Str("call", exec.callID).Msg(where + " called runtime.Goexit; the call's goroutine is exiting")
+	res := r.finalize(exec, failure(code, "Goexit", fmt.Sprintf("Tool call ended: %s called runtime.Goexit, which ends the goroutine running the call", where)))
+	exec.stage = stageResult
+	r.observe(ctx, exec, res)
+}
+
 // run is stages 1–9; it contains any panic of the pipeline itself.
-func (r *Registry) run(ctx context.Context, call Call) (exec *Execution, res Result) {
+func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Result) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.c.Logger().Error().Interface("panic", v).Bytes("stack", debug.Stack()).Str("tool", call.Name).Msg("tool pipeline panicked")
-			if exec == nil {
-				exec = &Execution{token: newToken(), callID: call.ID, name: call.Name, agent: call.Agent, parent: call.Parent}
+			r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", call.Name).Msg("tool pipeline panicked")
+			if exec.token.IsZero() {
+				exec.token = newToken()
 			}
 			res = failure(CodeInternal, "InternalError", panicMessage("the tool pipeline", v))
-			res.CallID = call.ID
+			res.CallID = exec.callID
 		}
 	}()
 
 	// Stage 1, snapshot: the execution gets a fresh token (the caller may
-	// only name a parent), the tool is resolved once for the agent (policy
-	// sees, and dispatch runs, that same frozen *Tool), and the arguments
-	// are canonicalized once. Input that is not lossless JSON (see
-	// schema.Canonicalize for exactly which: invalid UTF-8, lone
+	// only name a parent), the call id is checked (it must survive JSON and
+	// a log line: see Call.ID; an invalid one is INVALID_CALL and the
+	// execution carries it repaired), the tool is resolved once for the
+	// agent (policy sees, and dispatch runs, that same frozen *Tool), and
+	// the arguments are canonicalized once. Input that is not lossless JSON
+	// (see schema.Canonicalize for exactly which: invalid UTF-8, lone
 	// surrogates, duplicate keys, integers beyond 2^53-1, overflow, too
 	// deep or too large) or not an object is rejected here, before any
 	// policy runs, so policy and tool always see the same value.
-	exec = &Execution{token: newToken(), callID: call.ID, name: call.Name, agent: call.Agent, parent: call.Parent}
+	exec.token, exec.callID, exec.name, exec.agent, exec.parent = newToken(), call.ID, call.Name, call.Agent, call.Parent
+	if why := checkCallID(call.ID); why != "" {
+		exec.callID = repairCallID(call.ID)
+		return r.finalize(exec, failure(CodeInvalidCall, "InvalidCall", fmt.Sprintf("invalid call to tool %q: the call id %s", call.Name, why)))
+	}
 	exec.tool, _ = r.Get(call.Name, call.Agent)
 	// Under Code, end capabilities are reachable only from a run_code
 	// program (a call whose Parent is a run_code execution in progress); a
@@ -119,7 +232,7 @@ func (r *Registry) run(ctx context.Context, call Call) (exec *Execution, res Res
 	}
 	canon, err := schema.CanonicalizeObject(call.Arguments, schema.CanonOptions{})
 	if err != nil {
-		return exec, r.finalize(exec, argsFailure(call.Name, err))
+		return r.finalize(exec, argsFailure(call.Name, err))
 	}
 	exec.args = string(canon)
 
@@ -127,27 +240,32 @@ func (r *Registry) run(ctx context.Context, call Call) (exec *Execution, res Res
 	// against its schema; every violation is listed in the INVALID_ARGS
 	// text. Raw (MCP) tools validate their own input.
 	if t := exec.tool; t != nil && t.validate != nil {
+		exec.stage = stageValidateArgs
 		if err := safeValidate(t.validate, canon); err != nil {
-			return exec, r.finalize(exec, argsFailure(call.Name, err))
+			return r.finalize(exec, argsFailure(call.Name, err))
 		}
 	}
 
 	em := r.h.Emitter(exec.agent)
 	res = r.decide(ctx, em, exec)
 	res = r.post(ctx, em, exec, res)
-	return exec, r.finalize(exec, res)
+	exec.stage = stageFinalize
+	return r.finalize(exec, res)
 }
 
+// argsFailure is the INVALID_ARGS result for err (a canonicalization or
+// validation error), named by the error's Namer or ToolArgsError; a
+// canonicalization error's message names the tool.
 func argsFailure(tool string, err error) Result {
 	name := "ToolArgsError"
-	var n Namer
-	if errors.As(err, &n) && n.Name() != "" {
-		name = n.Name()
+	if n, ok := errorAs[Namer](err); ok && n != nil {
+		if s := safeName(n); s != "" {
+			name = s
+		}
 	}
-	var ce *schema.CanonError
-	msg := err.Error()
-	if errors.As(err, &ce) {
-		msg = fmt.Sprintf("invalid arguments for tool %q: %v", tool, err)
+	msg := errorText(err)
+	if _, ok := errorAs[*schema.CanonError](err); ok {
+		msg = fmt.Sprintf("invalid arguments for tool %q: %s", tool, msg)
 	}
 	return Result{Content: []Content{Text(msg)}, IsError: true, Error: &ErrorInfo{Name: name, Code: CodeInvalidArgs}}
 }
@@ -159,6 +277,25 @@ func safeValidate(f func([]byte) error, args []byte) (err error) {
 		}
 	}()
 	return f(args)
+}
+
+// waterfall dispatches one of the tools/* waterfalls. A listener's panic is
+// already an error when the host returns; this also contains a panic that
+// escapes the dispatcher itself, which reading a hostile error value can
+// cause (the host logs and wraps a listener's error).
+func waterfall[P, R any](ctx context.Context, em host.Emitter, ev *events.Waterfall[P, R], p P, base events.Next[R]) (res R, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			if v := recover(); v != nil {
+				var zero R
+				res, err = zero, errors.New(panicMessage(ev.Descriptor().Name+" dispatch", v))
+			}
+		}
+	}()
+	res, err = host.Waterfall(ctx, em, ev, p, base)
+	returned = true
+	return res, err
 }
 
 // decide is stages 3–7: policy, then dispatch. Every failure returns its
@@ -173,7 +310,8 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	// fails closed. A listener failure (error or panic) is an isError with
 	// the error's code, or LISTENER_ERROR (ABORTED_BEFORE_DISPATCH when it
 	// failed because ctx is done).
-	dec, err := host.Waterfall(ctx, em, PreExecute, exec, allowBase)
+	exec.stage = stagePreExecute
+	dec, err := waterfall(ctx, em, PreExecute, exec, allowBase)
 	if err != nil {
 		return listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)
 	}
@@ -186,10 +324,14 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 
 	// Stage 4, approval: an ask is put to the approval service, looked up
 	// per ask (non-reactively) through the registry's context. No service,
-	// or a call without an agent, denies. Only allowed-once proceeds; a
-	// misbehaving approver (error, panic, unknown outcome) fails closed;
-	// ctx done while waiting is ABORTED_BEFORE_DISPATCH.
+	// or a call without an agent, denies, quoting the ask's reason. Only
+	// allowed-once proceeds; a misbehaving approver (error, panic, unknown
+	// outcome) fails closed. ctx done when the answer arrives (or while
+	// waiting) is ABORTED_BEFORE_DISPATCH whatever the answer: a request
+	// withdrawn cannot be granted (a rejection is kept, as the more
+	// specific denial).
 	case Ask:
+		exec.stage = stageApproval
 		if res, ok := r.approve(ctx, exec, dec.Reason); !ok {
 			return res
 		}
@@ -199,6 +341,7 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	// registration order. The first reason denies, and nothing after can
 	// re-allow (guards run after the waterfall precisely so that listener
 	// order cannot override them). A panicking guard denies.
+	exec.stage = stageGuards
 	global, scoped := r.guards(exec.agent)
 	for _, gs := range [2][]*guardEntry{global, scoped} {
 		for _, g := range gs {
@@ -215,48 +358,66 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	// Stage 6, tools/execute: wrappers around dispatch. A wrapper changes
 	// only the body's cancellation, by passing a derived ctx to next; next
 	// is dispatch-with-normalization (stage 7), so it always yields a
-	// Result. A failing wrapper is LISTENER_ERROR (or its code). A success
-	// while the caller's ctx is done becomes ABORTED.
-	// The base refuses to run once the stage is over: a wrapper that kept
-	// next and calls it later would otherwise run the body outside the
-	// pipeline (no post-execute, no tools/result, policy since changed).
-	res, err := host.Waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
-		if exec.settled.Load() {
-			return failure(CodeAbortedBeforeDispatch, "AbortedBeforeDispatch",
-				fmt.Sprintf("Tool call %q was not dispatched: its tools/execute stage is over (a wrapper called next after returning)", exec.callID)), nil
-		}
-		return r.dispatch(ctx, wctx, exec), nil
-	})
-	exec.settled.Store(true)
+	// Result. A failing wrapper is LISTENER_ERROR (or its code).
+	// When the stage returns it is over (settle): a body still running (a
+	// wrapper ran next on another goroutine and returned) is cancelled and
+	// waited for, and a next called later starts no body. Only then is the
+	// caller's cancellation read: a success while ctx is done becomes
+	// ABORTED if a body started, ABORTED_BEFORE_DISPATCH if none did (a
+	// wrapper short-circuited, or its next was refused).
+	exec.stage = stageExecute
+	var res Result
+	if r.h.ListenerCount(executeEventName) == 0 {
+		// No wrapper anywhere: dispatch is called once, here, under the
+		// caller's own context.
+		res = r.dispatch(ctx, nil, exec)
+	} else {
+		res, err = waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
+			return r.dispatch(ctx, wctx, exec), nil
+		})
+	}
+	abortCode := CodeAbortedBeforeDispatch
+	if exec.bodies.settle(ErrAbandoned) {
+		abortCode = CodeAborted
+	}
 	if err != nil {
-		return listenerFailure(ctx, "tools/execute", err, CodeAborted)
+		return listenerFailure(ctx, "tools/execute", err, abortCode)
 	}
 	if !res.IsError && ctx.Err() != nil {
-		return aborted(ctx, CodeAborted)
+		return aborted(ctx, abortCode)
 	}
 	return res
 }
 
 func allowBase(context.Context) (PreDecision, error) { return PreDecision{Kind: Allow}, nil }
 
+// approve is stage 4. It returns ok only for an allowed-once answer given
+// while ctx was not done.
 func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) (Result, bool) {
+	required := "Tool call denied: approval is required"
+	if reason != "" {
+		required += " (" + reason + ")"
+	}
 	if exec.agent == "" {
-		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", "Tool call denied: approval is required but the call has no agent to ask for"), false
+		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but the call has no agent to ask for"), false
 	}
 	ap, ok := host.Lookup[Approver](r.c, ApprovalService)
 	if !ok || ap == nil {
-		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", "Tool call denied: approval is required but no approval service is mounted"), false
+		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but no approval service is mounted"), false
 	}
 	req := ApprovalRequest{Agent: exec.agent, Tool: exec.name, CallID: exec.callID, Reason: reason, Execution: exec}
 	if exec.tool != nil {
 		req.Call = exec.tool.PresentCall(exec.Args())
 	}
 	outcome, err := safeApprove(ctx, ap, req)
-	if ctx.Err() != nil && (err != nil || outcome != AllowedOnce && outcome != Rejected) {
+	// The decision is taken here, once: after the caller withdrew the
+	// request no answer grants anything (and the body would not start
+	// anyway: dispatch checks ctx again).
+	if ctx.Err() != nil && (err != nil || outcome != Rejected) {
 		return aborted(ctx, CodeAbortedBeforeDispatch), false
 	}
 	if err != nil {
-		return failure(CodeApprovalFailed, "ApprovalFailed", "Tool call denied: the approval service failed: "+err.Error()), false
+		return failure(CodeApprovalFailed, "ApprovalFailed", "Tool call denied: the approval service failed: "+errorText(err)), false
 	}
 	switch outcome {
 	case AllowedOnce:
@@ -266,7 +427,7 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	case Cancelled:
 		return failure(CodeApprovalCancelled, "ApprovalCancelled", "Tool call denied: the approval request was cancelled"), false
 	case Unavailable:
-		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", "Tool call denied: approval is unavailable"), false
+		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but approval is unavailable"), false
 	}
 	return failure(CodeApprovalFailed, "ApprovalFailed", fmt.Sprintf("Tool call denied: the approval service answered with an unknown outcome %q", outcome)), false
 }
@@ -293,25 +454,58 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 }
 
 // Stage 7, dispatch: the base of tools/execute: it runs the tool body
-// and normalizes every outcome into a Result. The body runs under the
-// wrapper's context, additionally cancelled with the caller's, so a wrapper
-// that replaced the context cannot detach the body from the caller.
+// and normalizes every outcome into a Result. The caller's cancellation is
+// checked here, whatever context the wrapper passed (wctx; nil when no
+// wrapper is registered): done, the body never starts
+// (ABORTED_BEFORE_DISPATCH). The body runs under wctx, additionally
+// cancelled with the caller's ctx, so a wrapper that replaced the context
+// cannot detach the body from the caller, and cancellable by the end of
+// the stage (see bodies). The body is registered with the execution before
+// it starts (bodies.begin), so the end of the tools/execute stage either
+// waits for it or refuses it.
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
 		return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)
 	}
-	body := wctx
-	if done := ctx.Done(); done != nil && done != wctx.Done() {
-		merged, cancel := context.WithCancelCause(wctx)
-		stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	// Read directly: the merge below delivers ctx's cancellation to the
+	// body's context asynchronously.
+	if ctx.Err() != nil {
+		return aborted(ctx, CodeAbortedBeforeDispatch)
+	}
+	body := ctx
+	var cancel context.CancelCauseFunc
+	if wctx != nil {
+		// Behind wrappers, which may run next elsewhere and return: the
+		// body gets a context of its own.
+		body, cancel = context.WithCancelCause(wctx)
 		defer cancel(nil)
-		defer stop()
-		body = merged
+		if done := ctx.Done(); done != nil && done != wctx.Done() {
+			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+			defer stop()
+		}
+		if body.Err() != nil {
+			return aborted(body, CodeAbortedBeforeDispatch)
+		}
 	}
-	if body.Err() != nil {
-		return aborted(body, CodeAbortedBeforeDispatch)
+	slot, ok := exec.bodies.begin(cancel)
+	if !ok {
+		return failure(CodeAbortedBeforeDispatch, "AbortedBeforeDispatch",
+			fmt.Sprintf("Tool call %q was not dispatched: its tools/execute stage is over (a wrapper called next after returning)", exec.callID))
 	}
+	returned := false
+	defer func() {
+		// Unwinding here is runtime.Goexit: runBody contains panics.
+		exec.bodies.end(slot, !returned)
+	}()
+	res := r.runBody(body, t, exec)
+	returned = true
+	return res
+}
+
+// runBody calls the body and turns what it returned into a Result; the
+// error it returned is read under containment (errorText, errorInfo).
+func (r *Registry) runBody(body context.Context, t *Tool, exec *Execution) Result {
 	out, err, panicked := r.callBody(body, t, exec)
 	switch {
 	case panicked:
@@ -329,7 +523,7 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 func (r *Registry) callBody(ctx context.Context, t *Tool, exec *Execution) (out Output, err error, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.c.Logger().Error().Interface("panic", v).Bytes("stack", debug.Stack()).Str("tool", t.name).Msg("tool body panicked")
+			r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", t.name).Msg("tool body panicked")
 			out, err, panicked = Output{}, errors.New(panicMessage(fmt.Sprintf("tool %q", t.name), v)), true
 		}
 	}()
@@ -339,32 +533,27 @@ func (r *Registry) callBody(ctx context.Context, t *Tool, exec *Execution) (out 
 
 // isContextErr reports whether a body's error is its cancellation: a
 // context error, or the context's cause (a policy's own cause, such as the
-// timeout policy's, wrapped by the tool).
+// timeout policy's, wrapped by the tool). It reads err under containment.
 func isContextErr(ctx context.Context, err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return true
-	}
-	cause := context.Cause(ctx)
-	return cause != nil && errors.Is(err, cause)
+	return errorIs(err, context.Canceled, context.DeadlineExceeded, context.Cause(ctx))
 }
 
 func aborted(ctx context.Context, code string) Result {
-	cause := context.Cause(ctx)
-	if cause == nil {
-		cause = context.Canceled
+	why := "context canceled"
+	if cause := context.Cause(ctx); cause != nil {
+		why = errorText(cause)
 	}
 	if code == CodeAbortedBeforeDispatch {
-		return failure(code, "AbortedBeforeDispatch", "Tool call aborted before it started: "+cause.Error())
+		return failure(code, "AbortedBeforeDispatch", "Tool call aborted before it started: "+why)
 	}
-	return failure(code, "Aborted", "Tool call aborted: "+cause.Error())
+	return failure(code, "Aborted", "Tool call aborted: "+why)
 }
 
 // listenerFailure turns a propagated listener failure into a result: the
 // error's own code when it has one; abortCode when it failed because ctx
 // is done; else LISTENER_ERROR.
 func listenerFailure(ctx context.Context, event string, err error, abortCode string) Result {
-	var c Coder
-	if !errors.As(err, &c) && ctx.Err() != nil && isContextErr(ctx, err) {
+	if ctx.Err() != nil && errorInfo(err, "", "").Code == "" && isContextErr(ctx, err) {
 		return aborted(ctx, abortCode)
 	}
 	return errorResult(event+" failed", err, CodeListenerError, "ListenerError")
@@ -379,7 +568,8 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode str
 // isError (LISTENER_ERROR or its code, INVALID_DECISION), keeping the
 // additional context gathered so far.
 func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, res Result) Result {
-	dec, err := host.Waterfall(ctx, em, PostExecute, PostInput{exec: exec, result: res}, acceptBase)
+	exec.stage = stagePostExecute
+	dec, err := waterfall(ctx, em, PostExecute, PostInput{exec: exec, result: res}, acceptBase)
 	if err != nil {
 		f := errorResult("tools/post-execute failed", err, CodeListenerError, "ListenerError")
 		f.AdditionalContext = res.AdditionalContext

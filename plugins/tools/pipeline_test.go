@@ -581,3 +581,104 @@ func TestP10_ExecutionArgsCannotBeCorrupted(t *testing.T) {
 		t.Errorf("body saw %s", bodySaw)
 	}
 }
+
+// TestP3_TypedToolCaseVariantKeyCannotSmuggleAValuePastPolicy: encoding/json
+// matches struct fields case-insensitively, so {"path":"/safe",
+// "PATH":"/secret"} passes schema validation (extra keys are allowed) and a
+// guard reading "path" sees "/safe", while a struct-typed body would decode
+// "/secret". Such ambiguous arguments must be INVALID_ARGS before policy.
+func TestP3_TypedToolCaseVariantKeyCannotSmuggleAValuePastPolicy(t *testing.T) {
+	type args struct {
+		Path string `json:"path" dsh:"required"`
+		Opt  struct {
+			Mode string `json:"mode"`
+		} `json:"opt"`
+	}
+	e := newEnv(t)
+	var got []string
+	def := tools.MustDefine(tools.TypedTool[args]{
+		Name: "read", Description: "Read.",
+		Execute: func(_ context.Context, a args, _ *tools.Execution) (tools.Output, error) {
+			got = append(got, a.Path+"|"+a.Opt.Mode)
+			return tools.Output{Content: []tools.Content{tools.Text(a.Path)}}, nil
+		},
+	})
+	mustRegister(t, e.reg, e.root, def)
+	var seen []string
+	must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) string {
+		seen = append(seen, x.Arg("path").String()+"|"+x.Arg("opt", "mode").String())
+		if x.Arg("path").String() != "/safe" {
+			return "only /safe"
+		}
+		return ""
+	}))
+	for _, a := range []string{
+		`{"path":"/safe","PATH":"/secret"}`,
+		`{"path":"/safe","Path":"/secret"}`,
+		"{\"path\":\"/safe\",\"opt\":{\"mode\":\"r\",\"MODE\":\"w\"}}",
+		"{\"\u212aey\":1,\"path\":\"/safe\",\"pat\u0127\":\"x\"}", // no fold of a field: accepted
+	} {
+		e.reg.Execute(context.Background(), call("read", a))
+		if len(got) > 0 && got[len(got)-1] != seen[len(seen)-1] {
+			t.Errorf("%s: policy saw %q, the body decoded %q", a, seen[len(seen)-1], got[len(got)-1])
+		}
+	}
+	// The folded variants are rejected as INVALID_ARGS.
+	n := len(got)
+	res := e.reg.Execute(context.Background(), call("read", `{"path":"/safe","PATH":"/secret"}`))
+	if code(res) != tools.CodeInvalidArgs || len(got) != n {
+		t.Errorf("case-variant key: code %q (body ran: %v), want INVALID_ARGS before the body", code(res), len(got) != n)
+	}
+	// The plain call still works.
+	if res := e.reg.Execute(context.Background(), call("read", `{"path":"/safe"}`)); res.IsError {
+		t.Errorf("plain call: %+v", res)
+	}
+}
+
+// TestP6_RetainedExecuteNextCannotRunTheBodyAfterTheCallSettled: a
+// tools/execute wrapper that keeps next and calls it after the call
+// returned would run the tool body outside the pipeline (no post-execute,
+// no tools/result, after policy that may since deny it).
+func TestP6_RetainedExecuteNextCannotRunTheBodyAfterTheCallSettled(t *testing.T) {
+	e := newEnv(t)
+	runs := 0
+	mustRegister(t, e.reg, e.root, tools.Definition{
+		Name: "rm", Description: "Remove.",
+		Execute: func(context.Context, *tools.Execution) (tools.Output, error) {
+			runs++
+			return tools.Output{Content: []tools.Content{tools.Text("removed")}}, nil
+		},
+	})
+	var kept tools.ExecuteNext
+	off := must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
+		kept = next
+		return next(ctx)
+	}))
+	if res := e.reg.Execute(context.Background(), call("rm", `{}`)); res.IsError || runs != 1 {
+		t.Fatalf("first call: %+v, runs %d", res, runs)
+	}
+	_ = off()
+	must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { return "no more removals" }))
+	res, err := kept(context.Background())
+	if runs != 1 {
+		t.Errorf("the body ran again after the call settled (res %+v, err %v)", res, err)
+	}
+	if err == nil && !res.IsError {
+		t.Errorf("late next = %+v, want an isError result", res)
+	}
+}
+
+// TestP9_EveryIsErrorResultCarriesErrorInfo: a wrapper that short-circuits
+// with an isError result of its own, naming no class, still yields a
+// result whose error info is set (TOOL_ERROR).
+func TestP9_EveryIsErrorResultCarriesErrorInfo(t *testing.T) {
+	e := newEnv(t)
+	mustRegister(t, e.reg, e.root, echo("t", "x"))
+	must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
+		return tools.Result{Content: []tools.Content{tools.Text("refused by the wrapper")}, IsError: true}, nil
+	}))
+	res := e.reg.Execute(context.Background(), call("t", `{}`))
+	if !res.IsError || res.Error == nil || res.Error.Code != tools.CodeToolError || res.Content[0].Text != "refused by the wrapper" {
+		t.Fatalf("result = %+v", res)
+	}
+}
