@@ -26,6 +26,7 @@ import (
 type Goja struct {
 	cfg      Config
 	programs programCache
+	maxDepth int // the nesting limit of its runs: maxNestingDepth, lowered only by tests
 }
 
 var _ Runtime = (*Goja)(nil)
@@ -36,7 +37,7 @@ func New(cfg Config) (*Goja, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Goja{cfg: cfg.withDefaults()}, nil
+	return &Goja{cfg: cfg.withDefaults(), maxDepth: maxNestingDepth}, nil
 }
 
 // Config returns the effective limits (defaults filled in).
@@ -107,14 +108,14 @@ type helpers struct {
 	format, describe, makeError, stringify, parse, rangeError goja.Callable
 }
 
-// preludeSource builds, without leaving anything global, the helpers the host calls into the VM with.
-var preludeSource = `(function () {
+// preludeSource is a function of the nesting limit that builds, without leaving anything global,
+// the helpers the host calls into the VM with.
+var preludeSource = `(function (MAX_DEPTH) {
 	"use strict";
 	var nativeStringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError,
 		defineProperty = Object.defineProperty, StringCtor = String, isArray = Array.isArray,
 		apply = Reflect.apply,
-		tagOf = Function.prototype.call.bind(Object.prototype.toString), hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty),
-		MAX_DEPTH = ` + strconv.Itoa(maxNestingDepth) + `;
+		tagOf = Function.prototype.call.bind(Object.prototype.toString), hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty);
 	// stringify is JSON.stringify through a replacer function: goja's native stringify never checks
 	// for an interrupt and its cycle check is linear in the depth, so without a JavaScript call per
 	// value a deep structure keeps it busy (quadratic, on a Go stack as deep as the value) beyond
@@ -231,7 +232,7 @@ var preludeSource = `(function () {
 	function rangeError(message) { return new RangeErrorCtor(message); }
 	defineProperty(JSON, "stringify", {value: stringify, writable: true, enumerable: false, configurable: true});
 	return [format, describe, makeError, stringify, parse, rangeError];
-})()`
+})`
 
 var prelude = sync.OnceValue(func() *goja.Program {
 	return goja.MustCompile("prelude.js", preludeSource, true)
@@ -285,6 +286,7 @@ type run struct {
 	logs     []Log
 	logBytes int
 
+	maxDepth  int // the nesting limit (see maxNestingDepth)
 	joinDepth int // nesting of the guarded Array.prototype.join / toLocaleString in progress
 
 	inVM     bool
@@ -302,17 +304,18 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *
 		cfg.MaxConcurrentCalls = p.MaxConcurrentCalls
 	}
 	r := &run{
-		cfg:     cfg,
-		vm:      goja.New(),
-		bindCtx: bindCtx,
-		done:    make(chan completion, cfg.MaxConcurrentCalls),
-		work:    make(chan *call, cfg.MaxConcurrentCalls),
-		cpuLeft: g.cfg.CPUBudget,
+		cfg:      cfg,
+		vm:       goja.New(),
+		bindCtx:  bindCtx,
+		done:     make(chan completion, cfg.MaxConcurrentCalls),
+		work:     make(chan *call, cfg.MaxConcurrentCalls),
+		cpuLeft:  g.cfg.CPUBudget,
+		maxDepth: g.maxDepth,
 	}
 	vm := r.vm
 	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { vm.Interrupt(ErrCPUBudget) })
-	stopAfter := context.AfterFunc(runCtx, func() { vm.Interrupt(runCtx.Err()) })
-	stopWatchdog := r.startWatchdog()
+	stopAfter := func() bool { return false }
+	stopWatchdog := func() {}
 
 	// Settlement, whatever the path: stop interrupting, cancel in-flight bindings, drain them.
 	defer func() {
@@ -334,6 +337,11 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program) (res *
 	if err := r.setup(p); err != nil {
 		return nil, err
 	}
+	// The interrupters start once the VM is set up: setup runs none of the program's code and
+	// takes a bounded time, and an interrupt landing in it would surface as a setup error instead
+	// of a Failure. A context that ended meanwhile interrupts the program's first instruction.
+	stopAfter = context.AfterFunc(runCtx, func() { vm.Interrupt(runCtx.Err()) })
+	stopWatchdog = r.startWatchdog()
 	var v goja.Value
 	if err := r.enter(func() (err error) { v, err = vm.RunProgram(prg); return }); err != nil {
 		return nil, r.failure(err)
@@ -530,7 +538,15 @@ func (r *run) setup(p Program) error {
 	// from the file system.
 	vm.SetParserOptions(parser.WithDisableSourceMaps)
 
-	hv, err := vm.RunProgram(prelude())
+	pv, err := vm.RunProgram(prelude())
+	if err != nil {
+		return fmt.Errorf("coderuntime: prelude: %w", err)
+	}
+	build, ok := goja.AssertFunction(pv)
+	if !ok {
+		return errors.New("coderuntime: the prelude is not a function")
+	}
+	hv, err := build(goja.Undefined(), vm.ToValue(r.maxDepth))
 	if err != nil {
 		return fmt.Errorf("coderuntime: prelude: %w", err)
 	}
@@ -771,9 +787,9 @@ func (r *run) complete(cp completion) error {
 		}
 		return cp.c.reject(e)
 	}
-	if jsonTooDeep(cp.result) {
+	if jsonTooDeep(cp.result, r.maxDepth) {
 		// goja's JSON.parse would recurse once per level on the Go stack.
-		return invalid(fmt.Sprintf("JSON nested more than %d levels deep", maxNestingDepth))
+		return invalid(fmt.Sprintf("JSON nested more than %d levels deep", r.maxDepth))
 	}
 	v, err := r.h.parse(goja.Undefined(), vm.ToValue(string(cp.result)))
 	if err != nil {
@@ -927,8 +943,8 @@ func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.Functio
 			continue
 		}
 		_ = arrProto.DefineDataProperty(name, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
-			if r.joinDepth >= maxNestingDepth {
-				r.throwRange(fmt.Sprintf("the array is nested more than %d levels deep", maxNestingDepth))
+			if r.joinDepth >= r.maxDepth {
+				r.throwRange(fmt.Sprintf("the array is nested more than %d levels deep", r.maxDepth))
 			}
 			r.joinDepth++
 			defer func() { r.joinDepth-- }()
@@ -942,19 +958,19 @@ func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.Functio
 
 	json := vm.Get("JSON").ToObject(vm)
 	wrap(json, "parse", func(fc goja.FunctionCall) {
-		if s, ok := fc.Argument(0).(goja.String); ok && jsonTooDeep(s.String()) {
+		if s, ok := fc.Argument(0).(goja.String); ok && jsonTooDeep(s.String(), r.maxDepth) {
 			r.throwJSONDepth()
 		}
 	})
 }
 
 func (r *run) throwJSONDepth() {
-	r.throwRange(fmt.Sprintf("JSON.parse: the text is nested more than %d levels deep", maxNestingDepth))
+	r.throwRange(fmt.Sprintf("JSON.parse: the text is nested more than %d levels deep", r.maxDepth))
 }
 
-// jsonTooDeep reports whether the JSON text s opens more than maxNestingDepth arrays or objects
-// at once (brackets inside strings do not count). It accepts anything; JSON.parse judges validity.
-func jsonTooDeep[T ~string | ~[]byte](s T) bool {
+// jsonTooDeep reports whether the JSON text s opens more than limit arrays or objects at once
+// (brackets inside strings do not count). It accepts anything; JSON.parse judges validity.
+func jsonTooDeep[T ~string | ~[]byte](s T, limit int) bool {
 	depth, inString := 0, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -971,7 +987,7 @@ func jsonTooDeep[T ~string | ~[]byte](s T) bool {
 		case '"':
 			inString = true
 		case '[', '{':
-			if depth++; depth > maxNestingDepth {
+			if depth++; depth > limit {
 				return true
 			}
 		case ']', '}':

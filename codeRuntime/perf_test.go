@@ -104,7 +104,7 @@ func FuzzDecodeJSON(f *testing.F) {
 }
 
 func TestCompileCache(t *testing.T) {
-	g := short(t)
+	g := newTestRuntime(t)
 	// The same source from many runs at once: the cached program is shared, the runtimes are not.
 	src := "(globalThis as any).n = ((globalThis as any).n ?? 0) + 1\nconst r = await tools.echo({ n: (globalThis as any).n })\nif (r.n !== 1) throw new Error('state leaked')\nthrow new Error('pos')"
 	var wg sync.WaitGroup
@@ -160,7 +160,7 @@ func TestCompileCache(t *testing.T) {
 // concurrent calls never exceed MaxConcurrentCalls, and every worker is gone when Run returns
 // (goleak checks the last part for the whole package).
 func TestWorkersAreReused(t *testing.T) {
-	g := short(t, func(c *Config) { c.MaxConcurrentCalls = 3 })
+	g := newTestRuntime(t, func(c *Config) { c.MaxConcurrentCalls = 3 })
 	var mu sync.Mutex
 	active, peak := 0, 0
 	slowEcho := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {

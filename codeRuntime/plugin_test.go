@@ -14,7 +14,7 @@ func TestPluginProvidesRuntime(t *testing.T) {
 	h := host.New()
 	defer h.Close()
 	root := h.Root()
-	f, err := root.Plugin(coderuntime.Plugin, coderuntime.Config{Timeout: time.Second})
+	f, err := root.Plugin(coderuntime.Plugin, coderuntime.Config{Timeout: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestPluginProvidesRuntime(t *testing.T) {
 	if !ok {
 		t.Fatalf("runtime is a %T, want *coderuntime.Goja", rt)
 	}
-	if g.Config().Timeout != time.Second {
+	if g.Config().Timeout != time.Hour {
 		t.Errorf("config not applied: timeout %v", g.Config().Timeout)
 	}
 	res, err := rt.Run(context.Background(), coderuntime.Program{Source: "return 1 + 1"})

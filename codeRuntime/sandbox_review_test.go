@@ -3,6 +3,7 @@ package coderuntime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -30,46 +31,79 @@ func runBounded(t *testing.T, g *Goja, p Program, limit time.Duration) (*Result,
 	}
 }
 
+// hangLimit is how long runBounded waits before it declares Run hung. Without their guards, the
+// programs it runs keep goja busy in native code for hours (or crash the process); with them they
+// end in milliseconds, so the limit decides nothing unless a guard is gone.
+const hangLimit = 5 * time.Minute
+
 // TestReviewNativeWorkIsBounded: built-ins that loop natively over a program-chosen length or depth
-// must be refused (a catchable RangeError) or stay under the budgets, not hang or crash the process.
+// are refused with a catchable RangeError, not left to hang or crash the process. The time budgets
+// are ample, so each case can only end by its guard. The nesting limit is lowered to 100: goja's
+// stringify and join check for cycles in time linear in the depth, so reaching the real limit
+// (maxNestingDepth) costs seconds under -race, and minutes on a loaded machine.
 func TestReviewNativeWorkIsBounded(t *testing.T) {
-	g := short(t, func(c *Config) { c.CPUBudget = 300 * time.Millisecond })
-	cases := []struct{ name, src string }{
-		{"indexOf over a huge array-like", "return Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 1)"},
-		{"join over a huge array-like", "return Array.prototype.join.call({ length: 2 ** 53 - 1 }, '')"},
-		{"includes over a sparse array", "const a: any[] = []\na.length = 2 ** 32 - 1\nreturn a.includes(1)"},
-		{"forEach over a sparse array", "new Array(2 ** 32 - 1).forEach(() => {})"},
-		{"Array.from of an array-like", "return Array.from({ length: 2 ** 32 - 1 }).length"},
-		{"spread of a sparse array", "const a: any[] = []\na.length = 2 ** 32 - 1\nreturn [...a].length"},
-		{"apply with a huge array-like", "return Math.max.apply(null, { length: 2 ** 31 } as any)"},
-		{"Reflect.apply with a huge array-like", "return Reflect.apply(Math.max, null, { length: 2 ** 32 } as any)"},
-		{"concat of a spreadable array-like", "return [].concat({ length: 2 ** 32 - 2, [Symbol.isConcatSpreadable]: true } as any).length"},
-		{"deep JSON.parse", "return JSON.parse('['.repeat(1e7) + ']'.repeat(1e7))"},
-		{"stringify of a deep array", "let a: any = []\nfor (let i = 0; i < 1e5; i++) a = [a]\nreturn JSON.stringify(a).length"},
-		{"stringify of a deep array with a list replacer", "let a: any = []\nfor (let i = 0; i < 1e5; i++) a = [a]\nreturn JSON.stringify(a, ['x']).length"},
-		{"String of a deep array", "let a: any = []\nfor (let i = 0; i < 3e5; i++) a = [a]\nreturn String(a).length"},
-		{"returning a deep array", "let a: any = []\nfor (let i = 0; i < 1e5; i++) a = [a]\nreturn a"},
-		{"passing a deep array to a binding", "let a: any = []\nfor (let i = 0; i < 1e5; i++) a = [a]\nreturn await tools.echo(a)"},
-		{"catastrophic backtracking in regexp2", "return /^(a+)+(?=b)/.test('a'.repeat(40) + 'c')"},
+	g := newTestRuntime(t, func(c *Config) { c.MaxHeapBytes = -1 })
+	g.maxDepth = 100
+	const (
+		tooLong = "RangeError: the array or array-like object is longer than 4194304 elements"
+		tooDeep = "nested more than 100 levels deep"
+	)
+	cases := []struct {
+		name, src string
+		kind      FailureKind
+		want      string // in the failure's message
+	}{
+		{"indexOf over a huge array-like", "return Array.prototype.indexOf.call({ length: 2 ** 53 - 1 }, 1)", KindException, tooLong},
+		{"join over a huge array-like", "return Array.prototype.join.call({ length: 2 ** 53 - 1 }, '')", KindException, tooLong},
+		{"includes over a sparse array", "const a: any[] = []\na.length = 2 ** 32 - 1\nreturn a.includes(1)", KindException, tooLong},
+		{"forEach over a sparse array", "new Array(2 ** 32 - 1).forEach(() => {})", KindException, tooLong},
+		{"Array.from of an array-like", "return Array.from({ length: 2 ** 32 - 1 }).length", KindException, tooLong},
+		{"spread of a sparse array", "const a: any[] = []\na.length = 2 ** 32 - 1\nreturn [...a].length", KindException, tooLong},
+		{"apply with a huge array-like", "return Math.max.apply(null, { length: 2 ** 31 } as any)", KindException, tooLong},
+		{"Reflect.apply with a huge array-like", "return Reflect.apply(Math.max, null, { length: 2 ** 32 } as any)", KindException, tooLong},
+		{"concat of a spreadable array-like", "return [].concat({ length: 2 ** 32 - 2, [Symbol.isConcatSpreadable]: true } as any).length", KindException, tooLong},
+		{"deep JSON.parse", "return JSON.parse('['.repeat(1000) + ']'.repeat(1000))", KindException, "RangeError: JSON.parse: the text is " + tooDeep},
+		{"stringify of a deep array", "let a: any = []\nfor (let i = 0; i < 1000; i++) a = [a]\nreturn JSON.stringify(a).length", KindException, "RangeError: JSON.stringify: the value is " + tooDeep},
+		{"stringify of a deep array with a list replacer", "let a: any = []\nfor (let i = 0; i < 1000; i++) a = [a]\nreturn JSON.stringify(a, ['x']).length", KindException, "RangeError: JSON.stringify: the value is " + tooDeep},
+		{"String of a deep array", "let a: any = []\nfor (let i = 0; i < 1000; i++) a = [a]\nreturn String(a).length", KindException, "RangeError: the array is " + tooDeep},
+		{"returning a deep array", "let a: any = []\nfor (let i = 0; i < 1000; i++) a = [a]\nreturn a", KindInvalidOutput, "RangeError: JSON.stringify: the value is " + tooDeep},
+		{"passing a deep array to a binding", "let a: any = []\nfor (let i = 0; i < 1000; i++) a = [a]\nreturn await tools.echo(a)", KindException, "RangeError: JSON.stringify: the value is " + tooDeep},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			_, err := runBounded(t, g, Program{Source: tc.src, Bindings: map[string]Binding{"echo": echo}}, 5*time.Second)
-			if err == nil {
-				t.Fatalf("Run succeeded; want a failure")
-			}
-			if d := time.Since(start); d > 4*time.Second {
-				t.Errorf("took %s", d)
+			_, err := runBounded(t, g, Program{Source: tc.src, Bindings: map[string]Binding{"echo": echo}}, hangLimit)
+			var f *Failure
+			if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.want) {
+				t.Fatalf("err = %v; want a %s failure containing %q", err, tc.kind, tc.want)
 			}
 		})
 	}
 }
 
+// TestCatastrophicRegexpEnds: a regexp2 match (backreferences, lookaround) backtracks in native code
+// no interrupt reaches; the match timeout makes it give up, so Run still ends.
+func TestCatastrophicRegexpEnds(t *testing.T) {
+	// 2^60 backtracking steps: without the match timeout, this never ends.
+	const catastrophic = "/^(a+)+(?=b)/.test('a'.repeat(60) + 'c')"
+	t.Run("a match gives up, finding nothing", func(t *testing.T) {
+		res, err := runBounded(t, newTestRuntime(t), Program{Source: "return " + catastrophic}, hangLimit)
+		if err != nil || string(res.Value) != "false" {
+			t.Fatalf("Run = %v, %v; want false (the match gave up)", res, err)
+		}
+	})
+	t.Run("a loop of matches ends at the busy-CPU budget", func(t *testing.T) {
+		_, err := runBounded(t, runawayRuntime(t), Program{Source: "for (;;) " + catastrophic}, hangLimit)
+		var f *Failure
+		if !errors.As(err, &f) || f.Kind != KindTimeout || !errors.Is(err, ErrCPUBudget) {
+			t.Fatalf("err = %v; want the busy-CPU budget", err)
+		}
+	})
+}
+
 // TestReviewDeepBindingResult: a binding result nested deeper than goja's recursive JSON.parse can
 // take must reject the call, not overflow the Go stack (a fatal error no recover catches).
 func TestReviewDeepBindingResult(t *testing.T) {
-	g := short(t, func(c *Config) { c.CPUBudget = 5 * time.Second; c.Timeout = 10 * time.Second })
+	g := newTestRuntime(t)
 	deep := strings.Repeat("[", 1e7) + strings.Repeat("]", 1e7)
 	b := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(deep), nil }
 	res := mustRun(t, g, Program{Source: "try { await tools.deep({}); return 'resolved' } catch (e: any) { return e.code }", Bindings: map[string]Binding{"deep": b}})
@@ -80,7 +114,7 @@ func TestReviewDeepBindingResult(t *testing.T) {
 
 // TestReviewGuardsKeepSemantics: the guards change nothing for ordinary programs.
 func TestReviewGuardsKeepSemantics(t *testing.T) {
-	g := short(t)
+	g := newTestRuntime(t)
 	probes := []struct{ name, src, want string }{
 		{"stringify with a function replacer", "return JSON.stringify({ a: 1, b: [1, 2] }, (k, v) => typeof v === 'number' ? v * 2 : v)", `"{\"a\":2,\"b\":[2,4]}"`},
 		{"stringify with a list replacer", "return JSON.stringify({ b: 1, a: { b: 2, c: 3 }, c: 4 }, ['a', 'b'])", `"{\"a\":{\"b\":2},\"b\":1}"`},
