@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,18 +17,44 @@ import (
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
-// TestP1_P5_P10_PropertyRandomListeners runs calls through randomized
-// listeners at every phase (allow, deny, ask, error, panic, malformed
-// decisions, slow, cancel) and checks: exactly one tools/result per call,
-// a denied tool never runs, results are valid, and every observer sees the
-// same result as the caller although each tries to corrupt its copy.
-func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
+// TestP1_P5_P10_G2_G3_G4_PropertyRandomListeners runs calls through
+// randomized listeners at every phase (allow, deny, ask, error, panic,
+// malformed decisions, slow, cancel) and hostile user code (wrappers that
+// pass contexts not derived from the caller's, run next on goroutines of
+// their own and return or call it after the call ended; hostile error
+// values; runtime.Goexit; approvers answering after the request was
+// withdrawn), and checks: exactly one tools/result per call, which every
+// observer sees the same although each tries to corrupt its copy, and the
+// caller too when Execute returns; a denied or cancelled call never starts
+// its body; no body runs once the call's result was given; policy saw the
+// arguments the body got; results are valid and carry error info.
+func TestP1_P5_P10_G2_G3_G4_PropertyRandomListeners(t *testing.T) {
 	e := newEnv(t)
-	var bodyRan atomic.Int32
+	hostile := hostileErrorList()
+	var (
+		mu        sync.Mutex // guards the per-call state below
+		cancelled bool       // the caller's context was cancelled
+		given     bool       // the call's result was given (observer or return)
+		violation []string
+		bodyArgs  string
+	)
+	var running, bodyRan atomic.Int32
 	d := echo("t", "ok")
 	d.Execute = func(ctx context.Context, x *tools.Execution) (tools.Output, error) {
+		mu.Lock()
+		if cancelled {
+			violation = append(violation, "a body started after the caller cancelled")
+		}
+		if given {
+			violation = append(violation, "a body started after the result was given")
+		}
+		bodyArgs = x.ArgsString()
+		mu.Unlock()
+		running.Add(1)
+		defer running.Add(-1)
 		bodyRan.Add(1)
-		switch x.Arg("body").Int() {
+		runtime.Gosched()
+		switch k := x.Arg("body").Int(); k {
 		case 1:
 			return tools.Output{}, errors.New("tool failed")
 		case 2:
@@ -34,29 +62,47 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 		case 3:
 			return tools.Output{Content: []tools.Content{tools.Text("\xff")}}, nil
 		case 4:
-			if c, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+			if c, ok := ctx.Value(cancelKey{}).(func()); ok {
 				c()
 			}
 			return tools.Output{Content: []tools.Content{tools.Text("x")}}, nil
+		case 5:
+			return tools.Output{}, hostile[int(x.Arg("hostile").Int())%len(hostile)]
+		case 6:
+			panic(hostile[int(x.Arg("hostile").Int())%len(hostile)])
+		case 7:
+			runtime.Goexit()
 		}
 		return tools.Output{Content: []tools.Content{tools.Text("ok")}, Meta: json.RawMessage(`{"n":1}`), AdditionalContext: []string{"tool"}}, nil
 	}
 	mustRegister(t, e.reg, e.root, d)
 	seed := uint64(0x5eed)
-	for iter := 0; iter < 400; iter++ {
+	for iter := 0; iter < 600; iter++ {
 		rng := rand.New(rand.NewPCG(seed, uint64(iter)))
-		ctx, cancel := context.WithCancel(context.WithValue(context.Background(), cancelKey{}, context.CancelFunc(nil)))
-		ctx = context.WithValue(ctx, cancelKey{}, cancel)
+		choose := func(n int) int { return rng.IntN(n) }
+		base, cancelBase := context.WithCancel(context.Background())
+		cancel := func() {
+			mu.Lock()
+			cancelled = true
+			cancelBase()
+			mu.Unlock()
+		}
+		ctx := context.WithValue(base, cancelKey{}, cancel)
+		mu.Lock()
+		cancelled, given, violation, bodyArgs = false, false, nil, ""
+		mu.Unlock()
 		var (
-			mu        sync.Mutex
 			outerPre  *tools.PreDecision
 			outerErr  error
 			guardDeny bool
 			approved  bool
+			preArgs   string
 			observed  []string
 			notices   int
+			spawned   sync.WaitGroup
+			gate      = make(chan struct{})
 		)
-		choose := func(n int) int { return rng.IntN(n) }
+		herr := hostile[choose(len(hostile))]
 		p := host.Define("random", nil, func(c *host.Context) error {
 			// Policy listeners are global or scoped to the agent (then
 			// calls without that agent do not reach them).
@@ -70,8 +116,11 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 			}
 			nPre := choose(3)
 			for i := 0; i < nPre; i++ {
-				k, outer := choose(9), i == 0
+				k, outer := choose(11), i == 0
 				if _, err := host.OnWaterfall(lc, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (d tools.PreDecision, err error) {
+					mu.Lock()
+					preArgs = x.ArgsString()
+					mu.Unlock()
 					defer func() {
 						if outer {
 							mu.Lock()
@@ -99,13 +148,18 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 					case 7:
 						runtime.Gosched()
 						return next(ctx)
+					case 8:
+						return tools.PreDecision{}, herr
+					case 9:
+						err = errors.New("pre called Goexit")
+						runtime.Goexit()
 					}
 					return next(ctx)
 				}); err != nil {
 					return err
 				}
 			}
-			gk := choose(5)
+			gk := choose(6)
 			if _, err := e.reg.Guard(c, func(*tools.Execution) string {
 				switch gk {
 				case 0:
@@ -120,12 +174,17 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 					panic("guard panicked")
 				case 2:
 					cancel()
+				case 3:
+					mu.Lock()
+					guardDeny = true
+					mu.Unlock()
+					runtime.Goexit()
 				}
 				return ""
 			}); err != nil {
 				return err
 			}
-			ak := choose(5)
+			ak := choose(8)
 			if _, err := c.Provide(tools.ApprovalService, tools.ApproverFunc(func(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 				switch ak {
 				case 0:
@@ -139,6 +198,15 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 					panic("approver panicked")
 				case 3:
 					return "", errors.New("approver failed")
+				case 4:
+					// A late answer: the request was withdrawn first.
+					cancel()
+					<-ctx.Done()
+					return tools.AllowedOnce, nil
+				case 5:
+					return tools.AllowedOnce, herr
+				case 6:
+					runtime.Goexit()
 				}
 				cancel()
 				return tools.Cancelled, nil
@@ -146,7 +214,7 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 				return err
 			}
 			for i := choose(3); i > 0; i-- {
-				k := choose(7)
+				k := choose(15)
 				if _, err := host.OnWaterfall(lc, tools.ExecuteEvent, func(ctx context.Context, x *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 					switch k {
 					case 0:
@@ -164,6 +232,35 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 						r.Content = append(r.Content, tools.Text("wrapped"))
 						r.AdditionalContext = append(r.AdditionalContext, "wrapper")
 						return r, err
+					case 6:
+						// A context not derived from the caller's.
+						return next(context.Background())
+					case 7:
+						cancel()
+						return next(context.WithoutCancel(ctx))
+					case 8:
+						// next on a goroutine of its own, waited for.
+						var r tools.Result
+						var err error
+						done := make(chan struct{})
+						spawned.Go(func() { defer close(done); r, err = next(ctx) })
+						<-done
+						return r, err
+					case 9:
+						// next on a goroutine of its own, abandoned.
+						spawned.Go(func() { _, _ = next(ctx) })
+						return tools.Result{Content: []tools.Content{tools.Text("gave up")}, IsError: true}, nil
+					case 10:
+						// next kept and called after the call ended.
+						spawned.Go(func() {
+							<-gate
+							_, _ = next(context.Background())
+						})
+						return next(ctx)
+					case 11:
+						return tools.Result{}, herr
+					case 12:
+						runtime.Goexit()
 					}
 					return next(ctx)
 				}); err != nil {
@@ -171,8 +268,13 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 				}
 			}
 			for i := choose(3); i > 0; i-- {
-				k := choose(8)
+				k := choose(10)
 				if _, err := host.OnWaterfall(lc, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+					if running.Load() != 0 {
+						mu.Lock()
+						violation = append(violation, "post-execute ran while a body ran")
+						mu.Unlock()
+					}
 					r := in.Result()
 					if len(r.Content) > 0 {
 						r.Content[0].Text = "post corrupted its copy"
@@ -190,6 +292,10 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 						return tools.PostDecision{Kind: tools.Block}, nil
 					case 5:
 						cancel()
+					case 6:
+						return tools.PostDecision{}, herr
+					case 7:
+						runtime.Goexit()
 					}
 					return next(ctx)
 				}); err != nil {
@@ -202,9 +308,15 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 					r := n.Result()
 					b, _ := json.Marshal(r)
 					mu.Lock()
+					given = true
 					observed = append(observed, string(b))
 					notices++
 					mu.Unlock()
+					if running.Load() != 0 {
+						mu.Lock()
+						violation = append(violation, "tools/result while a body ran")
+						mu.Unlock()
+					}
 					if len(r.Content) > 0 {
 						r.Content[0].Text = "observer corrupted its copy"
 					}
@@ -233,19 +345,57 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 		if choose(2) == 0 {
 			agent = "agent"
 		}
-		c := tools.Call{ID: fmt.Sprint("call-", iter), Name: "t", Agent: agent, Arguments: json.RawMessage(fmt.Sprintf(`{"body":%d}`, choose(6)))}
+		c := tools.Call{ID: fmt.Sprint("call-", iter), Name: "t", Agent: agent,
+			Arguments: json.RawMessage(fmt.Sprintf(`{"body":%d,"hostile":%d}`, choose(9), choose(len(hostile))))}
 		if choose(10) == 0 {
 			cancel()
 		}
 		if choose(12) == 0 {
 			c.Name = "missing"
 		}
-		res := e.reg.Execute(ctx, c)
-		ran := bodyRan.Load() != before
-		b, _ := json.Marshal(res)
+		var res tools.Result
+		returned := false
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			res = e.reg.Execute(ctx, c)
+			returned = true
+		}()
+		<-exited
 		mu.Lock()
+		given = true
+		mu.Unlock()
+		if running.Load() != 0 {
+			t.Errorf("iter %d: a body still runs after the call ended", iter)
+		}
+		close(gate)
+		spawned.Wait()
+		ran := bodyRan.Load() != before
+		mu.Lock()
+		for _, v := range violation {
+			t.Errorf("iter %d: %s", iter, v)
+		}
 		if notices != 3 {
 			t.Errorf("iter %d: %d observer notifications, want 3 (one tools/result)", iter, notices)
+		}
+		var b []byte
+		if returned {
+			b, _ = json.Marshal(res)
+			if err := res.Validate(); err != nil || res.CallID != c.ID {
+				t.Errorf("iter %d: invalid result %s: %v", iter, b, err)
+			}
+			if res.IsError && res.Error == nil {
+				t.Errorf("iter %d: error without info: %s", iter, b)
+			}
+			if res.IsError && (code(res) == tools.CodeInternal || code(res) == tools.CodeInvalidResult && !strings.Contains(text(res), "invalid UTF-8")) {
+				t.Errorf("iter %d: %s", iter, b)
+			}
+		} else if len(observed) > 0 {
+			b = []byte(observed[0])
+			var r tools.Result
+			if json.Unmarshal(b, &r) != nil || !r.IsError || r.Error == nil || r.Error.Name != "Goexit" {
+				t.Errorf("iter %d: Execute did not return, and tools/result carried %s", iter, b)
+			}
 		}
 		for _, o := range observed {
 			if o != string(b) {
@@ -262,15 +412,12 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 					t.Errorf("iter %d: tool ran after pre decision %+v err %v approved %v", iter, *outerPre, outerErr, approved)
 				}
 			}
+			if preArgs != "" && bodyArgs != preArgs {
+				t.Errorf("iter %d: policy saw %s, the body %s", iter, preArgs, bodyArgs)
+			}
 		}
 		mu.Unlock()
-		if err := res.Validate(); err != nil || res.CallID != c.ID {
-			t.Errorf("iter %d: invalid result %s: %v", iter, b, err)
-		}
-		if res.IsError == (res.Error == nil) && res.IsError {
-			t.Errorf("iter %d: error without info: %s", iter, b)
-		}
-		cancel()
+		cancelBase()
 		if err := f.Dispose(); err != nil {
 			t.Fatal(err)
 		}
@@ -278,6 +425,25 @@ func TestP1_P5_P10_PropertyRandomListeners(t *testing.T) {
 	if st := e.h.Stats(); st.Listeners["tools/pre-execute"] != 0 || st.Listeners["tools/result"] != 0 {
 		t.Errorf("listeners left: %v", st.Listeners)
 	}
+}
+
+// hostileErrorList is hostileErrors without the cyclic chains (a listener
+// returning one hangs the host's own failure logging, which walks the chain
+// with errors.As), in a fixed order.
+func hostileErrorList() []error {
+	m := hostileErrors()
+	names := make([]string, 0, len(m))
+	for n := range m {
+		if !strings.HasPrefix(n, "cyclic") {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	list := make([]error, len(names))
+	for i, n := range names {
+		list[i] = m[n]
+	}
+	return list
 }
 
 type cancelKey struct{}
