@@ -166,6 +166,9 @@ func (b *bodies) begin(cancel context.CancelCauseFunc) (slot int, ok bool) {
 	}
 	b.started = true
 	b.running++
+	if cancel == nil {
+		cancel = noCancel // a taken slot is never nil
+	}
 	if b.cancels == nil {
 		b.cancels = b.buf[:0]
 	}
@@ -178,6 +181,8 @@ func (b *bodies) begin(cancel context.CancelCauseFunc) (slot int, ok bool) {
 	b.cancels = append(b.cancels, cancel)
 	return len(b.cancels) - 1, true
 }
+
+func noCancel(error) {}
 
 // end unregisters the body in slot; goexit says it called runtime.Goexit.
 func (b *bodies) end(slot int, goexit bool) {

@@ -140,61 +140,6 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	return res
 }
 
-// observe emits tools/result. The host contains observer failures; a
-// panic escaping the dispatcher itself (logging a hostile error value) is
-// contained here.
-func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
-	if r.h.ListenerCount(resultEventName) == 0 {
-		return
-	}
-	returned := false
-	defer func() {
-		if !returned {
-			if v := recover(); v != nil {
-				r.c.Logger().Error().Str("panic", safeSprint(v)).Str("tool", exec.name).Msg("tools/result dispatch panicked")
-			}
-		}
-	}()
-	_ = host.Emit(context.WithoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
-	returned = true
-}
-
-// goexit completes a call whose goroutine is exiting through
-// runtime.Goexit (see Execute): bodies still running are waited for, and
-// the call's one result is emitted, unless the Goexit happened while it was
-// being emitted.
-func (r *Registry) goexit(ctx context.Context, exec *Execution) {
-	exec.bodies.settle(ErrAbandoned)
-	if exec.stage == stageResult {
-		return
-	}
-	if exec.token.IsZero() {
-		exec.token = newToken()
-	}
-	where, code := "the tool pipeline", CodeInternal
-	switch exec.stage {
-	case stageValidateArgs:
-		where, code = "argument validation", CodeInvalidArgs
-	case stagePreExecute:
-		where, code = "a tools/pre-execute listener", CodeListenerError
-	case stageApproval:
-		where, code = "the approval service", CodeApprovalFailed
-	case stageGuards:
-		where, code = "a guard", CodeGuardFailed
-	case stageExecute:
-		where, code = "a tools/execute wrapper", CodeListenerError
-		if exec.bodies.goexited() {
-			where, code = fmt.Sprintf("tool %q", exec.name), CodeToolError
-		}
-	case stagePostExecute:
-		where, code = "a tools/post-execute listener", CodeListenerError
-	}
-	r.c.Logger().Error().Str("tool", exec.name).Str("call", exec.callID).Msg(where + " called runtime.Goexit; the call's goroutine is exiting")
-	res := r.finalize(exec, failure(code, "Goexit", fmt.Sprintf("Tool call ended: %s called runtime.Goexit, which ends the goroutine running the call", where)))
-	exec.stage = stageResult
-	r.observe(ctx, exec, res)
-}
-
 // run is stages 1–9; it contains any panic of the pipeline itself.
 func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Result) {
 	defer func() {
@@ -646,4 +591,59 @@ func validateResult(res Result) (json.RawMessage, error) {
 		return nil, fmt.Errorf("meta: %w", err)
 	}
 	return meta, nil
+}
+
+// observe emits tools/result. The host contains observer failures; a
+// panic escaping the dispatcher itself (logging a hostile error value) is
+// contained here.
+func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
+	if r.h.ListenerCount(resultEventName) == 0 {
+		return
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			if v := recover(); v != nil {
+				r.c.Logger().Error().Str("panic", safeSprint(v)).Str("tool", exec.name).Msg("tools/result dispatch panicked")
+			}
+		}
+	}()
+	_ = host.Emit(context.WithoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
+	returned = true
+}
+
+// goexit completes a call whose goroutine is exiting through
+// runtime.Goexit (see Execute): bodies still running are waited for, and
+// the call's one result is emitted, unless the Goexit happened while it was
+// being emitted.
+func (r *Registry) goexit(ctx context.Context, exec *Execution) {
+	exec.bodies.settle(ErrAbandoned)
+	if exec.stage == stageResult {
+		return
+	}
+	if exec.token.IsZero() {
+		exec.token = newToken()
+	}
+	where, code := "the tool pipeline", CodeInternal
+	switch exec.stage {
+	case stageValidateArgs:
+		where, code = "argument validation", CodeInvalidArgs
+	case stagePreExecute:
+		where, code = "a tools/pre-execute listener", CodeListenerError
+	case stageApproval:
+		where, code = "the approval service", CodeApprovalFailed
+	case stageGuards:
+		where, code = "a guard", CodeGuardFailed
+	case stageExecute:
+		where, code = "a tools/execute wrapper", CodeListenerError
+		if exec.bodies.goexited() {
+			where, code = fmt.Sprintf("tool %q", exec.name), CodeToolError
+		}
+	case stagePostExecute:
+		where, code = "a tools/post-execute listener", CodeListenerError
+	}
+	r.c.Logger().Error().Str("tool", exec.name).Str("call", exec.callID).Msg(where + " called runtime.Goexit; the call's goroutine is exiting")
+	res := r.finalize(exec, failure(code, "Goexit", fmt.Sprintf("Tool call ended: %s called runtime.Goexit, which ends the goroutine running the call", where)))
+	exec.stage = stageResult
+	r.observe(ctx, exec, res)
 }
