@@ -171,7 +171,7 @@ type (
 	PreNext = events.Next[PreDecision]
 	// ExecuteNext delegates from a tools/execute wrapper to the rest, and
 	// finally to core dispatch; pass a derived context to change the
-	// body's cancellation.
+	// body's cancellation (see ExecuteEvent for what next refuses).
 	ExecuteNext = events.Next[Result]
 	// PostNext delegates from a tools/post-execute listener to the rest.
 	PostNext = events.Next[PostDecision]
@@ -199,7 +199,11 @@ var (
 	// may change only the cancellation (by passing a derived ctx to next),
 	// may call next more than once, or may return a result without calling
 	// it. The caller's cancellation reaches the body even when a wrapper
-	// replaced the context.
+	// replaced the context, and once the caller cancelled, next starts no
+	// body (ABORTED_BEFORE_DISPATCH), whatever context it is given. next
+	// may run on another goroutine, but the stage ends when the outermost
+	// wrapper returns: a body still running is then cancelled (cause
+	// ErrAbandoned) and waited for, and a later next starts no body.
 	ExecuteEvent = events.NewWaterfall[*Execution, Result](events.Descriptor{
 		Name:     "tools/execute",
 		Mode:     events.ModeWaterfall,
@@ -256,7 +260,9 @@ const ApprovalService = "approval"
 
 // Approver answers an ask (implemented by plugins/approval). Approve may
 // block until a user answers; it must return once ctx is done. It is
-// called on the goroutine running the call.
+// called on the goroutine running the call. An answer returned when ctx is
+// already done grants nothing: the call is ABORTED_BEFORE_DISPATCH
+// (a Rejected answer is kept as the more specific denial).
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (ApprovalOutcome, error)
 }
