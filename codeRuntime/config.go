@@ -39,18 +39,18 @@ type Config struct {
 	MaxPendingCalls int
 }
 
-// The defaults.
+// The defaults of the Config fields.
 const (
-	DefaultTimeout            = 30 * time.Second
-	DefaultCPUBudget          = 10 * time.Second
-	DefaultMaxCallStackSize   = 1024
-	DefaultMaxLogBytes        = 64 << 10
-	DefaultMaxResultBytes     = 1 << 20
-	DefaultMaxStringLength    = 32 << 20
-	DefaultMaxHeapBytes       = int64(1 << 30)
-	DefaultHeapCheckInterval  = 5 * time.Millisecond
-	DefaultMaxConcurrentCalls = 16
-	DefaultMaxPendingCalls    = 10000
+	defaultTimeout            = 30 * time.Second
+	defaultCPUBudget          = 10 * time.Second
+	defaultMaxCallStackSize   = 1024
+	defaultMaxLogBytes        = 64 << 10
+	defaultMaxResultBytes     = 1 << 20
+	defaultMaxStringLength    = 32 << 20
+	defaultMaxHeapBytes       = int64(1 << 30)
+	defaultHeapCheckInterval  = 5 * time.Millisecond
+	defaultMaxConcurrentCalls = 16
+	defaultMaxPendingCalls    = 10000
 )
 
 // ErrInvalidConfig is wrapped by the error Validate returns.
@@ -84,23 +84,23 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
+		c.Timeout = defaultTimeout
 	}
 	if c.CPUBudget == 0 {
-		c.CPUBudget = DefaultCPUBudget
+		c.CPUBudget = defaultCPUBudget
 	}
 	if c.HeapCheckInterval == 0 {
-		c.HeapCheckInterval = DefaultHeapCheckInterval
+		c.HeapCheckInterval = defaultHeapCheckInterval
 	}
 	if c.MaxHeapBytes == 0 {
-		c.MaxHeapBytes = DefaultMaxHeapBytes
+		c.MaxHeapBytes = defaultMaxHeapBytes
 	}
-	def(&c.MaxCallStackSize, DefaultMaxCallStackSize)
-	def(&c.MaxLogBytes, DefaultMaxLogBytes)
-	def(&c.MaxResultBytes, DefaultMaxResultBytes)
-	def(&c.MaxStringLength, DefaultMaxStringLength)
-	def(&c.MaxConcurrentCalls, DefaultMaxConcurrentCalls)
-	def(&c.MaxPendingCalls, DefaultMaxPendingCalls)
+	def(&c.MaxCallStackSize, defaultMaxCallStackSize)
+	def(&c.MaxLogBytes, defaultMaxLogBytes)
+	def(&c.MaxResultBytes, defaultMaxResultBytes)
+	def(&c.MaxStringLength, defaultMaxStringLength)
+	def(&c.MaxConcurrentCalls, defaultMaxConcurrentCalls)
+	def(&c.MaxPendingCalls, defaultMaxPendingCalls)
 	if c.MaxPendingCalls < c.MaxConcurrentCalls {
 		c.MaxPendingCalls = c.MaxConcurrentCalls
 	}

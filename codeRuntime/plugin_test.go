@@ -69,13 +69,9 @@ func TestPluginConfigForms(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := host.New()
 			defer h.Close()
-			f, err := h.Root().Plugin(coderuntime.Plugin, tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = f.Err()
+			_, err := h.Root().Plugin(coderuntime.Plugin, tc.cfg)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("Err() = %v, want error %v", err, tc.wantErr)
+				t.Fatalf("Plugin: %v, want error %v", err, tc.wantErr)
 			}
 			if tc.wantErr && !errors.Is(err, coderuntime.ErrInvalidConfig) {
 				t.Errorf("error %v does not wrap ErrInvalidConfig", err)

@@ -85,8 +85,8 @@ type ErrorDetails interface {
 	ErrorDetails() map[string]string
 }
 
-// DefaultNamespace is the namespace used when Program.Namespace is empty.
-const DefaultNamespace = "tools"
+// defaultNamespace is the namespace used when Program.Namespace is empty.
+const defaultNamespace = "tools"
 
 // Result is what a successful run produced.
 type Result struct {

@@ -36,12 +36,12 @@ func runBounded(t *testing.T, g *Goja, p Program, limit time.Duration) (*Result,
 // end in milliseconds, so the limit decides nothing unless a guard is gone.
 const hangLimit = 5 * time.Minute
 
-// TestReviewNativeWorkIsBounded: built-ins that loop natively over a program-chosen length or depth
+// TestNativeWorkIsBounded: built-ins that loop natively over a program-chosen length or depth
 // are refused with a catchable RangeError, not left to hang or crash the process. The time budgets
 // are ample, so each case can only end by its guard. The nesting limit is lowered to 100: goja's
 // stringify and join check for cycles in time linear in the depth, so reaching the real limit
 // (maxNestingDepth) costs seconds under -race, and minutes on a loaded machine.
-func TestReviewNativeWorkIsBounded(t *testing.T) {
+func TestNativeWorkIsBounded(t *testing.T) {
 	g := newTestRuntime(t, func(c *Config) { c.MaxHeapBytes = -1 })
 	g.maxDepth = 100
 	const (
@@ -100,9 +100,9 @@ func TestCatastrophicRegexpEnds(t *testing.T) {
 	})
 }
 
-// TestReviewDeepBindingResult: a binding result nested deeper than goja's recursive JSON.parse can
+// TestDeepBindingResultIsRejected: a binding result nested deeper than goja's recursive JSON.parse can
 // take must reject the call, not overflow the Go stack (a fatal error no recover catches).
-func TestReviewDeepBindingResult(t *testing.T) {
+func TestDeepBindingResultIsRejected(t *testing.T) {
 	g := newTestRuntime(t)
 	deep := strings.Repeat("[", 1e7) + strings.Repeat("]", 1e7)
 	b := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(deep), nil }
@@ -112,8 +112,8 @@ func TestReviewDeepBindingResult(t *testing.T) {
 	}
 }
 
-// TestReviewGuardsKeepSemantics: the guards change nothing for ordinary programs.
-func TestReviewGuardsKeepSemantics(t *testing.T) {
+// TestGuardsKeepSemantics: the guards change nothing for ordinary programs.
+func TestGuardsKeepSemantics(t *testing.T) {
 	g := newTestRuntime(t)
 	probes := []struct{ name, src, want string }{
 		{"stringify with a function replacer", "return JSON.stringify({ a: 1, b: [1, 2] }, (k, v) => typeof v === 'number' ? v * 2 : v)", `"{\"a\":2,\"b\":[2,4]}"`},

@@ -1,0 +1,120 @@
+package coderuntime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dop251/goja"
+)
+
+// bindingFunc is the native function installed as namespace[name].
+func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.Value {
+	return func(fc goja.FunctionCall) goja.Value {
+		p, resolve, reject := r.vm.NewPromise()
+		refuse := func(msg, code, errName string) goja.Value {
+			e, err := r.h.makeError(goja.Undefined(), r.vm.ToValue(msg), r.vm.ToValue(code), r.vm.ToValue(errName))
+			if err != nil {
+				throw(err)
+			}
+			if err := reject(e); err != nil {
+				throw(err)
+			}
+			return r.vm.ToValue(p)
+		}
+		if r.settled || (r.main != nil && r.main.State() != goja.PromiseStatePending) {
+			return refuse(fmt.Sprintf("%s.%s: %v", defaultNamespace, name, ErrRunSettled), "RUN_SETTLED", "Error")
+		}
+		if r.pending >= r.cfg.MaxPendingCalls {
+			return refuse(fmt.Sprintf("%s: too many pending binding calls (limit %d)", name, r.cfg.MaxPendingCalls), "TOO_MANY_CALLS", "RangeError")
+		}
+		args := json.RawMessage("{}")
+		if a := fc.Argument(0); !goja.IsUndefined(a) {
+			s, err := r.h.stringify(goja.Undefined(), a)
+			if err != nil {
+				var ex *goja.Exception
+				if errors.As(err, &ex) {
+					msg, _ := r.describe(ex.Value())
+					return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable: %s", name, msg), "INVALID_ARGUMENTS", "TypeError")
+				}
+				throw(err)
+			}
+			if goja.IsUndefined(s) {
+				return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable (a function or symbol)", name), "INVALID_ARGUMENTS", "TypeError")
+			}
+			args = json.RawMessage(s.String())
+		}
+		c := &call{name: name, fn: b, args: args, resolve: resolve, reject: reject}
+		r.pending++
+		if r.active < r.cfg.MaxConcurrentCalls {
+			r.start(c)
+		} else {
+			r.queue = append(r.queue, c)
+		}
+		return r.vm.ToValue(p)
+	}
+}
+
+// complete settles a binding call's promise on the run goroutine.
+func (r *run) complete(cp completion) error {
+	vm := r.vm
+	if cp.err != nil {
+		code, name := "", ""
+		var coder interface{ Code() string }
+		if errors.As(cp.err, &coder) {
+			code = coder.Code()
+		}
+		var namer interface{ Name() string }
+		if errors.As(cp.err, &namer) {
+			name = namer.Name()
+		}
+		details := goja.Undefined()
+		var dx ErrorDetails
+		if errors.As(cp.err, &dx) {
+			// A plain object of strings: no Go value reaches the program.
+			obj := vm.NewObject()
+			for k, v := range dx.ErrorDetails() {
+				if err := obj.Set(k, v); err != nil {
+					return err
+				}
+			}
+			details = obj
+		}
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(cp.err.Error()), vm.ToValue(code), vm.ToValue(name), details)
+		if err != nil {
+			return err
+		}
+		return cp.c.reject(e)
+	}
+	if len(bytes.TrimSpace(cp.result)) == 0 {
+		return cp.c.resolve(goja.Undefined())
+	}
+	if v, ok := decodeJSON(vm, cp.result); ok {
+		return cp.c.resolve(v)
+	}
+	invalid := func(why string) error {
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(fmt.Sprintf("%s: the binding returned %s", cp.c.name, why)), vm.ToValue("INVALID_RESULT"), vm.ToValue(""))
+		if err != nil {
+			return err
+		}
+		return cp.c.reject(e)
+	}
+	if jsonTooDeep(cp.result, r.maxDepth) {
+		// goja's JSON.parse would recurse once per level on the Go stack.
+		return invalid(fmt.Sprintf("JSON nested more than %d levels deep", r.maxDepth))
+	}
+	v, err := r.h.parse(goja.Undefined(), vm.ToValue(string(cp.result)))
+	if err != nil {
+		var ex *goja.Exception
+		if !errors.As(err, &ex) {
+			return err
+		}
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(fmt.Sprintf("%s: the binding returned invalid JSON", cp.c.name)), vm.ToValue("INVALID_RESULT"), vm.ToValue(""))
+		if err != nil {
+			return err
+		}
+		return cp.c.reject(e)
+	}
+	return cp.c.resolve(v)
+}

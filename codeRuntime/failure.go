@@ -1,0 +1,105 @@
+package coderuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+)
+
+// failure classifies an error that came out of the VM.
+func (r *run) failure(err error) *Failure {
+	var ie *goja.InterruptedError
+	if errors.As(err, &ie) {
+		if cause, ok := ie.Value().(error); ok {
+			err = cause
+		}
+	}
+	var so *goja.StackOverflowError
+	var ex *goja.Exception
+	switch {
+	case errors.Is(err, ErrCPUBudget):
+		return &Failure{Kind: KindTimeout, Cause: ErrCPUBudget, Logs: r.logs,
+			Message: fmt.Sprintf("the program used its %s busy-CPU budget", r.cfg.CPUBudget)}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return ctxFailure(err, r.logs)
+	case errors.Is(err, ErrOutputLimit):
+		return &Failure{Kind: KindOutputLimit, Cause: ErrOutputLimit, Logs: r.logs,
+			Message: fmt.Sprintf("console output exceeded %d bytes", r.cfg.MaxLogBytes)}
+	case errors.Is(err, ErrHeapLimit):
+		return &Failure{Kind: KindLimit, Cause: ErrHeapLimit, Logs: r.logs,
+			Message: fmt.Sprintf("the process heap exceeded %d bytes while the program ran", r.cfg.MaxHeapBytes)}
+	case errors.As(err, &so):
+		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
+			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	case errors.As(err, &ex):
+		f := r.exception(ex.Value())
+		if f.Line == 0 {
+			for _, fr := range ex.Stack() {
+				if pos := fr.Position(); pos.Filename == sourceName && pos.Line > 0 {
+					f.Line, f.Column = pos.Line, pos.Column
+					break
+				}
+			}
+		}
+		return f
+	}
+	return &Failure{Kind: KindException, Message: err.Error(), Cause: err, Logs: r.logs}
+}
+
+func ctxFailure(err error, logs []Log) *Failure {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Failure{Kind: KindTimeout, Message: "the program exceeded its time budget", Cause: context.DeadlineExceeded, Logs: logs}
+	}
+	return &Failure{Kind: KindAbort, Message: "the run was cancelled", Cause: context.Canceled, Logs: logs}
+}
+
+// exception describes a thrown or rejected value, with the model-source position of its stack.
+func (r *run) exception(v goja.Value) *Failure {
+	msg, stack := r.describe(v)
+	f := &Failure{Kind: KindException, Message: msg, Logs: r.logs}
+	f.Line, f.Column = stackPosition(stack)
+	return f
+}
+
+// describe returns "name: message" (or "Uncaught <value>") and the stack of a thrown value.
+func (r *run) describe(v goja.Value) (msg, stack string) {
+	if v == nil {
+		v = goja.Undefined()
+	}
+	var out goja.Value
+	err := r.enter(func() (err error) { out, err = r.h.describe(goja.Undefined(), v); return })
+	if err != nil {
+		return "Uncaught exception (not printable)", ""
+	}
+	o, ok := out.(*goja.Object)
+	if !ok {
+		return "Uncaught exception (not printable)", ""
+	}
+	return o.Get("0").String(), o.Get("1").String()
+}
+
+var stackPosRe = regexp.MustCompile(regexp.QuoteMeta(sourceName) + `:(\d+):(\d+)`)
+
+// stackPosition finds the innermost frame of the model's program in a goja stack string.
+func stackPosition(stack string) (line, col int) {
+	for _, l := range strings.Split(stack, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
+			continue
+		}
+		m := stackPosRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		line, _ = strconv.Atoi(m[1])
+		col, _ = strconv.Atoi(m[2])
+		if line > 0 {
+			return line, col
+		}
+	}
+	return 0, 0
+}

@@ -1,0 +1,238 @@
+package coderuntime
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/dop251/goja"
+)
+
+// maxNestingDepth bounds how deeply nested a value JSON.parse and JSON.stringify (the program's and
+// the host's) and the recursive Array.prototype.join / toString / toLocaleString accept: goja
+// implements them with Go recursion that never checks for an interrupt (and, for stringify and join,
+// a cycle check linear in the depth), so an unbounded depth means a quadratic native loop or a Go
+// stack overflow, a fatal error that takes the process down.
+const maxNestingDepth = 10000
+
+// maxArrayLength bounds the length of the array or array-like object a built-in that iterates over
+// every index in native code (indexOf, join, forEach, Array.from, Function.prototype.apply, ...)
+// accepts: no interrupt reaches a native loop, so a sparse array or an object like
+// {length: 2 ** 53 - 1} would otherwise keep it busy (or allocating) beyond every budget.
+const maxArrayLength = 1 << 22
+
+// regexpMatchTimeout bounds a single regexp2 match (goja uses regexp2 for patterns Go's regexp
+// cannot run: backreferences and lookaround), which backtracks in native code no interrupt reaches.
+// A match that runs out finds nothing; the run's own budgets then apply.
+const regexpMatchTimeout = 250 * time.Millisecond
+
+func init() {
+	// regexp2 reads it when compiling a pattern; goja offers no per-runtime setting. It is
+	// process-wide, but nothing else in this module uses regexp2, and "forever" is never wanted.
+	if regexp2.DefaultMatchTimeout > regexpMatchTimeout {
+		regexp2.DefaultMatchTimeout = regexpMatchTimeout
+	}
+}
+
+// removedGlobals are deleted from every runtime: binary buffers allocate gigabytes in one native
+// call, which no watchdog can interrupt.
+var removedGlobals = []string{
+	"GoError", // goja's wrapper for Go errors; nothing the program needs
+	"ArrayBuffer", "SharedArrayBuffer", "DataView",
+	"Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array", "Uint16Array",
+	"Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array",
+}
+
+// guardAmplifiers caps built-ins that build a huge string in one native call.
+func (r *run) guardAmplifiers() {
+	vm := r.vm
+	max := int64(r.cfg.MaxStringLength)
+	tooLong := func() { r.throwRange("Invalid string length") }
+	wrap := func(proto *goja.Object, name string, check func(fc goja.FunctionCall)) {
+		orig, ok := goja.AssertFunction(proto.Get(name))
+		if !ok {
+			return
+		}
+		_ = proto.DefineDataProperty(name, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			check(fc)
+			v, err := orig(fc.This, fc.Arguments...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	strProto := vm.Get("String").ToObject(vm).Get("prototype").ToObject(vm)
+	thisLen := func(fc goja.FunctionCall) int64 {
+		if s, ok := fc.This.(goja.String); ok {
+			return int64(s.Length())
+		}
+		return 1
+	}
+	wrap(strProto, "repeat", func(fc goja.FunctionCall) {
+		n := fc.Argument(0).ToFloat()
+		if n > 0 && !math.IsInf(n, 1) && float64(thisLen(fc))*math.Trunc(n) > float64(max) {
+			tooLong()
+		}
+	})
+	pad := func(fc goja.FunctionCall) {
+		if n := fc.Argument(0).ToFloat(); n > float64(max) {
+			tooLong()
+		}
+	}
+	wrap(strProto, "padStart", pad)
+	wrap(strProto, "padEnd", pad)
+
+	arrProto := vm.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
+	r.guardNativeLoops(wrap, arrProto)
+	wrap(arrProto, "join", func(fc goja.FunctionCall) {
+		o, ok := fc.This.(*goja.Object)
+		if !ok {
+			return
+		}
+		n := o.Get("length")
+		if n == nil {
+			return
+		}
+		length := n.ToFloat()
+		if !(length > 0) {
+			return
+		}
+		sepLen := 1.0
+		if sep := fc.Argument(0); !goja.IsUndefined(sep) {
+			if s, ok := sep.(goja.String); ok {
+				sepLen = float64(s.Length())
+			}
+		}
+		total := (length - 1) * sepLen
+		if total > float64(max) {
+			tooLong()
+		}
+		if length <= 1<<20 {
+			for i := int64(0); i < int64(length); i++ {
+				if s, ok := o.Get(strconv.FormatInt(i, 10)).(goja.String); ok {
+					total += float64(s.Length())
+					if total > float64(max) {
+						tooLong()
+					}
+				}
+			}
+		}
+	})
+}
+
+// guardNativeLoops refuses, with a RangeError, the calls of built-ins that would loop in native code
+// over a program-chosen length or depth (see maxArrayLength and maxNestingDepth).
+func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.FunctionCall)), arrProto *goja.Object) {
+	vm := r.vm
+	tooLong := func() {
+		r.throwRange(fmt.Sprintf("the array or array-like object is longer than %d elements, the limit for this built-in", maxArrayLength))
+	}
+	checkLen := func(v goja.Value) {
+		o, ok := v.(*goja.Object)
+		if !ok {
+			return // a primitive: a string is bounded by MaxStringLength, others have no length
+		}
+		if n := o.Get("length"); n != nil && n.ToFloat() > maxArrayLength {
+			tooLong()
+		}
+	}
+	thisLen := func(fc goja.FunctionCall) { checkLen(fc.This) }
+	for _, name := range []string{
+		"concat", "copyWithin", "entries", "every", "fill", "filter", "flat", "flatMap", "forEach", "includes",
+		"indexOf", "join", "keys", "lastIndexOf", "map", "reduce", "reduceRight", "reverse", "shift", "slice",
+		"some", "sort", "splice", "toLocaleString", "toReversed", "toSorted", "toSpliced", "toString", "unshift",
+		"values", "with",
+	} {
+		wrap(arrProto, name, thisLen)
+	}
+	// Array.prototype[Symbol.iterator] is the same function as values: spread and for-of reach it.
+	if values := arrProto.Get("values"); values != nil {
+		_ = arrProto.DefineDataPropertySymbol(goja.SymIterator, values, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+	isConcatSpreadable := func(o *goja.Object) bool {
+		if o.ClassName() == "Array" {
+			return true
+		}
+		v := o.GetSymbol(goja.SymIsConcatSpreadable)
+		return v != nil && v.ToBoolean()
+	}
+	wrap(arrProto, "concat", func(fc goja.FunctionCall) {
+		for _, a := range fc.Arguments {
+			if o, ok := a.(*goja.Object); ok && isConcatSpreadable(o) {
+				checkLen(o)
+			}
+		}
+	})
+	arrayCtor := vm.Get("Array").ToObject(vm)
+	wrap(arrayCtor, "from", func(fc goja.FunctionCall) { checkLen(fc.Argument(0)) })
+	funcProto := vm.Get("Function").ToObject(vm).Get("prototype").ToObject(vm)
+	wrap(funcProto, "apply", func(fc goja.FunctionCall) { checkLen(fc.Argument(1)) })
+	reflect := vm.Get("Reflect").ToObject(vm)
+	wrap(reflect, "apply", func(fc goja.FunctionCall) { checkLen(fc.Argument(2)) })
+	wrap(reflect, "construct", func(fc goja.FunctionCall) { checkLen(fc.Argument(1)) })
+
+	// join, toString and toLocaleString recurse through nested arrays (toString calls the join the
+	// array has, so every level passes a wrapper): count the depth.
+	for _, name := range []string{"join", "toLocaleString"} {
+		orig, ok := goja.AssertFunction(arrProto.Get(name))
+		if !ok {
+			continue
+		}
+		_ = arrProto.DefineDataProperty(name, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			if r.joinDepth >= r.maxDepth {
+				r.throwRange(fmt.Sprintf("the array is nested more than %d levels deep", r.maxDepth))
+			}
+			r.joinDepth++
+			defer func() { r.joinDepth-- }()
+			v, err := orig(fc.This, fc.Arguments...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+
+	json := vm.Get("JSON").ToObject(vm)
+	wrap(json, "parse", func(fc goja.FunctionCall) {
+		if s, ok := fc.Argument(0).(goja.String); ok && jsonTooDeep(s.String(), r.maxDepth) {
+			r.throwJSONDepth()
+		}
+	})
+}
+
+// throwJSONDepth throws the RangeError of a JSON.parse refused for its depth.
+func (r *run) throwJSONDepth() {
+	r.throwRange(fmt.Sprintf("JSON.parse: the text is nested more than %d levels deep", r.maxDepth))
+}
+
+// jsonTooDeep reports whether the JSON text s opens more than limit arrays or objects at once
+// (brackets inside strings do not count). It accepts anything; JSON.parse judges validity.
+func jsonTooDeep[T ~string | ~[]byte](s T, limit int) bool {
+	depth, inString := 0, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '[', '{':
+			if depth++; depth > limit {
+				return true
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return false
+}

@@ -1,0 +1,56 @@
+package coderuntime
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/dop251/goja"
+)
+
+// helpers are the prelude's functions, captured before the program runs so it cannot replace them.
+type helpers struct {
+	format, describe, makeError, stringify, parse, rangeError goja.Callable
+}
+
+// preludeSource evaluates to a function of the nesting limit (maxNestingDepth) that returns the
+// helpers, in the order of the fields of helpers, and replaces JSON.stringify with the guarded one.
+//
+//go:embed prelude.js
+var preludeSource string
+
+var prelude = sync.OnceValue(func() *goja.Program {
+	return goja.MustCompile("prelude.js", preludeSource, true)
+})
+
+// loadPrelude runs the prelude in r's VM and keeps its helpers in r.h.
+func (r *run) loadPrelude() error {
+	vm := r.vm
+	pv, err := vm.RunProgram(prelude())
+	if err != nil {
+		return fmt.Errorf("coderuntime: prelude: %w", err)
+	}
+	build, ok := goja.AssertFunction(pv)
+	if !ok {
+		return errors.New("coderuntime: the prelude is not a function")
+	}
+	hv, err := build(goja.Undefined(), vm.ToValue(r.maxDepth))
+	if err != nil {
+		return fmt.Errorf("coderuntime: prelude: %w", err)
+	}
+	ho, ok := hv.(*goja.Object)
+	if !ok {
+		return errors.New("coderuntime: the prelude returned no helpers")
+	}
+	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError}
+	for i, dst := range fns {
+		f, ok := goja.AssertFunction(ho.Get(strconv.Itoa(i)))
+		if !ok {
+			return fmt.Errorf("coderuntime: prelude helper %d is not a function", i)
+		}
+		*dst = f
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package coderuntime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// call is one binding call.
+type call struct {
+	name    string
+	fn      Binding
+	args    json.RawMessage
+	resolve func(any) error
+	reject  func(any) error
+}
+
+// completion is a binding call's outcome, sent from its worker to the run goroutine.
+type completion struct {
+	c      *call
+	result json.RawMessage
+	err    error
+}
+
+// startQueued starts queued calls, in submission order, while fewer than MaxConcurrentCalls run.
+func (r *run) startQueued() {
+	for len(r.queue) > 0 && r.active < r.cfg.MaxConcurrentCalls {
+		c := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.start(c)
+	}
+}
+
+// start hands a call to an idle worker, or starts a worker when every worker is busy, so there are
+// never more workers than MaxConcurrentCalls and a sequence of awaited calls reuses one goroutine (and
+// its grown stack). done and work each have room for every active call, so neither send blocks, even
+// after the loop stopped reading.
+func (r *run) start(c *call) {
+	r.active++
+	if r.workers >= r.active {
+		r.work <- c
+		return
+	}
+	r.workers++
+	r.wg.Add(1)
+	go r.worker(c)
+}
+
+// deliverQueued runs at settlement, after every started call returned:
+// calls the program made that had not started yet are still delivered to
+// their bindings, once each and in submission order, with the run's
+// (cancelled) binding context, on a goroutine other than the run's. So a
+// host sees every call the program made, exactly once (Code Mode records
+// each as aborted before dispatch). Their results are discarded: the
+// program has settled.
+func (r *run) deliverQueued() {
+	if len(r.queue) == 0 {
+		return
+	}
+	queued := r.queue
+	r.queue = nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, c := range queued {
+			_, _ = invoke(r.bindCtx, c)
+		}
+	}()
+	<-done
+}
+
+// worker runs c, then every call handed to it, until the run settles.
+func (r *run) worker(c *call) {
+	defer r.wg.Done()
+	for {
+		res, err := invoke(r.bindCtx, c)
+		r.done <- completion{c: c, result: res, err: err}
+		var ok bool
+		if c, ok = <-r.work; !ok {
+			return
+		}
+	}
+}
+
+// invoke calls c's binding, turning a panic into an error.
+func invoke(ctx context.Context, c *call) (res json.RawMessage, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, fmt.Errorf("binding %q panicked: %v", c.name, x)
+		}
+	}()
+	return c.fn(ctx, c.args)
+}
