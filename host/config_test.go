@@ -32,14 +32,17 @@ func TestDecodeConfig(t *testing.T) {
 				got, gotErr = host.DecodeConfig[cfgT](c)
 				return gotErr
 			}), tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
 			if tc.err != "" {
 				if !errors.Is(gotErr, host.ErrConfigType) || !strings.Contains(gotErr.Error(), tc.err) || f.State() != host.Failed {
 					t.Fatalf("err = %v (state %v), want %q", gotErr, f.State(), tc.err)
 				}
+				if !errors.Is(err, gotErr) {
+					t.Fatalf("Plugin returned %v, want the failure %v wrapped", err, gotErr)
+				}
 				return
+			}
+			if err != nil {
+				t.Fatal(err)
 			}
 			if gotErr != nil || got.N != tc.want {
 				t.Fatalf("got %+v, %v; want N=%d", got, gotErr, tc.want)
@@ -67,11 +70,8 @@ func TestDecodeConfigValidates(t *testing.T) {
 		return err
 	})
 	f, err := h.Root().Plugin(p, validated{N: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.State() != host.Failed || !strings.Contains(f.Err().Error(), "plugin v: invalid configuration: N must not be negative") {
-		t.Fatalf("state %v, err %v", f.State(), f.Err())
+	if f.State() != host.Failed || err == nil || !strings.Contains(err.Error(), "plugin v: invalid configuration: N must not be negative") {
+		t.Fatalf("state %v, err %v", f.State(), err)
 	}
 	if err := f.Update(&validated{N: 2}); err != nil || f.State() != host.Active {
 		t.Fatalf("after a valid update: %v %v", f.State(), err)

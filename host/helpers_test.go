@@ -3,6 +3,7 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"sync"
 	"testing"
 
@@ -108,5 +109,20 @@ func must[T any](t testing.TB) func(T, error) T {
 			t.Fatal(err)
 		}
 		return v
+	}
+}
+
+// loaded returns the fiber of a Plugin call whose error must match want
+// (errors.Is), or be nil when want is nil.
+func loaded(t testing.TB, want error) func(*host.Fiber, error) *host.Fiber {
+	return func(f *host.Fiber, err error) *host.Fiber {
+		t.Helper()
+		if want == nil && err != nil || !errors.Is(err, want) {
+			t.Fatalf("Plugin: %v, want an error matching %v", err, want)
+		}
+		if f == nil {
+			t.Fatal("Plugin returned no fiber")
+		}
+		return f
 	}
 }

@@ -259,6 +259,7 @@ func TestH5_FiberStates(t *testing.T) {
 		inject  []string
 		want    []string
 		wantErr error
+		loadErr error // what Plugin's error matches
 	}{
 		{name: "active", apply: func(*host.Context) error { return nil }, want: []string{"loading", "active"}},
 		{name: "failed by error", apply: func(c *host.Context) error {
@@ -266,9 +267,9 @@ func TestH5_FiberStates(t *testing.T) {
 				return err
 			}
 			return boom
-		}, want: []string{"loading", "failed"}, wantErr: boom},
-		{name: "failed by panic", apply: func(*host.Context) error { panic(boom) }, want: []string{"loading", "failed"}, wantErr: boom},
-		{name: "pending", inject: []string{"absent"}, apply: func(*host.Context) error { return nil }, want: []string{"pending"}},
+		}, want: []string{"loading", "failed"}, wantErr: boom, loadErr: boom},
+		{name: "failed by panic", apply: func(*host.Context) error { panic(boom) }, want: []string{"loading", "failed"}, wantErr: boom, loadErr: boom},
+		{name: "pending", inject: []string{"absent"}, apply: func(*host.Context) error { return nil }, want: []string{"pending"}, loadErr: host.ErrPending},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,7 +280,7 @@ func TestH5_FiberStates(t *testing.T) {
 				return err
 			}), nil))
 			base := h.Stats()
-			f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("p5", tt.inject, tt.apply), nil))
+			f := loaded(t, tt.loadErr)(h.Root().Plugin(host.Define("p5", tt.inject, tt.apply), nil))
 			if got := rec.list(); !slices.Equal(got, tt.want) {
 				t.Errorf("states = %v, want %v", got, tt.want)
 			}
@@ -312,7 +313,7 @@ func TestH5_FiberStates(t *testing.T) {
 	t.Run("failed error cleared after successful restart", func(t *testing.T) {
 		h, _ := newHost(t)
 		rec := statuses(t, h, "p5")
-		f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("p5", nil, func(c *host.Context) error {
+		f := loaded(t, boom)(h.Root().Plugin(host.Define("p5", nil, func(c *host.Context) error {
 			if v, _ := host.ConfigAs[bool](c); v {
 				return boom
 			}
@@ -376,6 +377,73 @@ func TestH5_FiberStates(t *testing.T) {
 		}
 		if h.Root().Fiber().State() != host.Active {
 			t.Fatal("root not active")
+		}
+	})
+}
+
+// Plugin's error says how the start ended, so a caller does not inspect
+// the fiber's state: nil for Active, ErrPending (a *PendingError naming
+// the missing services) for Pending, the wrapped failure for Failed. The
+// fiber comes back with the error, so it can be kept or disposed.
+func TestH5_PluginErrorReportsPendingAndFailure(t *testing.T) {
+	t.Run("pending names the missing services", func(t *testing.T) {
+		h, _ := newHost(t)
+		must[host.Disposer](t)(h.Root().Provide("b", 1))
+		f, err := h.Root().Plugin(host.Define("needy", []string{"a", "b", "c"}, func(*host.Context) error { return nil }), nil)
+		var pe *host.PendingError
+		if !errors.Is(err, host.ErrPending) || !errors.As(err, &pe) {
+			t.Fatalf("err = %v, want a *PendingError matching ErrPending", err)
+		}
+		if pe.Plugin != "needy" || !slices.Equal(pe.Missing, []string{"a", "c"}) {
+			t.Errorf("PendingError = %+v, want plugin needy missing [a c]", pe)
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "host: ") || !strings.Contains(msg, `"a" "c"`) {
+			t.Errorf("message %q does not name the services", msg)
+		}
+		if f == nil || f.State() != host.Pending {
+			t.Fatalf("fiber %v, want a pending fiber", f)
+		}
+		must[host.Disposer](t)(h.Root().Provide("a", 1))
+		must[host.Disposer](t)(h.Root().Provide("c", 1))
+		if f.State() != host.Active {
+			t.Errorf("state %v after the services appeared, want active", f.State())
+		}
+	})
+	t.Run("a pending fiber can be disposed", func(t *testing.T) {
+		h, _ := newHost(t)
+		base := h.Stats()
+		f := loaded(t, host.ErrPending)(h.Root().Plugin(host.Define("needy", []string{"a"}, func(*host.Context) error { return nil }), nil))
+		if err := f.Dispose(); err != nil || f.State() != host.Disposed {
+			t.Fatalf("Dispose: %v, state %v", err, f.State())
+		}
+		if got := h.Stats(); !reflect.DeepEqual(got, base) {
+			t.Errorf("residue %+v", got)
+		}
+	})
+	t.Run("failure is wrapped", func(t *testing.T) {
+		h, _ := newHost(t)
+		boom := errors.New("boom")
+		f, err := h.Root().Plugin(host.Define("broken", nil, func(*host.Context) error { return boom }), nil)
+		if !errors.Is(err, boom) || errors.Is(err, host.ErrPending) {
+			t.Fatalf("err = %v, want it to wrap %v", err, boom)
+		}
+		if !strings.HasPrefix(err.Error(), "host: plugin broken failed: ") {
+			t.Errorf("message %q", err)
+		}
+		if f == nil || f.State() != host.Failed || !errors.Is(f.Err(), boom) {
+			t.Fatalf("fiber %v, want failed with boom", f)
+		}
+	})
+	t.Run("a closed parent yields no fiber", func(t *testing.T) {
+		h, _ := newHost(t)
+		var kept *host.Context
+		p := must[*host.Fiber](t)(h.Root().Plugin(host.Define("parent", nil, func(c *host.Context) error { kept = c; return nil }), nil))
+		if err := p.Dispose(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := kept.Plugin(host.Define("child", nil, func(*host.Context) error { return nil }), nil)
+		if f != nil || !errors.Is(err, host.ErrFiberClosed) {
+			t.Fatalf("got %v, %v; want no fiber and ErrFiberClosed", f, err)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -73,11 +74,25 @@ func pluginName(p Plugin) string {
 
 // Plugin loads p as a child of c's fiber with the given configuration
 // (read back with [Context.Config]) and starts it on the calling goroutine.
-// When it returns, the fiber is Active, Failed (see [Fiber.Err]) or Pending
-// (a required service is missing), or Disposed when it was disposed while
-// it started. The error is non-nil only when the fiber could not be created
-// (p is nil, or c's fiber no longer accepts registrations). A child plugin
-// is disposed with its parent.
+// A child plugin is disposed with its parent.
+//
+// The error says how the start ended, so callers need not inspect the
+// fiber's state:
+//
+//   - nil: the fiber is Active;
+//   - an error wrapping [ErrPending] (a *[PendingError] naming the missing
+//     services): the fiber is Pending and starts when they are provided;
+//   - an error wrapping the failure of Apply (see [Fiber.Err]): the fiber is
+//     Failed, its registrations rolled back, and it restarts when a service
+//     it injects changes or on [Fiber.Update];
+//   - an error wrapping [ErrFiberClosed]: the fiber was disposed while it
+//     started (by its own Apply, a FiberStatus listener or another
+//     goroutine), or c's fiber no longer accepts registrations (the fiber
+//     is then nil).
+//
+// Apart from that last case the fiber is returned with the error, so a
+// pending or failed plugin can be kept, waited for or disposed. A nil p is
+// an error (and a nil fiber).
 func (c *Context) Plugin(p Plugin, config any) (*Fiber, error) {
 	if p == nil {
 		return nil, fmt.Errorf("host: loading a nil plugin")
@@ -95,7 +110,52 @@ func (c *Context) Plugin(p Plugin, config any) (*Fiber, error) {
 	f.owned = true // this goroutine starts it
 	h.life.Unlock()
 	h.drive(f, false)
-	return f, nil
+	return f, h.loadErr(f)
+}
+
+// ErrPending is matched (errors.Is) by the error [Context.Plugin] returns
+// for a plugin that is pending on a service; the error is a
+// *[PendingError].
+var ErrPending = errors.New("host: plugin is pending on a service")
+
+// PendingError is returned by [Context.Plugin] for a plugin that stays
+// Pending because services it injects are not provided (as seen from the
+// context it was loaded through). It matches [ErrPending].
+type PendingError struct {
+	// Plugin is the plugin's name.
+	Plugin string
+	// Missing lists the required services that were not provided, in the
+	// order the plugin declared them.
+	Missing []string
+}
+
+// Error implements error.
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("host: plugin %s is pending: services %q are not provided", e.Plugin, e.Missing)
+}
+
+// Is reports whether target is [ErrPending].
+func (e *PendingError) Is(target error) bool { return target == ErrPending }
+
+// loadErr is what Plugin returns for f once its start has returned.
+func (h *Host) loadErr(f *Fiber) error {
+	h.life.Lock()
+	defer h.life.Unlock()
+	f.mu.Lock()
+	st, err := f.state, f.err
+	f.mu.Unlock()
+	switch {
+	case f.disposing || st == Disposed:
+		return fmt.Errorf("host: plugin %s was disposed while it started: %w", f.name, ErrFiberClosed)
+	case st == Pending:
+		return &PendingError{Plugin: f.name, Missing: h.missingLocked(f)}
+	case st == Failed:
+		return fmt.Errorf("host: plugin %s failed: %w", f.name, err)
+	}
+	// Active, or restarting on behalf of a request from another goroutine
+	// that came in after this start returned (a concurrent Update, say):
+	// this start succeeded.
+	return nil
 }
 
 // childLocked creates a fiber owned by c's fiber, recorded as one of its

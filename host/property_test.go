@@ -57,8 +57,10 @@ func randomRegs(c *host.Context, r *rand.Rand, name string, depth int, fibers *[
 		case k == 5 && depth < 3:
 			var f *host.Fiber
 			f, err = c.Plugin(randomPlugin(fmt.Sprintf("%s.%d", name, i), r.Uint64(), depth+1, fibers, offs), nil)
-			if err == nil {
+			if f != nil {
+				// A pending or failed child stays in the tree too.
 				*fibers = append(*fibers, f)
+				err = nil
 			}
 		case k == 6 && depth < 3:
 			var sc *host.Context
@@ -96,8 +98,8 @@ func TestProperty_RandomTreesLeaveNoResidue(t *testing.T) {
 		var offs []host.Disposer
 		for i := range 1 + r.IntN(5) {
 			f, err := h.Root().Plugin(randomPlugin(fmt.Sprintf("p%d", i), r.Uint64(), 0, &fibers, &offs), nil)
-			if err != nil {
-				t.Fatalf("seed %d: %v", seed, err)
+			if f == nil {
+				t.Fatalf("seed %d: %v", seed, err) // pending and failed plugins are part of the test
 			}
 			fibers = append(fibers, f)
 		}

@@ -108,9 +108,10 @@ func TestH5_DisposeDuringRestartStaysDisposed(t *testing.T) {
 func TestH5_FailedRunContextRefusesRegistrations(t *testing.T) {
 	h, _ := newHost(t)
 	var kept *host.Context
-	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("fails", nil, func(c *host.Context) error {
+	boom := errors.New("boom")
+	f := loaded(t, boom)(h.Root().Plugin(host.Define("fails", nil, func(c *host.Context) error {
 		kept = c
-		return errors.New("boom")
+		return boom
 	}), nil))
 	if st := f.State(); st != host.Failed {
 		t.Fatalf("state %v, want failed", st)
@@ -156,9 +157,10 @@ func TestH13_WaterfallContainBasePanicIsNotASilentSuccess(t *testing.T) {
 func TestH5_UpdateWhilePendingDoesNotReturnStaleError(t *testing.T) {
 	h, _ := newHost(t)
 	off := must[host.Disposer](t)(h.Root().Provide("svc", 1))
-	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("dep", []string{"svc"}, func(c *host.Context) error {
+	bad := errors.New("bad config")
+	f := loaded(t, bad)(h.Root().Plugin(host.Define("dep", []string{"svc"}, func(c *host.Context) error {
 		if c.Config() == "bad" {
-			return errors.New("bad config")
+			return bad
 		}
 		return nil
 	}), "bad"))
@@ -191,7 +193,7 @@ func TestH5_DisposedOnLoadingIsNotApplied(t *testing.T) {
 		return nil
 	}))
 	applied := false
-	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("doomed", nil, func(c *host.Context) error {
+	f := loaded(t, host.ErrFiberClosed)(h.Root().Plugin(host.Define("doomed", nil, func(c *host.Context) error {
 		applied = true
 		return nil
 	}), nil))

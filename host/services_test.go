@@ -35,7 +35,7 @@ func TestH6_InjectPendingRestart(t *testing.T) {
 			var seen []int
 			var u *host.Fiber
 			if userFirst {
-				u = must[*host.Fiber](t)(h.Root().Plugin(user("user", &seen), nil))
+				u = loaded(t, host.ErrPending)(h.Root().Plugin(user("user", &seen), nil))
 				if u.State() != host.Pending {
 					t.Fatalf("state %v, want pending", u.State())
 				}
@@ -56,7 +56,7 @@ func TestH6_InjectPendingRestart(t *testing.T) {
 		h, _ := newHost(t)
 		rec := statuses(t, h, "user")
 		var seen []int
-		u := must[*host.Fiber](t)(h.Root().Plugin(user("user", &seen), nil))
+		u := loaded(t, host.ErrPending)(h.Root().Plugin(user("user", &seen), nil))
 		p1 := must[*host.Fiber](t)(h.Root().Plugin(provider(1), nil))
 		p2 := must[*host.Fiber](t)(h.Root().Plugin(provider(2), nil)) // replaces
 		if !slices.Equal(seen, []int{1, 2}) {
@@ -87,7 +87,7 @@ func TestH6_InjectPendingRestart(t *testing.T) {
 	t.Run("removing a shadowed provider does not restart", func(t *testing.T) {
 		h, _ := newHost(t)
 		var seen []int
-		must[*host.Fiber](t)(h.Root().Plugin(user("user", &seen), nil))
+		loaded(t, host.ErrPending)(h.Root().Plugin(user("user", &seen), nil))
 		p1 := must[*host.Fiber](t)(h.Root().Plugin(provider(1), nil))
 		must[*host.Fiber](t)(h.Root().Plugin(provider(2), nil))
 		if err := p1.Dispose(); err != nil {
@@ -154,7 +154,7 @@ func TestH8_Isolation(t *testing.T) {
 	}
 	var isoSeen, globalSeen []int
 	fi := must[*host.Fiber](t)(iso.Plugin(user("iso-user", &isoSeen), nil))
-	fg := must[*host.Fiber](t)(h.Root().Plugin(user("global-user", &globalSeen), nil))
+	fg := loaded(t, host.ErrPending)(h.Root().Plugin(user("global-user", &globalSeen), nil))
 	if fi.State() != host.Active || fg.State() != host.Pending {
 		t.Fatalf("iso %v global %v", fi.State(), fg.State())
 	}
@@ -188,8 +188,13 @@ func TestH6_MutualProvideInjectStopsWithRestartLoop(t *testing.T) {
 		})
 	}
 	must[*host.Fiber](t)(h.Root().Plugin(provider(0), nil))
-	a := must[*host.Fiber](t)(h.Root().Plugin(mk("a"), nil))
-	b := must[*host.Fiber](t)(h.Root().Plugin(mk("b"), nil))
+	a, aErr := h.Root().Plugin(mk("a"), nil)
+	b, bErr := h.Root().Plugin(mk("b"), nil)
+	for _, err := range []error{aErr, bErr} {
+		if err != nil && !errors.Is(err, host.ErrRestartLoop) {
+			t.Fatalf("Plugin: %v, want nil or ErrRestartLoop", err)
+		}
+	}
 	failed := 0
 	for _, f := range []*host.Fiber{a, b} {
 		if errors.Is(f.Err(), host.ErrRestartLoop) {

@@ -435,13 +435,15 @@ func Example_pluginScoped() {
 }
 
 func TestCountPluginConformance(t *testing.T) {
-	hosttest.Conformance(t, CountPlugin, nil,
+	hosttest.Run(t, hosttest.Case{
+		Plugin: CountPlugin,
 		// CountPlugin injects the registry: load it (and what it needs) first.
-		hosttest.WithSetup(func(root *host.Context) error {
+		Setup: func(root *host.Context) error {
 			if _, err := root.Plugin(systemprompt.Plugin, nil); err != nil {
 				return err
 			}
 			_, err := root.Plugin(tools.Plugin, tools.Config{})
 			return err
-		}))
+		},
+	})
 }

@@ -139,9 +139,6 @@ func load(root *host.Context, ps []plugin) (*host.Fiber, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f.State() != host.Active {
-			return nil, fmt.Errorf("plugin %s is %v: %v", f.Name(), f.State(), f.Err())
-		}
 		if p.p == tools.Plugin {
 			toolsFiber = f
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,7 +71,7 @@ func run(w io.Writer) error {
 
 	say("loading greeter (injects clock) before clock:")
 	g, err := root.Plugin(greeter(), nil)
-	if err != nil {
+	if err != nil && !errors.Is(err, host.ErrPending) {
 		return err
 	}
 	say("greeter is %v", g.State())

@@ -1,107 +1,401 @@
 package hosttest
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 )
 
-// Option configures [Conformance].
-type Option func(*options)
-
-type options struct {
-	services []service
-	hostOpts []host.Option
-	setup    []func(*host.Context) error
-	leak     []goleak.Option
+// Case is a plugin under test and what it needs to start.
+type Case struct {
+	// Plugin is the plugin under test; it is loaded with Config.
+	Plugin host.Plugin
+	Config any
+	// Setup, when set, prepares each fresh host's root context before the
+	// plugin is loaded: it provides the services the plugin injects and
+	// loads the plugins it depends on. What Setup registers (and the
+	// goroutines it starts) is the baseline, not residue.
+	Setup func(root *host.Context) error
+	// HostOptions are passed to host.New (a logger, say).
+	HostOptions []host.Option
+	// IgnoreGoroutines are added to the goroutine check, for goroutines
+	// that are not the plugin's (goleak.IgnoreTopFunction, ...).
+	IgnoreGoroutines []goleak.Option
 }
 
-type service struct {
-	name string
-	v    any
+// The contract clauses, in the order they are checked. Each is a subtest
+// name of [Run] and the Clause of a [ClauseError] from [Check].
+const (
+	// ClauseLoad: loaded through the root, the plugin becomes Active (its
+	// Plugin call returns no error); disposed, it leaves nothing behind.
+	ClauseLoad = "load"
+	// ClauseRestart: when the provider of a service the plugin injects is
+	// replaced, the plugin restarts and is Active again; when the
+	// replacement goes away it restarts on the original provider. Skipped
+	// for plugins that inject no service.
+	ClauseRestart = "restart on provider replacement"
+	// ClauseScope: loaded through an agent scope, the plugin becomes
+	// Active; disposing the scope disposes the plugin and leaves nothing
+	// behind.
+	ClauseScope = "load through an agent scope"
+	// ClauseDisposePending: loaded where the services it injects are not
+	// provided, the plugin is pending (the error matches host.ErrPending);
+	// disposing it then succeeds and leaves nothing behind. Skipped for
+	// plugins that inject no service.
+	ClauseDisposePending = "dispose while pending"
+	// ClauseDoubleDispose: disposing the plugin twice succeeds both times,
+	// the second doing nothing.
+	ClauseDoubleDispose = "double dispose"
+	// ClauseDisposeInDispatch: disposing the plugin from a listener while
+	// an event is being dispatched neither deadlocks nor fails, and leaves
+	// nothing behind.
+	ClauseDisposeInDispatch = "dispose during a dispatch"
+)
+
+// "Leaves nothing behind", in every clause: once the plugin is disposed,
+// the host has the listeners, services and fibers it had before the plugin
+// was loaded, the root fiber owns what it owned, and no goroutine started
+// since remains.
+
+// ClauseError is one broken clause, as [Check] reports it.
+type ClauseError struct {
+	Clause string // one of the Clause constants
+	Err    error
 }
 
-// WithService provides a service the plugin requires (or reads) before it
-// is loaded. Provided services are part of the baseline, not residue.
-func WithService(name string, v any) Option {
-	return func(c *options) { c.services = append(c.services, service{name, v}) }
+// Error implements error.
+func (e *ClauseError) Error() string { return "hosttest: " + e.Clause + ": " + e.Err.Error() }
+
+// Unwrap returns the clause's failure.
+func (e *ClauseError) Unwrap() error { return e.Err }
+
+// errSkip marks a clause that does not apply to the plugin.
+type errSkip struct{ why string }
+
+func (e errSkip) Error() string { return e.why }
+
+type clause struct {
+	name  string
+	check func(*env) error
 }
 
-// WithHostOptions passes options to host.New (a logger, say).
-func WithHostOptions(opts ...host.Option) Option {
-	return func(c *options) { c.hostOpts = append(c.hostOpts, opts...) }
+var clauses = []clause{
+	{ClauseLoad, checkLoad},
+	{ClauseRestart, checkRestart},
+	{ClauseScope, checkScope},
+	{ClauseDisposePending, checkDisposePending},
+	{ClauseDoubleDispose, checkDoubleDispose},
+	{ClauseDisposeInDispatch, checkDisposeInDispatch},
 }
 
-// WithSetup runs f on the root context before the baseline is taken, for
-// anything WithService cannot express (loading a plugin the one under test
-// depends on, say).
-func WithSetup(f func(root *host.Context) error) Option {
-	return func(c *options) { c.setup = append(c.setup, f) }
-}
-
-// WithGoleakOptions adds goleak options (IgnoreTopFunction, ...) to the
-// goroutine check.
-func WithGoleakOptions(opts ...goleak.Option) Option {
-	return func(c *options) { c.leak = append(c.leak, opts...) }
-}
-
-// Conformance loads p with config into a fresh host and reports through t
-// (with Errorf, so every problem is reported) when p does not reach Active,
-// when disposing it fails, or when it leaves listeners, services, fibers,
-// effects on the root, or goroutines behind.
-func Conformance(t testing.TB, p host.Plugin, config any, opts ...Option) {
+// Run checks every contract clause for c, each in its own subtest named
+// after the clause (see the Clause constants); a clause that does not
+// apply to the plugin is skipped, saying why.
+//
+//	func TestConformance(t *testing.T) {
+//		hosttest.Run(t, hosttest.Case{Plugin: myplugin.Plugin, Config: myplugin.Config{}})
+//	}
+func Run(t *testing.T, c Case) {
 	t.Helper()
-	var cfg options
-	for _, o := range opts {
-		o(&cfg)
+	for _, cl := range clauses {
+		t.Run(cl.name, func(t *testing.T) {
+			t.Helper()
+			err := runClause(c, cl)
+			var skip errSkip
+			switch {
+			case errors.As(err, &skip):
+				t.Skip(skip.why)
+			case err != nil:
+				t.Error(err)
+			}
+		})
 	}
-	ignore := goleak.IgnoreCurrent()
-	h := host.New(cfg.hostOpts...)
-	defer h.Close()
-	root := h.Root()
-	for _, s := range cfg.services {
-		if _, err := root.Provide(s.name, s.v); err != nil {
-			t.Errorf("hosttest: providing %q: %v", s.name, err)
-			return
-		}
-	}
-	for _, f := range cfg.setup {
-		if err := f(root); err != nil {
-			t.Errorf("hosttest: setup: %v", err)
-			return
-		}
-	}
-	base := h.Stats()
-	baseEffects := root.Fiber().Effects()
+}
 
-	f, err := root.Plugin(p, config)
+// Check checks every contract clause for c and returns nil, or the
+// failures joined (errors.Join), each a *[ClauseError] naming its clause.
+// Clauses that do not apply to the plugin are not failures. Check is for
+// callers without a *testing.T, or that assert on the failures.
+func Check(c Case) error {
+	var errs []error
+	for _, cl := range clauses {
+		err := runClause(c, cl)
+		var skip errSkip
+		if err == nil || errors.As(err, &skip) {
+			continue
+		}
+		errs = append(errs, &ClauseError{Clause: cl.name, Err: err})
+	}
+	return errors.Join(errs...)
+}
+
+// env is the fresh host one clause runs on.
+type env struct {
+	c        Case
+	h        *host.Host
+	root     *host.Context
+	name     string // the plugin's fiber name, once loaded
+	stats    host.Stats
+	effects  []host.EffectInfo
+	routines goleak.Option
+}
+
+func runClause(c Case, cl clause) (err error) {
+	if c.Plugin == nil {
+		return errors.New("Case.Plugin is nil")
+	}
+	e := &env{c: c, h: host.New(c.HostOptions...)}
+	defer func() {
+		if cerr := e.h.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("closing the host: %w", cerr)
+		}
+	}()
+	e.root = e.h.Root()
+	if c.Setup != nil {
+		if err := c.Setup(e.root); err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+	}
+	e.stats = e.h.Stats()
+	e.effects = e.root.Fiber().Effects()
+	e.routines = goleak.IgnoreCurrent()
+	return cl.check(e)
+}
+
+// load loads the plugin through c and requires it to be Active.
+func (e *env) load(c *host.Context) (*host.Fiber, error) {
+	f, err := c.Plugin(e.c.Plugin, e.c.Config)
+	if f != nil {
+		e.name = f.Name()
+	}
+	if errors.Is(err, host.ErrPending) {
+		return f, fmt.Errorf("loading: %w (Case.Setup must provide the services the plugin injects)", err)
+	}
 	if err != nil {
-		t.Errorf("hosttest: loading: %v", err)
-		return
+		return f, fmt.Errorf("loading: %w", err)
 	}
-	name := f.Name()
-	if st := f.State(); st != host.Active {
-		t.Errorf("hosttest: plugin %s is %v after loading, want active (err: %v; a pending plugin needs a WithService)", name, st, f.Err())
-	}
+	return f, nil
+}
+
+// dispose disposes f and requires it to end Disposed without error.
+func (e *env) dispose(f *host.Fiber, how string) error {
 	if err := f.Dispose(); err != nil {
-		t.Errorf("hosttest: disposing plugin %s: %v", name, err)
+		return fmt.Errorf("%s: Dispose: %w", how, err)
 	}
 	if st := f.State(); st != host.Disposed {
-		t.Errorf("hosttest: plugin %s is %v after Dispose, want disposed", name, st)
+		return fmt.Errorf("%s: the plugin is %v after Dispose, want disposed", how, st)
 	}
-	if got := h.Stats(); !reflect.DeepEqual(got, base) {
-		t.Errorf("hosttest: plugin %s left registrations behind:\n%s", name, diff(base, got))
+	return nil
+}
+
+// residue reports what the plugin left behind, compared with the baseline.
+func (e *env) residue() error {
+	var errs []error
+	if got := e.h.Stats(); !reflect.DeepEqual(got, e.stats) {
+		errs = append(errs, fmt.Errorf("plugin %s left registrations behind:\n%s", e.name, diff(e.stats, got)))
 	}
-	if got := root.Fiber().Effects(); !reflect.DeepEqual(got, baseEffects) {
-		t.Errorf("hosttest: plugin %s left effects on the root fiber: %+v (before: %+v)", name, got, baseEffects)
+	if got := e.root.Fiber().Effects(); !reflect.DeepEqual(got, e.effects) {
+		errs = append(errs, fmt.Errorf("plugin %s left effects on the root fiber: %+v (before: %+v)", e.name, got, e.effects))
 	}
-	if err := goleak.Find(append([]goleak.Option{ignore}, cfg.leak...)...); err != nil {
-		t.Errorf("hosttest: plugin %s left goroutines behind: %v", name, err)
+	if err := goleak.Find(append([]goleak.Option{e.routines}, e.c.IgnoreGoroutines...)...); err != nil {
+		errs = append(errs, fmt.Errorf("plugin %s left goroutines behind: %w", e.name, err))
 	}
+	return errors.Join(errs...)
+}
+
+// injects returns the services the plugin requires.
+func (e *env) injects() []string {
+	if inj, ok := e.c.Plugin.(host.Injector); ok {
+		return inj.Inject()
+	}
+	return nil
+}
+
+func checkLoad(e *env) error {
+	f, err := e.load(e.root)
+	if err != nil {
+		if f != nil {
+			_ = f.Dispose()
+		}
+		return err
+	}
+	if err := e.dispose(f, "after loading"); err != nil {
+		return err
+	}
+	return e.residue()
+}
+
+func checkRestart(e *env) error {
+	names := e.injects()
+	if len(names) == 0 {
+		return errSkip{"the plugin injects no service"}
+	}
+	f, err := e.load(e.root)
+	if err != nil {
+		if f != nil {
+			_ = f.Dispose()
+		}
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		errs = append(errs, e.replace(f, name))
+	}
+	if err := e.dispose(f, "after the replacements"); err != nil {
+		errs = append(errs, err)
+	} else {
+		errs = append(errs, e.residue())
+	}
+	return errors.Join(errs...)
+}
+
+// replace provides service name again (the same value, from a new
+// provider) and withdraws it, checking that f restarts both times.
+func (e *env) replace(f *host.Fiber, name string) error {
+	v, ok := host.Lookup[any](e.root, name)
+	if !ok {
+		return fmt.Errorf("service %q is not provided though the plugin is active", name)
+	}
+	before := f.Context()
+	repl, err := e.root.Plugin(host.Define("hosttest-replacement", nil, func(c *host.Context) error {
+		_, err := c.Provide(name, v)
+		return err
+	}), nil)
+	if err != nil {
+		return fmt.Errorf("replacing the provider of %q: %w", name, err)
+	}
+	var errs []error
+	if err := restarted(f, before, "when the provider of "+fmt.Sprintf("%q", name)+" was replaced"); err != nil {
+		errs = append(errs, err)
+	}
+	before = f.Context()
+	if err := repl.Dispose(); err != nil {
+		errs = append(errs, fmt.Errorf("withdrawing the replacement of %q: %w", name, err))
+	}
+	if err := restarted(f, before, "when the replacement of "+fmt.Sprintf("%q", name)+" was withdrawn"); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// restarted checks that f ran again (it has a new context) and is Active.
+func restarted(f *host.Fiber, before *host.Context, when string) error {
+	if st := f.State(); st != host.Active {
+		return fmt.Errorf("the plugin is %v %s, want active (err: %v)", st, when, f.Err())
+	}
+	if f.Context() == before {
+		return fmt.Errorf("the plugin did not restart %s", when)
+	}
+	return nil
+}
+
+func checkScope(e *env) error {
+	sc, err := e.root.Scope("hosttest-agent")
+	if err != nil {
+		return fmt.Errorf("creating the scope: %w", err)
+	}
+	f, err := e.load(sc)
+	if err != nil {
+		_ = sc.Fiber().Dispose()
+		return fmt.Errorf("through the scope: %w", err)
+	}
+	if err := sc.Fiber().Dispose(); err != nil {
+		return fmt.Errorf("disposing the scope: %w", err)
+	}
+	if st := f.State(); st != host.Disposed {
+		return fmt.Errorf("the plugin is %v after its scope was disposed, want disposed", st)
+	}
+	return e.residue()
+}
+
+func checkDisposePending(e *env) error {
+	names := e.injects()
+	if len(names) == 0 {
+		return errSkip{"the plugin injects no service"}
+	}
+	// An isolated view hides every service the plugin injects.
+	f, err := e.root.Isolate(names...).Plugin(e.c.Plugin, e.c.Config)
+	if f != nil {
+		e.name = f.Name()
+	}
+	if !errors.Is(err, host.ErrPending) {
+		if f != nil {
+			_ = f.Dispose()
+		}
+		return fmt.Errorf("loading without the services %q: got %v, want an error matching host.ErrPending", names, err)
+	}
+	if err := e.dispose(f, "while pending"); err != nil {
+		return err
+	}
+	return e.residue()
+}
+
+func checkDoubleDispose(e *env) error {
+	f, err := e.load(e.root)
+	if err != nil {
+		if f != nil {
+			_ = f.Dispose()
+		}
+		return err
+	}
+	if err := e.dispose(f, "first"); err != nil {
+		return err
+	}
+	if err := e.dispose(f, "second"); err != nil {
+		return err
+	}
+	return e.residue()
+}
+
+// dispatched is the event the dispatch clause emits while it disposes.
+var dispatched = events.NewEvent[struct{}](events.Descriptor{
+	Name: "hosttest/dispatch",
+	Mode: events.ModeEmit,
+	Doc:  "Emitted by hosttest while it disposes the plugin under test from a listener.",
+})
+
+func checkDisposeInDispatch(e *env) error {
+	f, err := e.load(e.root)
+	if err != nil {
+		if f != nil {
+			_ = f.Dispose()
+		}
+		return err
+	}
+	// The baseline gains the clause's own listener until it is removed.
+	var derr error
+	called := false
+	off, err := host.On(e.root, dispatched, func(context.Context, struct{}) error {
+		called = true
+		derr = f.Dispose()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("registering the dispatch listener: %w", err)
+	}
+	emitErr := host.Emit(context.Background(), e.root.Emitter(), dispatched, struct{}{})
+	if err := off(); err != nil {
+		return fmt.Errorf("removing the dispatch listener: %w", err)
+	}
+	switch {
+	case emitErr != nil:
+		return fmt.Errorf("dispatching: %w", emitErr)
+	case !called:
+		return errors.New("the dispatch listener was not called")
+	case derr != nil:
+		return fmt.Errorf("during a dispatch: Dispose: %w", derr)
+	}
+	if st := f.State(); st != host.Disposed {
+		return fmt.Errorf("the plugin is %v after Dispose during a dispatch, want disposed", st)
+	}
+	return e.residue()
 }
 
 func diff(before, after host.Stats) string {

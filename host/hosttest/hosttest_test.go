@@ -3,7 +3,7 @@ package hosttest_test
 import (
 	"context"
 	"errors"
-	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,25 +19,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var evTick = events.NewEvent[int](events.Descriptor{Name: "test/tick", Mode: events.ModeEmit, Doc: "A tick."})
 
-// fakeT captures failures instead of failing the real test.
-type fakeT struct {
-	testing.TB
-	mu   sync.Mutex
-	errs []string
-}
-
-func (f *fakeT) Helper() {}
-func (f *fakeT) Errorf(format string, args ...any) {
-	f.mu.Lock()
-	f.errs = append(f.errs, fmt.Sprintf(format, args...))
-	f.mu.Unlock()
-}
-func (f *fakeT) Error(args ...any) { f.Errorf("%s", fmt.Sprint(args...)) }
-func (f *fakeT) Fatalf(format string, args ...any) {
-	f.Errorf(format, args...)
-	panic("fakeT.Fatalf")
-}
-
+// good injects "clock" and registers one of everything, including a
+// goroutine stopped by its cleanup.
 func good() host.Plugin {
 	return host.Define("good", []string{"clock"}, func(c *host.Context) error {
 		if _, err := host.On(c, evTick, func(context.Context, int) error { return nil }); err != nil {
@@ -63,58 +46,112 @@ func good() host.Plugin {
 	})
 }
 
-func TestConformance(t *testing.T) {
+func provideClock(root *host.Context) error {
+	_, err := root.Provide("clock", 1)
+	return err
+}
+
+// The kit as plugin authors call it: one subtest per clause.
+func TestRunGoodPlugin(t *testing.T) {
+	hosttest.Run(t, hosttest.Case{Plugin: good(), Setup: provideClock})
+}
+
+// A plugin that injects nothing: the clauses about injection are skipped.
+func TestRunPluginWithoutInjection(t *testing.T) {
+	hosttest.Run(t, hosttest.Case{Plugin: host.Define("plain", nil, func(c *host.Context) error {
+		_, err := host.On(c, evTick, func(context.Context, int) error { return nil })
+		return err
+	})})
+}
+
+// perHost fails every start after the first one on the same host: it
+// cannot restart.
+func perHost() host.Plugin {
+	var mu sync.Mutex
+	runs := map[*host.Host]int{}
+	return host.Define("no-restart", []string{"clock"}, func(c *host.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[c.Host()]++
+		if runs[c.Host()] > 1 {
+			return errors.New("cannot start twice")
+		}
+		return nil
+	})
+}
+
+// Check reports each broken clause by name, and only the broken ones.
+func TestCheckReportsBrokenClausesByName(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
+	all := []string{hosttest.ClauseLoad, hosttest.ClauseRestart, hosttest.ClauseScope,
+		hosttest.ClauseDisposePending, hosttest.ClauseDoubleDispose, hosttest.ClauseDisposeInDispatch}
+	noInjection := []string{hosttest.ClauseLoad, hosttest.ClauseScope, hosttest.ClauseDoubleDispose, hosttest.ClauseDisposeInDispatch}
 	tests := []struct {
-		name string
-		p    host.Plugin
-		opts []hosttest.Option
-		want string // substring of the reported failure; "" = pass
+		name  string
+		c     hosttest.Case
+		want  []string // the clauses reported broken
+		about string   // a substring of every reported failure
 	}{
-		{"good plugin", good(), []hosttest.Option{hosttest.WithService("clock", 1)}, ""},
-		{"missing service stays pending", good(), nil, "pending"},
-		{"failing apply", host.Define("bad", nil, func(*host.Context) error { return errors.New("nope") }), nil, "failed"},
-		{"listener on the root", host.Define("leaky-listener", nil, func(c *host.Context) error {
+		{"good plugin", hosttest.Case{Plugin: good(), Setup: provideClock}, nil, ""},
+		{"missing service stays pending", hosttest.Case{Plugin: good()},
+			[]string{hosttest.ClauseLoad, hosttest.ClauseRestart, hosttest.ClauseScope, hosttest.ClauseDoubleDispose, hosttest.ClauseDisposeInDispatch},
+			"pending"},
+		{"failing apply", hosttest.Case{Plugin: host.Define("bad", nil, func(*host.Context) error { return errors.New("nope") })},
+			noInjection, "plugin bad failed: nope"},
+		{"cannot restart", hosttest.Case{Plugin: perHost(), Setup: provideClock},
+			[]string{hosttest.ClauseRestart}, "failed when the provider of \"clock\" was replaced"},
+		{"listener on the root", hosttest.Case{Plugin: host.Define("leaky-listener", nil, func(c *host.Context) error {
 			_, err := host.On(c.Host().Root(), evTick, func(context.Context, int) error { return nil })
 			return err
-		}), nil, "listeners of test/tick"},
-		{"service on the root", host.Define("leaky-service", nil, func(c *host.Context) error {
+		})}, noInjection, "listeners of test/tick"},
+		{"service on the root", hosttest.Case{Plugin: host.Define("leaky-service", nil, func(c *host.Context) error {
 			_, err := c.Host().Root().Provide("leaked", 1)
 			return err
-		}), nil, "services"},
-		{"fiber on the root", host.Define("leaky-fiber", nil, func(c *host.Context) error {
+		})}, noInjection, "services"},
+		{"fiber on the root", hosttest.Case{Plugin: host.Define("leaky-fiber", nil, func(c *host.Context) error {
 			_, err := c.Host().Root().Scope("orphan")
 			return err
-		}), nil, "fibers"},
-		{"goroutine", host.Define("leaky-goroutine", nil, func(*host.Context) error {
+		})}, noInjection, "fibers"},
+		{"goroutine", hosttest.Case{Plugin: host.Define("leaky-goroutine", nil, func(*host.Context) error {
 			go func() { <-release }()
 			return nil
-		}), nil, "goroutines"},
-		{"failing disposer", host.Define("bad-disposer", nil, func(c *host.Context) error {
+		})}, noInjection, "goroutines"},
+		{"failing disposer", hosttest.Case{Plugin: host.Define("bad-disposer", []string{"clock"}, func(c *host.Context) error {
 			_, err := c.Track(host.EffectCustom, "x", func() error { return errors.New("cannot undo") })
 			return err
-		}), nil, "cannot undo"},
+		}), Setup: provideClock}, []string{hosttest.ClauseLoad, hosttest.ClauseRestart, hosttest.ClauseScope, hosttest.ClauseDoubleDispose, hosttest.ClauseDisposeInDispatch}, "cannot undo"},
+		{"failing setup", hosttest.Case{Plugin: good(), Setup: func(*host.Context) error { return errors.New("no clock today") }},
+			all, "setup: no clock today"},
+		{"no plugin", hosttest.Case{}, all, "Case.Plugin is nil"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ft := &fakeT{TB: t}
-			hosttest.Conformance(ft, tt.p, nil, tt.opts...)
-			all := strings.Join(ft.errs, "\n")
-			if tt.want == "" {
-				if len(ft.errs) != 0 {
-					t.Fatalf("good plugin reported: %s", all)
+			err := hosttest.Check(tt.c)
+			var got []string
+			for _, e := range unjoin(err) {
+				var ce *hosttest.ClauseError
+				if !errors.As(e, &ce) {
+					t.Fatalf("failure %v is not a *ClauseError", e)
 				}
-				return
+				got = append(got, ce.Clause)
+				if !strings.Contains(e.Error(), tt.about) || !strings.HasPrefix(e.Error(), "hosttest: "+ce.Clause+": ") {
+					t.Errorf("failure %q does not name its clause or mention %q", e, tt.about)
+				}
 			}
-			if !strings.Contains(all, tt.want) {
-				t.Fatalf("failures %q do not mention %q", all, tt.want)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("broken clauses %q, want %q; failures:\n%v", got, tt.want, err)
 			}
 		})
 	}
 }
 
-// The real thing, as plugin authors call it.
-func TestConformanceGoodPlugin(t *testing.T) {
-	hosttest.Conformance(t, good(), nil, hosttest.WithService("clock", 1))
+func unjoin(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

@@ -82,9 +82,6 @@ func mustLoad(t testing.TB, c *host.Context, p host.Plugin, cfg any) *host.Fiber
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.State() != host.Active {
-		t.Fatalf("%s: %v (%v)", f.Name(), f.State(), f.Err())
-	}
 	return f
 }
 
@@ -380,11 +377,8 @@ func TestPluginLifecycle(t *testing.T) {
 	}
 	for _, cfg := range []any{approval.Config{Timeout: -1}, "x"} {
 		f, err := e.root.Plugin(approval.Plugin, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f.State() != host.Failed {
-			t.Errorf("config %v: state %v", cfg, f.State())
+		if err == nil || f.State() != host.Failed {
+			t.Errorf("config %v: state %v, err %v", cfg, f.State(), err)
 		}
 		f.Dispose()
 	}

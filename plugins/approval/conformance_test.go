@@ -9,5 +9,5 @@ import (
 
 // TestConformance: the service plugin loads and leaves nothing behind.
 func TestConformance(t *testing.T) {
-	hosttest.Conformance(t, approval.Plugin, approval.Config{Answerer: approval.NewQueue()})
+	hosttest.Run(t, hosttest.Case{Plugin: approval.Plugin, Config: approval.Config{Answerer: approval.NewQueue()}})
 }

@@ -619,9 +619,9 @@ func TestConfigValidation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := host.New()
 			defer h.Close()
-			f := must[*host.Fiber](t)(h.Root().Plugin(sp.Plugin, cfg))
-			if f.State() != host.Failed || !errors.Is(f.Err(), sp.ErrInvalid) {
-				t.Errorf("state %v, err %v; want Failed with ErrInvalid", f.State(), f.Err())
+			f, err := h.Root().Plugin(sp.Plugin, cfg)
+			if f.State() != host.Failed || !errors.Is(err, sp.ErrInvalid) {
+				t.Errorf("state %v, err %v; want Failed with ErrInvalid", f.State(), err)
 			}
 			if _, ok := host.Lookup[*sp.Service](h.Root(), sp.ServiceName); ok {
 				t.Error("service provided despite invalid config")

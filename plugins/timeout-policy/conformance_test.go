@@ -10,5 +10,5 @@ import (
 
 // TestConformance: the wrapper plugin loads and leaves nothing behind.
 func TestConformance(t *testing.T) {
-	hosttest.Conformance(t, timeoutpolicy.Plugin, timeoutpolicy.Config{}, hosttest.WithSetup(toolstest.Setup))
+	hosttest.Run(t, hosttest.Case{Plugin: timeoutpolicy.Plugin, Config: timeoutpolicy.Config{}, Setup: toolstest.Setup})
 }

@@ -11,5 +11,5 @@ import (
 // TestConformance: the plugin loads, registers its tools, and leaves
 // nothing behind when disposed.
 func TestConformance(t *testing.T) {
-	hosttest.Conformance(t, toolbash.Plugin, toolbash.Config{}, hosttest.WithSetup(toolstest.Setup))
+	hosttest.Run(t, hosttest.Case{Plugin: toolbash.Plugin, Config: toolbash.Config{}, Setup: toolstest.Setup})
 }

@@ -11,5 +11,5 @@ import (
 // TestConformance: the plugin loads, registers its tools, and leaves
 // nothing behind when disposed.
 func TestConformance(t *testing.T) {
-	hosttest.Conformance(t, toolfs.Plugin, toolfs.Config{Root: t.TempDir()}, hosttest.WithSetup(toolstest.Setup))
+	hosttest.Run(t, hosttest.Case{Plugin: toolfs.Plugin, Config: toolfs.Config{Root: t.TempDir()}, Setup: toolstest.Setup})
 }

@@ -3,6 +3,7 @@ package toolstest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -38,7 +39,7 @@ func TestLoadReportsAFailedPlugin(t *testing.T) {
 	defer h.Close()
 	bad := host.Define("bad", nil, func(*host.Context) error { return context.Canceled })
 	err := toolstest.Load(h.Root(), toolstest.Plugin{P: bad})
-	if err == nil || !strings.Contains(err.Error(), "bad is failed") {
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "plugin bad failed") {
 		t.Fatalf("err = %v", err)
 	}
 }
