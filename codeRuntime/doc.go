@@ -47,10 +47,11 @@
 // RangeError; JSON.parse, JSON.stringify (the program's and the host's) and nested join/toString
 // refuse nesting deeper than 10000 levels, and JSON.stringify calls a replacer per value so the
 // budgets interrupt it; a binding result nested deeper rejects that call with INVALID_RESULT; a
-// regexp2 match (patterns with backreferences or lookaround) gives up after 250ms, finding nothing.
-// That last limit is set through regexp2.DefaultMatchTimeout when this package is initialized
-// (goja offers no per-runtime setting), so it applies process-wide to regexp2 patterns compiled
-// without their own timeout: an importer that uses regexp2 directly should set its own.
+// regexp2 match (patterns with backreferences or lookaround) gives up after 250ms, finding nothing,
+// once the program has called [LimitRegexpMatchTime]. That last limit is process-wide, because goja
+// offers no per-runtime setting, so it is an explicit opt-in: importing this package changes no
+// process-wide setting, and without the call a catastrophic regular expression can hold Run past
+// its budgets.
 //
 // Memory: goja has no per-runtime memory limit, and Go cannot attribute heap to a goroutine. The
 // defences are therefore indirect: the busy-CPU budget bounds how long a program can allocate, output

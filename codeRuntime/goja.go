@@ -16,6 +16,9 @@ import (
 // Goja is the shipped [Runtime]: TypeScript stripped by esbuild, run by goja. Safe for concurrent use:
 // each Run builds a fresh goja.Runtime on the calling goroutine and shares no mutable state with other
 // runs (compiled programs, which are immutable, are cached by source; see programCache).
+//
+// Its budgets hold against every program only in a process that called [LimitRegexpMatchTime]
+// before the first Run (see the package doc, "Native loops").
 type Goja struct {
 	cfg      Config
 	programs programCache

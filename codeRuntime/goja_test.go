@@ -12,11 +12,17 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/dlclark/regexp2/v2"
 	"go.uber.org/goleak"
 )
 
+// matchTimeoutAtStart is regexp2.DefaultMatchTimeout as the test binary found it, after every
+// package's initialization and before any test ran.
+var matchTimeoutAtStart time.Duration
+
 func TestMain(m *testing.M) {
-	// regexp2's match-timeout clock (see regexpMatchTimeout) outlives a match by design.
+	matchTimeoutAtStart = regexp2.DefaultMatchTimeout
+	// regexp2's match-timeout clock (see LimitRegexpMatchTime) outlives a match by design.
 	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2/v2.runClock"))
 }
 

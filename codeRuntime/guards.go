@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"time"
 
-	"github.com/dlclark/regexp2/v2"
 	"github.com/dop251/goja"
 )
 
@@ -22,19 +20,6 @@ const maxNestingDepth = 10000
 // accepts: no interrupt reaches a native loop, so a sparse array or an object like
 // {length: 2 ** 53 - 1} would otherwise keep it busy (or allocating) beyond every budget.
 const maxArrayLength = 1 << 22
-
-// regexpMatchTimeout bounds a single regexp2 match (goja uses regexp2 for patterns Go's regexp
-// cannot run: backreferences and lookaround), which backtracks in native code no interrupt reaches.
-// A match that runs out finds nothing; the run's own budgets then apply.
-const regexpMatchTimeout = 250 * time.Millisecond
-
-func init() {
-	// regexp2 reads it when compiling a pattern; goja offers no per-runtime setting. It is
-	// process-wide, but nothing else in this module uses regexp2, and "forever" is never wanted.
-	if regexp2.DefaultMatchTimeout > regexpMatchTimeout {
-		regexp2.DefaultMatchTimeout = regexpMatchTimeout
-	}
-}
 
 // removedGlobals are deleted from every runtime: binary buffers allocate gigabytes in one native
 // call, which no watchdog can interrupt.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dlclark/regexp2/v2"
 )
 
 // runBounded runs p and fails the test when Run does not return within limit: the programs here
@@ -81,8 +84,10 @@ func TestNativeWorkIsBounded(t *testing.T) {
 }
 
 // TestCatastrophicRegexpEnds: a regexp2 match (backreferences, lookaround) backtracks in native code
-// no interrupt reaches; the match timeout makes it give up, so Run still ends.
+// no interrupt reaches; once the process opted in with LimitRegexpMatchTime, the match gives up, and
+// Run still ends within its budget.
 func TestCatastrophicRegexpEnds(t *testing.T) {
+	LimitRegexpMatchTime()
 	// 2^60 backtracking steps: without the match timeout, this never ends.
 	const catastrophic = "/^(a+)+(?=b)/.test('a'.repeat(60) + 'c')"
 	t.Run("a match gives up, finding nothing", func(t *testing.T) {
@@ -135,5 +140,35 @@ func TestGuardsKeepSemantics(t *testing.T) {
 				t.Fatalf("value = %s, want %s", res.Value, tt.want)
 			}
 		})
+	}
+}
+
+// TestImportLeavesRegexp2Alone: importing the package changes nothing process-wide; the regexp2
+// match timeout is regexp2's own ("forever") until a program opts in.
+func TestImportLeavesRegexp2Alone(t *testing.T) {
+	if forever := time.Duration(math.MaxInt64); matchTimeoutAtStart != forever {
+		t.Fatalf("regexp2.DefaultMatchTimeout = %s before any test ran, want regexp2's default %s", matchTimeoutAtStart, forever)
+	}
+}
+
+// TestLimitRegexpMatchTime: the opt-in lowers regexp2's default match timeout to 250ms, never raises
+// it, and a pattern compiled afterwards carries it.
+func TestLimitRegexpMatchTime(t *testing.T) {
+	saved := regexp2.DefaultMatchTimeout
+	t.Cleanup(func() { regexp2.DefaultMatchTimeout = saved })
+
+	regexp2.DefaultMatchTimeout = time.Duration(math.MaxInt64)
+	LimitRegexpMatchTime()
+	if got := regexp2.DefaultMatchTimeout; got != 250*time.Millisecond {
+		t.Fatalf("after the opt-in, DefaultMatchTimeout = %s, want 250ms", got)
+	}
+	if re := regexp2.MustCompile(`(a)\1`, regexp2.ECMAScript); re.MatchTimeout != 250*time.Millisecond {
+		t.Fatalf("a pattern compiled after the opt-in has MatchTimeout %s, want 250ms", re.MatchTimeout)
+	}
+
+	regexp2.DefaultMatchTimeout = 10 * time.Millisecond
+	LimitRegexpMatchTime()
+	if got := regexp2.DefaultMatchTimeout; got != 10*time.Millisecond {
+		t.Fatalf("the opt-in raised a lower DefaultMatchTimeout to %s", got)
 	}
 }

@@ -19,7 +19,8 @@ const ServiceName = "code-runtime"
 // language is "typescript") under [ServiceName] until its fiber is disposed;
 // updating the configuration restarts the plugin and replaces the runtime.
 // Runs in progress are not affected by the replacement: each [Goja.Run] is
-// independent, and the plugin starts no goroutine of its own.
+// independent, and the plugin starts no goroutine of its own. Loading it changes
+// no process-wide setting: the host calls [LimitRegexpMatchTime] itself.
 var Plugin host.Plugin = plugin{}
 
 type plugin struct{}
