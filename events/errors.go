@@ -4,7 +4,8 @@ import "fmt"
 
 // PanicError is what a dispatcher makes of a panicking listener. It carries
 // the recovered value, the event name, the owning plugin's name and the
-// stack at the panic.
+// stack at the panic. Its message has no package prefix: the dispatcher
+// that recovered the panic returns it wrapped in its own ("host: ...").
 type PanicError struct {
 	Event  string
 	Plugin string

@@ -19,7 +19,7 @@ var ErrInvalidName = errors.New("invalid event name")
 // and names the offending byte offset.
 func ValidateName(name string) error {
 	if err := CheckSegments(name, MaxNameLen); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidName, err)
+		return fmt.Errorf("events: %w: %w", ErrInvalidName, err)
 	}
 	return nil
 }

@@ -40,6 +40,9 @@ func TestValidateName(t *testing.T) {
 			if err != nil && !errors.Is(err, events.ErrInvalidName) {
 				t.Errorf("error %v does not wrap ErrInvalidName", err)
 			}
+			if err != nil && !strings.HasPrefix(err.Error(), "events: ") {
+				t.Errorf("error %q does not carry the package prefix", err)
+			}
 		})
 	}
 }

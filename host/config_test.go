@@ -21,7 +21,7 @@ func TestDecodeConfig(t *testing.T) {
 		{"pointer", &cfgT{N: 2}, 2, ""},
 		{"nil pointer", (*cfgT)(nil), 0, ""},
 		{"nil", nil, 0, ""},
-		{"wrong type", map[string]any{}, 0, "plugin cfg: wrong configuration type: got map[string]interface {}, want host_test.cfgT"},
+		{"wrong type", map[string]any{}, 0, "host: wrong configuration type: got map[string]interface {}, want host_test.cfgT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := host.New()
@@ -70,7 +70,7 @@ func TestDecodeConfigValidates(t *testing.T) {
 		return err
 	})
 	f, err := h.Root().Plugin(p, validated{N: -1})
-	if f.State() != host.Failed || err == nil || !strings.Contains(err.Error(), "plugin v: invalid configuration: N must not be negative") {
+	if f.State() != host.Failed || err == nil || !strings.Contains(err.Error(), "plugin v failed: host: invalid configuration: N must not be negative") {
 		t.Fatalf("state %v, err %v", f.State(), err)
 	}
 	if err := f.Update(&validated{N: 2}); err != nil || f.State() != host.Active {

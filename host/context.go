@@ -24,14 +24,14 @@ var ErrInvalidScopeKey = errors.New("invalid scope key")
 // refused. The error names the offending offset.
 func ValidateScopeKey(k string) error {
 	if k == "" {
-		return fmt.Errorf("%w: empty (the empty key is the global scope and cannot be created)", ErrInvalidScopeKey)
+		return fmt.Errorf("host: %w: empty (the empty key is the global scope and cannot be created)", ErrInvalidScopeKey)
 	}
 	if len(k) > MaxScopeKeyLen {
-		return fmt.Errorf("%w: %d bytes, longer than %d", ErrInvalidScopeKey, len(k), MaxScopeKeyLen)
+		return fmt.Errorf("host: %w: %d bytes, longer than %d", ErrInvalidScopeKey, len(k), MaxScopeKeyLen)
 	}
 	for i := 0; i < len(k); i++ {
 		if k[i] < 0x21 || k[i] > 0x7e {
-			return fmt.Errorf("%w: %q: byte 0x%02x at offset %d is not printable ASCII", ErrInvalidScopeKey, k, k[i], i)
+			return fmt.Errorf("host: %w: %q: byte 0x%02x at offset %d is not printable ASCII", ErrInvalidScopeKey, k, k[i], i)
 		}
 	}
 	return nil
@@ -96,10 +96,11 @@ var ErrConfigType = errors.New("wrong configuration type")
 
 // DecodeConfig returns c's configuration as a T, the way plugins take it:
 // a T, a *T (nil meaning the zero T) or nil (the zero T). Anything else is
-// an error wrapping [ErrConfigType] that names the plugin and both types.
-// When T has a Validate() error method, DecodeConfig calls it and returns
-// its error (wrapped, naming the plugin), so a plugin's Apply starts with
-// a checked configuration.
+// an error wrapping [ErrConfigType] that names both types. When T has a
+// Validate() error method, DecodeConfig calls it and returns its error
+// (wrapped), so a plugin's Apply starts with a checked configuration. The
+// plugin is named by the error [Context.Plugin] returns and by the
+// fiber's log.
 func DecodeConfig[T any](c *Context) (T, error) {
 	var zero, cfg T
 	switch v := c.Config().(type) {
@@ -111,11 +112,11 @@ func DecodeConfig[T any](c *Context) (T, error) {
 			cfg = *v
 		}
 	default:
-		return zero, fmt.Errorf("plugin %s: %w: got %T, want %T", c.fiber.Name(), ErrConfigType, v, zero)
+		return zero, fmt.Errorf("host: %w: got %T, want %T", ErrConfigType, v, zero)
 	}
 	if v, ok := any(cfg).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
-			return zero, fmt.Errorf("plugin %s: invalid configuration: %w", c.fiber.Name(), err)
+			return zero, fmt.Errorf("host: invalid configuration: %w", err)
 		}
 	}
 	return cfg, nil
@@ -231,7 +232,7 @@ func (c *Context) Effect(name string, setup func() (cleanup func() error, err er
 	err := c.fiber.acceptsLocked(c.gen)
 	c.fiber.mu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("registering %s %q: %w", EffectCustom, name, err)
+		return nil, fmt.Errorf("host: registering %s %q: %w", EffectCustom, name, err)
 	}
 	cleanup, err := setup()
 	if err != nil {
@@ -256,7 +257,7 @@ func (c *Context) track(kind EffectKind, name string, do func() error, teardown 
 	f.mu.Lock()
 	if err := f.acceptsLocked(c.gen); err != nil {
 		f.mu.Unlock()
-		return nil, fmt.Errorf("registering %s %q: %w", kind, name, err)
+		return nil, fmt.Errorf("host: registering %s %q: %w", kind, name, err)
 	}
 	if do != nil {
 		if err := do(); err != nil {

@@ -252,7 +252,10 @@ func (em Emitter) failure(d *events.Descriptor, l *listener, err error) error {
 	if d.FailurePolicy() == events.Contain {
 		return nil
 	}
-	return fmt.Errorf("listener of %s (plugin %s): %w", d.Name, name, err)
+	if pe, ok := err.(*events.PanicError); ok && pe.Event == d.Name {
+		return fmt.Errorf("host: %w", err) // it names the event and the plugin
+	}
+	return fmt.Errorf("host: listener of %s (plugin %s): %w", d.Name, name, err)
 }
 
 func recovered(d *events.Descriptor, l *listener, v any) error {

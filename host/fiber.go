@@ -143,7 +143,7 @@ func (f *Fiber) Wait(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			return fmt.Errorf("fiber %s: %w", f.name, ErrFiberClosed)
+			return fmt.Errorf("host: fiber %s: %w", f.name, ErrFiberClosed)
 		}
 		select {
 		case <-ch:

@@ -283,9 +283,9 @@ func safeApply(p Plugin, c *Context) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if e, ok := v.(error); ok {
-				err = fmt.Errorf("apply panicked: %w\n%s", e, debug.Stack())
+				err = fmt.Errorf("host: Apply panicked: %w\n%s", e, debug.Stack())
 			} else {
-				err = fmt.Errorf("apply panicked: %v\n%s", v, debug.Stack())
+				err = fmt.Errorf("host: Apply panicked: %v\n%s", v, debug.Stack())
 			}
 		}
 	}()
