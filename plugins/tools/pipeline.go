@@ -46,7 +46,7 @@ var Stages = []Stage{
 		OnFailure: "INVALID_ARGS", FailTo: "finalize"},
 	{Name: "pre-execute", Event: PreExecute.Descriptor().Name, Doc: "Allow, deny (DENIED) or ask; a failing listener → LISTENER_ERROR, a malformed decision → INVALID_DECISION; cancelled before → ABORTED_BEFORE_DISPATCH.",
 		OnFailure: "deny / error", FailTo: "post-execute"},
-	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*, with the policy's reason); cancelled by the answer's time → ABORTED_BEFORE_DISPATCH, whatever the answer.",
+	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*, with the policy's reason); the call cancelled when the answer arrives → ABORTED_BEFORE_DISPATCH, whatever the answer (a rejection is kept).",
 		OnFailure: "not granted", FailTo: "post-execute"},
 	{Name: "guards", Doc: "Global guards, then the agent's: a reason denies (DENIED), monotonically; a panic → GUARD_FAILED.",
 		OnFailure: "DENIED", FailTo: "post-execute"},
