@@ -1,64 +1,89 @@
-// Package host is a Cordis-style plugin host: a tree of contexts whose
-// fibers own and undo everything their plugins register, services with
-// injection, agent scopes, and typed named events dispatched in five modes.
+// Package host runs plugins. A plugin registers what it offers (event
+// listeners, services, child plugins, agent scopes, resources with a
+// cleanup) through a [Context], and the host remembers every registration
+// on the plugin's [Fiber], so that disposing the fiber undoes all of it.
+// Plugins find each other through named services, and talk through typed
+// events (declared in package events) dispatched in five modes.
 //
-// # Contexts, fibers, effects
+//	h := host.New()
+//	defer h.Close()
+//	greeter := host.Define("greeter", nil, func(c *host.Context) error {
+//		_, err := host.On(c, Greet, func(_ context.Context, name string) error {
+//			fmt.Println("hello,", name)
+//			return nil
+//		})
+//		return err
+//	})
+//	f, err := h.Root().Plugin(greeter, nil) // err != nil: failed, or pending on a service
+//	if err != nil {
+//		return err
+//	}
+//	_ = host.Emit(ctx, h.Root().Emitter(), Greet, "world") // hello, world
+//	_ = f.Dispose()                                      // the listener is gone
 //
-// A [Host] has a root [Context]. [Context.Plugin] loads a [Plugin] as a
-// child [Fiber] of the calling context's fiber; the plugin's Apply receives
-// its own context, and everything registered through it (listeners,
-// services, child plugins, scopes, effects, and what libraries built on the
-// host record with [Context.Track], such as tools and guards) is an effect
-// of that fiber. Disposing a fiber undoes its effects last in first out,
-// attempts every disposer even when some fail, and joins, logs and returns
-// the errors. Every disposer is idempotent. A fiber that is unloading or
-// disposed refuses new registrations with [ErrFiberClosed], and so does a
-// context left over from an earlier run of a restarted plugin or from a
-// run that failed.
+// # Fibers own what plugins register
 //
-// # Services and injection
+// [Context.Plugin] loads a [Plugin] as a child fiber of the calling
+// context's fiber; its Apply receives the fiber's context, and everything
+// registered through that context is an effect of the fiber: listeners,
+// services, child plugins, scopes, [Context.Effect] resources, and what
+// libraries built on the host record with [Context.Track] (the tool
+// registry's tools and guards, say). Disposing a fiber undoes its effects
+// last in first out, attempts every disposer even when some fail, and
+// joins, logs and returns their errors; its child fibers go with it. Every
+// [Disposer] is idempotent. A fiber that is unloading or disposed refuses
+// registrations with [ErrFiberClosed], and so does a context left over
+// from a run that failed or from before a restart.
 //
-// [Context.Provide] registers a service by name; [Get] and [Lookup] read it
-// (non-reactively). A plugin implementing [Injector] stays Pending until its
-// services exist, starts when they appear, restarts when a provider is
-// replaced and returns to Pending when one goes away; load order does not
-// matter. A fiber restarted more than [MaxRestarts] times by one lifecycle
-// operation (two plugins that each inject a service and, through a child,
-// provide it) fails with [ErrRestartLoop] instead of looping; a fiber is
-// never restarted by a service its own descendants provide.
-// [Context.Isolate] gives a view with a private namespace for some
-// names.
+// [Context.Plugin] returns when the fiber has settled, with an error
+// unless it became Active: the failure of Apply (wrapped; everything Apply
+// registered is rolled back), or a [*PendingError] (matching [ErrPending])
+// when a service it injects is missing. The fiber comes back with the
+// error, so a pending plugin can be kept or disposed.
+//
+// # Services
+//
+// [Context.Provide] makes a value available by name; [Get] and [Lookup]
+// read it without subscribing to changes. A plugin implementing [Injector]
+// stays Pending until the services it names exist, starts when they
+// appear, restarts when a provider is replaced (the newest provider wins,
+// and the previous one comes back when it goes away) and returns to
+// Pending when one disappears, so load order does not matter. A fiber is
+// never restarted by a service its own descendants provide, and one asked
+// to restart more than [MaxRestarts] times in a row fails with
+// [ErrRestartLoop]. [Context.Isolate] gives a view in which some names are
+// private.
 //
 // # Agent scopes
 //
 // [Context.Scope] creates an agent scope: a child fiber whose context
 // registers for that scope only. A scope-filtered event dispatched for a
 // scope reaches global listeners and that scope's listeners; unfiltered
-// events reach everyone.
+// events reach everyone. Disposing the scope's fiber removes everything
+// registered through it.
 //
 // # Events
 //
-// Events are declared in package events as typed handles. [On], [OnQuery]
-// and [OnWaterfall] register listeners; [Emit], [Query] and [Waterfall]
-// dispatch through an [Emitter] (host + scope). Dispatch reads an immutable
-// snapshot of the listener list (copy-on-write behind an atomic pointer) and
-// holds no lock while a listener runs, so listeners may dispatch, register
-// and dispose freely; a listener registered during a dispatch is not called
-// by it, and one removed during it is not called after. Listeners run in
-// registration order; [Prepend] puts one first. Panics are recovered into
-// *events.PanicError and, like errors, handled per the event's failure
-// policy and logged with the owning plugin's name. Nested dispatch deeper
-// than the host's limit fails with [ErrRecursion].
+// [On], [OnQuery] and [OnWaterfall] register listeners for event handles;
+// [Emit], [Query] and [Waterfall] dispatch through an [Emitter] (a host and
+// a scope). Listeners run in registration order ([Prepend] puts one
+// first). A listener registered during a dispatch is not called by it; one
+// removed during it is not called after. A listener's error or panic
+// (recovered into an *events.PanicError) is logged with the plugin's name
+// and contained or returned, as the event's descriptor says. A dispatch
+// nested deeper than the host's limit fails with [ErrRecursion].
 //
 // # Concurrency
 //
-// Dispatch is safe for concurrent use and lock-free on the read side.
-// Lifecycle operations (loading, restarting, disposing, providing) run
-// synchronously on the calling goroutine: when Plugin returns, the fiber
-// has settled. No host lock is held while plugin code runs (Apply, a
+// A Host, its contexts and fibers are safe for concurrent use. Dispatch
+// reads an immutable snapshot of the listeners and holds no lock while a
+// listener runs, so listeners may dispatch, register and dispose freely.
+// Lifecycle operations (loading, restarting, providing, disposing) run on
+// the calling goroutine and hold no lock while plugin code runs (Apply, a
 // disposer, a FiberStatus listener), so that code may load plugins,
 // provide services, update and dispose fibers, itself or through
-// goroutines it waits for. A restart requested while a fiber is starting
-// runs right after that start, on the goroutine running it; a Dispose
-// made while a disposal of the same fiber is under way returns at once.
+// goroutines it waits for. One goroutine at a time starts a given fiber: a
+// restart asked for meanwhile runs right after the start under way, and a
+// Dispose made while the same fiber is being disposed returns at once
+// ([Fiber.Wait] waits for the disposal).
 package host

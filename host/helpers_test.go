@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -124,5 +125,21 @@ func loaded(t testing.TB, want error) func(*host.Fiber, error) *host.Fiber {
 			t.Fatal("Plugin returned no fiber")
 		}
 		return f
+	}
+}
+
+// within runs f on its own goroutine and ends the test binary, with every
+// goroutine's stack, when f does not return in time: a deadlock. (A
+// failure on the test's goroutine would hang too, in the host's cleanup,
+// waiting for what the deadlocked goroutines hold.)
+func within(t *testing.T, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		go panic(t.Name() + ": " + what + ": deadlocked") // not recoverable: ends the binary
+		select {}
 	}
 }

@@ -447,3 +447,58 @@ func TestH5_PluginErrorReportsPendingAndFailure(t *testing.T) {
 		}
 	})
 }
+
+// A failed start is rolled back, and the context of that failed run is
+// stale: a registration through it afterwards (a goroutine Apply started,
+// say) is refused, as for any stopped run, instead of landing on the
+// failed fiber unrolled-back.
+func TestH5_FailedRunContextRefusesRegistrations(t *testing.T) {
+	h, _ := newHost(t)
+	var kept *host.Context
+	boom := errors.New("boom")
+	f := loaded(t, boom)(h.Root().Plugin(host.Define("fails", nil, func(c *host.Context) error {
+		kept = c
+		return boom
+	}), nil))
+	if st := f.State(); st != host.Failed {
+		t.Fatalf("state %v, want failed", st)
+	}
+	_, err := host.On(kept, evPing, func(context.Context, string) error { return nil })
+	if !errors.Is(err, host.ErrFiberClosed) {
+		t.Fatalf("registering through a failed run's context: err %v, want ErrFiberClosed", err)
+	}
+	if n := h.ListenerCount("test/ping"); n != 0 {
+		t.Errorf("%d listeners on a failed fiber", n)
+	}
+}
+
+// Update of a fiber that failed earlier and is now pending (its service
+// went away) reports no failure: the new configuration has not run yet,
+// and the old run's error is not the update's.
+func TestH5_UpdateWhilePendingDoesNotReturnStaleError(t *testing.T) {
+	h, _ := newHost(t)
+	off := must[host.Disposer](t)(h.Root().Provide("svc", 1))
+	bad := errors.New("bad config")
+	f := loaded(t, bad)(h.Root().Plugin(host.Define("dep", []string{"svc"}, func(c *host.Context) error {
+		if c.Config() == "bad" {
+			return bad
+		}
+		return nil
+	}), "bad"))
+	if f.State() != host.Failed {
+		t.Fatalf("state %v, want failed", f.State())
+	}
+	if err := off(); err != nil {
+		t.Fatal(err)
+	}
+	if f.State() != host.Pending {
+		t.Fatalf("state %v, want pending", f.State())
+	}
+	if err := f.Update("good"); err != nil {
+		t.Errorf("Update while pending: %v, want nil", err)
+	}
+	must[host.Disposer](t)(h.Root().Provide("svc", 2))
+	if f.State() != host.Active || f.Err() != nil {
+		t.Errorf("after provide: %v %v", f.State(), f.Err())
+	}
+}

@@ -166,3 +166,29 @@ func TestH9_QueryFirstAnswerWinsAndFailures(t *testing.T) {
 		t.Fatalf("%q %v %v %v", r, ok, err, got)
 	}
 }
+
+// Under the Contain policy a listener that delegated gets what its next
+// returned. When next never returned because the rest of the chain (here
+// the dispatcher's base) panicked, that must not turn into a silent
+// zero-value success.
+func TestH13_WaterfallContainBasePanicIsNotASilentSuccess(t *testing.T) {
+	h, _ := newHost(t)
+	must[host.Disposer](t)(host.OnWaterfall(h.Root(), evWaterfallContain, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+		return next(ctx)
+	}))
+	var got string
+	var err error
+	func() {
+		defer func() { _ = recover() }() // a panic reaching the caller is acceptable too
+		got, err = host.Waterfall(context.Background(), h.Root().Emitter(), evWaterfallContain, "", func(context.Context) (string, error) {
+			panic("base exploded")
+		})
+	}()
+	if err == nil && got == "" {
+		t.Fatalf("base panic became a zero result with a nil error")
+	}
+	var pe *events.PanicError
+	if err != nil && !errors.As(err, &pe) {
+		t.Errorf("err %v, want a *events.PanicError", err)
+	}
+}

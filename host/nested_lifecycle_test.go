@@ -1,30 +1,15 @@
 package host_test
 
+// Lifecycle calls made from inside a lifecycle step on the same goroutine:
+// a disposer or FiberStatus listener that disposes the fiber being
+// disposed, restarted or started.
+
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
-	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 )
-
-// within runs f on its own goroutine and ends the test binary, with every
-// goroutine's stack, when f does not return in time: a deadlock. (A
-// failure on the test's goroutine would hang too, in the host's cleanup,
-// waiting for what the deadlocked goroutines hold.)
-func within(t *testing.T, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		go panic(t.Name() + ": " + what + ": deadlocked") // not recoverable: ends the binary
-		select {}
-	}
-}
 
 // A FiberStatus listener that disposes a fiber when it sees it unloading
 // must not deadlock when that unloading is the fiber's own disposal.
@@ -98,87 +83,6 @@ func TestH5_DisposeDuringRestartStaysDisposed(t *testing.T) {
 	}
 	if got := p.Effects(); len(got) != 0 {
 		t.Errorf("disposed fiber owns %v", got)
-	}
-}
-
-// A failed start is rolled back, and the context of that failed run is
-// stale: a registration through it afterwards (a goroutine Apply started,
-// say) is refused, as for any stopped run, instead of landing on the
-// failed fiber unrolled-back.
-func TestH5_FailedRunContextRefusesRegistrations(t *testing.T) {
-	h, _ := newHost(t)
-	var kept *host.Context
-	boom := errors.New("boom")
-	f := loaded(t, boom)(h.Root().Plugin(host.Define("fails", nil, func(c *host.Context) error {
-		kept = c
-		return boom
-	}), nil))
-	if st := f.State(); st != host.Failed {
-		t.Fatalf("state %v, want failed", st)
-	}
-	_, err := host.On(kept, evPing, func(context.Context, string) error { return nil })
-	if !errors.Is(err, host.ErrFiberClosed) {
-		t.Fatalf("registering through a failed run's context: err %v, want ErrFiberClosed", err)
-	}
-	if n := h.ListenerCount("test/ping"); n != 0 {
-		t.Errorf("%d listeners on a failed fiber", n)
-	}
-}
-
-// Under the Contain policy a listener that delegated gets what its next
-// returned. When next never returned because the rest of the chain (here
-// the dispatcher's base) panicked, that must not turn into a silent
-// zero-value success.
-func TestH13_WaterfallContainBasePanicIsNotASilentSuccess(t *testing.T) {
-	h, _ := newHost(t)
-	must[host.Disposer](t)(host.OnWaterfall(h.Root(), evWaterfallContain, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
-		return next(ctx)
-	}))
-	var got string
-	var err error
-	func() {
-		defer func() { _ = recover() }() // a panic reaching the caller is acceptable too
-		got, err = host.Waterfall(context.Background(), h.Root().Emitter(), evWaterfallContain, "", func(context.Context) (string, error) {
-			panic("base exploded")
-		})
-	}()
-	if err == nil && got == "" {
-		t.Fatalf("base panic became a zero result with a nil error")
-	}
-	var pe *events.PanicError
-	if err != nil && !errors.As(err, &pe) {
-		t.Errorf("err %v, want a *events.PanicError", err)
-	}
-}
-
-// Update of a fiber that failed earlier and is now pending (its service
-// went away) reports no failure: the new configuration has not run yet,
-// and the old run's error is not the update's.
-func TestH5_UpdateWhilePendingDoesNotReturnStaleError(t *testing.T) {
-	h, _ := newHost(t)
-	off := must[host.Disposer](t)(h.Root().Provide("svc", 1))
-	bad := errors.New("bad config")
-	f := loaded(t, bad)(h.Root().Plugin(host.Define("dep", []string{"svc"}, func(c *host.Context) error {
-		if c.Config() == "bad" {
-			return bad
-		}
-		return nil
-	}), "bad"))
-	if f.State() != host.Failed {
-		t.Fatalf("state %v, want failed", f.State())
-	}
-	if err := off(); err != nil {
-		t.Fatal(err)
-	}
-	if f.State() != host.Pending {
-		t.Fatalf("state %v, want pending", f.State())
-	}
-	if err := f.Update("good"); err != nil {
-		t.Errorf("Update while pending: %v, want nil", err)
-	}
-	must[host.Disposer](t)(h.Root().Provide("svc", 2))
-	if f.State() != host.Active || f.Err() != nil {
-		t.Errorf("after provide: %v %v", f.State(), f.Err())
 	}
 }
 
