@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
@@ -305,5 +306,51 @@ func TestH1_ConcurrentLifecycleLeavesNoResidue(t *testing.T) {
 	}
 	if e := h.Root().Fiber().Effects(); len(e) != 0 {
 		t.Errorf("root still owns %+v", e)
+	}
+}
+
+// One goroutine at a time starts a fiber: Updates and provider
+// replacements from many goroutines at once never run two Applys of one
+// fiber together, and once they are done the fiber is active with exactly
+// one run's registrations.
+func TestH5_ConcurrentRestartsNeverOverlapApply(t *testing.T) {
+	h, _ := newHost(t)
+	must[host.Disposer](t)(h.Root().Provide("db", 0))
+	var running, overlaps atomic.Int32
+	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("busy", []string{"db"}, func(c *host.Context) error {
+		if running.Add(1) > 1 {
+			overlaps.Add(1)
+		}
+		defer running.Add(-1)
+		_, err := host.On(c, evPing, noopPing)
+		return err
+	}), 0))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for r := range 20 {
+				if w%2 == 0 {
+					if err := f.Update(r); err != nil {
+						t.Error(err)
+					}
+					continue
+				}
+				off, err := h.Root().Provide("db", r)
+				if err != nil {
+					t.Error(err)
+					continue
+				}
+				if err := off(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	within(t, "workers", wg.Wait)
+	if n := overlaps.Load(); n != 0 {
+		t.Errorf("%d Applys of one fiber overlapped", n)
+	}
+	if f.State() != host.Active || h.ListenerCount("test/ping") != 1 {
+		t.Errorf("state %v with %d listeners, want active with 1", f.State(), h.ListenerCount("test/ping"))
 	}
 }
