@@ -136,7 +136,7 @@ func (c *Context) Scope(key ScopeKey) (*Context, error) {
 	// dispose of c's fiber sees either no scope or an active one.
 	h := c.h
 	h.life.Lock()
-	f, err := c.childLocked("scope:"+string(key), nil, nil)
+	f, err := c.childLocked("scope:"+string(key), nil, nil, nil)
 	if err != nil {
 		h.life.Unlock()
 		return nil, err

@@ -88,11 +88,8 @@ type Fiber struct {
 	disposing bool
 }
 
-func newFiber(h *Host, parent *Fiber, name string, p Plugin, config any) *Fiber {
-	f := &Fiber{h: h, parent: parent, name: name, plugin: p, config: config, settled: make(chan struct{}), seq: h.fiberSeq.Add(1)}
-	if inj, ok := p.(Injector); ok {
-		f.inject = slices.Clone(inj.Inject())
-	}
+func newFiber(h *Host, parent *Fiber, name string, p Plugin, inject []string, config any) *Fiber {
+	f := &Fiber{h: h, parent: parent, name: name, plugin: p, inject: inject, config: config, settled: make(chan struct{}), seq: h.fiberSeq.Add(1)}
 	f.log = h.log.With().Str("plugin", name).Logger()
 	return f
 }

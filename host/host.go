@@ -36,7 +36,7 @@ type Host struct {
 
 	// smu guards services and declared.
 	smu      sync.RWMutex
-	services map[serviceKey]*serviceSlot
+	services map[slotKey]*serviceSlot
 	declared map[string]events.Handle
 	nsSeq    atomic.Uint64
 	fiberSeq atomic.Uint64
@@ -74,7 +74,7 @@ func New(opts ...Option) *Host {
 	h := &Host{
 		log:      zerolog.New(io.Discard),
 		maxDepth: DefaultMaxDepth,
-		services: map[serviceKey]*serviceSlot{},
+		services: map[slotKey]*serviceSlot{},
 		declared: map[string]events.Handle{},
 		fibers:   map[*Fiber]struct{}{},
 	}
@@ -82,7 +82,7 @@ func New(opts ...Option) *Host {
 	for _, o := range opts {
 		o(h)
 	}
-	f := newFiber(h, nil, "root", nil, nil)
+	f := newFiber(h, nil, "root", nil, nil, nil)
 	f.state = Active
 	h.fibers[f] = struct{}{}
 	h.root = &Context{h: h, fiber: f, gen: f.gen}

@@ -116,7 +116,7 @@ func (h *Host) drive(f *Fiber, restart bool) {
 // drive), and f's current run is made stale at once. Fibers that are not
 // started, settled or starting (new, unloading, disposed) are left alone:
 // whatever runs them next reads the current services and configuration.
-func (h *Host) requestRestartLocked(f *Fiber, k serviceKey) (run bool) {
+func (h *Host) requestRestartLocked(f *Fiber, k slotKey) (run bool) {
 	if f.disposing {
 		return false
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 )
 
 // Plugin is a unit of functionality loaded into a host. Apply registers
@@ -30,9 +31,11 @@ type Named interface {
 }
 
 // Injector is implemented by plugins that require services: the fiber stays
-// Pending until every named service is provided (as seen from the context
+// Pending until every listed service is provided (as seen from the context
 // the plugin is loaded through), starts then, restarts when a provider is
-// replaced, and goes back to Pending when one goes away.
+// replaced, and goes back to Pending when one goes away. Inject is called
+// once, when the plugin is loaded; a nil or zero key in the list is
+// refused by [Context.Plugin].
 type Injector interface {
 	Inject() []string
 }
@@ -43,7 +46,8 @@ type PluginFunc func(c *Context) error
 // Apply implements [Plugin].
 func (f PluginFunc) Apply(c *Context) error { return f(c) }
 
-// Define returns a named plugin that requires the given services.
+// Define returns a plugin named name that requires the services in inject
+// (see [Injector]; nil for none) and whose Apply is apply.
 func Define(name string, inject []string, apply func(c *Context) error) Plugin {
 	return &defined{name: name, inject: inject, apply: apply}
 }
@@ -57,6 +61,35 @@ type defined struct {
 func (d *defined) Name() string           { return d.name }
 func (d *defined) Inject() []string       { return d.inject }
 func (d *defined) Apply(c *Context) error { return d.apply(c) }
+
+// describe reads p's name and the names of the services it injects. Both
+// are plugin methods, so they are called under recover and before any
+// host lock is taken; a nil or zero key is refused.
+func describe(p Plugin) (name string, inject []string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			name, inject = "", nil
+			err = fmt.Errorf("host: loading a %T: its Name or Inject method panicked: %v", p, v)
+		}
+	}()
+	name = pluginName(p)
+	var names []string
+	switch inj := p.(type) {
+	case interface{ Inject() []ServiceKey }:
+		for i, k := range inj.Inject() {
+			if k == nil {
+				return "", nil, fmt.Errorf("host: loading plugin %s: Inject()[%d] is nil", name, i)
+			}
+			if err := ValidateServiceName(k.Name()); err != nil {
+				return "", nil, fmt.Errorf("host: loading plugin %s: Inject()[%d] (a %T) names no service: %w", name, i, k, err)
+			}
+			names = append(names, k.Name())
+		}
+	case interface{ Inject() []string }:
+		names = slices.Clone(inj.Inject())
+	}
+	return name, names, nil
+}
 
 func pluginName(p Plugin) string {
 	if n, ok := p.(Named); ok && n.Name() != "" {
@@ -97,9 +130,13 @@ func (c *Context) Plugin(p Plugin, config any) (*Fiber, error) {
 	if p == nil {
 		return nil, fmt.Errorf("host: loading a nil plugin")
 	}
+	name, inject, err := describe(p)
+	if err != nil {
+		return nil, err
+	}
 	h := c.h
 	h.life.Lock()
-	f, err := c.childLocked(pluginName(p), p, config)
+	f, err := c.childLocked(name, p, inject, config)
 	if err != nil {
 		h.life.Unlock()
 		return nil, err
@@ -160,9 +197,9 @@ func (h *Host) loadErr(f *Fiber) error {
 
 // childLocked creates a fiber owned by c's fiber, recorded as one of its
 // effects.
-func (c *Context) childLocked(name string, p Plugin, config any) (*Fiber, error) {
+func (c *Context) childLocked(name string, p Plugin, inject []string, config any) (*Fiber, error) {
 	h := c.h
-	f := newFiber(h, c.fiber, name, p, config)
+	f := newFiber(h, c.fiber, name, p, inject, config)
 	kind := EffectPlugin
 	if p == nil {
 		kind = EffectScope

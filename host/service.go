@@ -4,20 +4,169 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/dsh-go/dsh/events"
 )
 
-// ErrNoService is wrapped by [Get] when a service is not provided.
+// ErrNoService is wrapped by the error [Service.Get] returns when the
+// service is not provided (as seen from the context it is read through).
 var ErrNoService = errors.New("service not provided")
 
-type serviceKey struct {
+// ServiceKey is a declared service, known without its Go type: what an
+// [Injector] lists, what [Context.Isolate] hides, what conformance kits and
+// catalogs iterate over. Its only implementation is [Service], so every
+// ServiceKey has a valid name (see [NewService]) or is the zero Service,
+// which names nothing and is refused wherever it is used.
+type ServiceKey interface {
+	// Name returns the service's name, as logs, errors, [Stats] and the
+	// catalog print it.
+	Name() string
+	// LookupAny is [Service.Lookup] for a caller that does not know T: the
+	// service's current value as seen from c, as an any.
+	LookupAny(c *Context) (any, bool)
+	// ProvideAny is [Service.Provide] for a caller that does not know T
+	// (a conformance kit re-providing what it found with LookupAny). v must
+	// be a T; anything else is refused with an error naming both types.
+	ProvideAny(c *Context, v any) (Disposer, error)
+
+	isServiceKey()
+}
+
+// Service is a service declared once with its name and the Go type of its
+// values, the way [events.Event] declares an event: the provider provides
+// through it, consumers read it and plugins require it through it, so a
+// call site never pairs a name with a type.
+//
+//	var Clock = host.NewService[ClockFunc]("clock")
+//	...
+//	_, err := Clock.Provide(c, time.Now) // in the provider's Apply
+//	now, err := Clock.Get(c)              // in a consumer
+//	func (p) Inject() []host.ServiceKey { return []host.ServiceKey{Clock} }
+//
+// Everything provided through a Service[T] is a T, so reading it back
+// cannot fail on the type. Two Services with the same name are the same
+// service (names are what the host, logs and catalog know); declaring one
+// name with two types is a programming error that [Service.Get] reports.
+// A Service is a small comparable value, safe for concurrent use; its zero
+// value names no service and every method refuses it.
+type Service[T any] struct {
+	name string
+}
+
+// NewService declares the service name with values of type T. The name
+// must pass [ValidateServiceName]; NewService panics otherwise, since a
+// service is declared once, in a package-level variable, like an event
+// handle (check a name that comes from input with ValidateServiceName
+// first).
+func NewService[T any](name string) Service[T] {
+	if err := ValidateServiceName(name); err != nil {
+		panic(fmt.Sprintf("host: declaring service %q: %v", name, err))
+	}
+	return Service[T]{name: name}
+}
+
+var _ ServiceKey = Service[int]{}
+
+// Name returns the service's name ("" for the zero Service).
+func (s Service[T]) Name() string { return s.name }
+
+// String returns the service's name and type, e.g. `service "tools" (*tools.Registry)`.
+func (s Service[T]) String() string {
+	return fmt.Sprintf("service %q (%s)", s.name, typeName[T]())
+}
+
+func (Service[T]) isServiceKey() {}
+
+// check refuses the zero Service.
+func (s Service[T]) check() error {
+	if s.name == "" {
+		return fmt.Errorf("host: the zero Service[%s] names no service; declare services with NewService", typeName[T]())
+	}
+	return nil
+}
+
+// Provide makes v available as the service (in c's isolation view) until
+// the returned disposer runs or c's fiber is disposed. Providing a service
+// that is already provided replaces it (the newest provider wins, and the
+// previous one is restored when the newest goes away). Plugins that
+// inject the service start, restart or go pending accordingly, before
+// Provide returns (or, when called from inside a lifecycle operation, as
+// part of it). A nil v (a nil interface value) is refused.
+func (s Service[T]) Provide(c *Context, v T) (Disposer, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return c.provide(s.name, v)
+}
+
+// ProvideAny implements [ServiceKey]: it is [Service.Provide] when v is a
+// T, and an error otherwise.
+func (s Service[T]) ProvideAny(c *Context, v any) (Disposer, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	t, ok := v.(T)
+	if !ok {
+		return nil, fmt.Errorf("host: providing %v: the value is a %T, not a %s", s, v, typeName[T]())
+	}
+	return c.provide(s.name, t)
+}
+
+// Lookup returns the service as seen from c. It is a non-reactive read:
+// the caller is not restarted when the service changes, so read it again
+// each time it is needed (the optional-dependency pattern). ok is false
+// when the service is not provided (or was provided as another type
+// through another Service of the same name; see [Service.Get]).
+func (s Service[T]) Lookup(c *Context) (v T, ok bool) {
+	if s.name == "" {
+		return v, false
+	}
+	x, ok := c.h.lookup(c.key(s.name))
+	if !ok {
+		return v, false
+	}
+	v, ok = x.(T)
+	return v, ok
+}
+
+// LookupAny implements [ServiceKey]: the service's value as seen from c,
+// whatever its type.
+func (s Service[T]) LookupAny(c *Context) (any, bool) {
+	if s.name == "" {
+		return nil, false
+	}
+	return c.h.lookup(c.key(s.name))
+}
+
+// Get is [Service.Lookup] with an error that says what was wrong: the
+// service is not provided as seen from c (the error wraps [ErrNoService]
+// and names the service, its type and the plugin reading it), or its
+// value is not a T because another Service declared the same name with
+// another type.
+func (s Service[T]) Get(c *Context) (T, error) {
+	var zero T
+	if err := s.check(); err != nil {
+		return zero, err
+	}
+	x, ok := c.h.lookup(c.key(s.name))
+	if !ok {
+		return zero, fmt.Errorf("host: %v, read by %s: %w", s, c.fiber.Name(), ErrNoService)
+	}
+	v, ok := x.(T)
+	if !ok {
+		return zero, fmt.Errorf("host: %v, read by %s: it was provided as a %T by a Service declaring the same name with another type", s, c.fiber.Name(), x)
+	}
+	return v, nil
+}
+
+type slotKey struct {
 	ns   string
 	name string
 }
 
-func (k serviceKey) String() string {
+func (k slotKey) String() string {
 	if k.ns == "" {
 		return k.name
 	}
@@ -35,8 +184,8 @@ type serviceSlot struct {
 	stack []*provision
 }
 
-func (c *Context) key(name string) serviceKey {
-	return serviceKey{ns: c.namespace(name), name: name}
+func (c *Context) key(name string) slotKey {
+	return slotKey{ns: c.namespace(name), name: name}
 }
 
 // MaxServiceNameLen is the longest accepted service name, in bytes.
@@ -60,18 +209,18 @@ func ValidateServiceName(name string) error {
 	return nil
 }
 
-// Provide makes v available as service name (in c's isolation view) until
-// the returned disposer runs or c's fiber is disposed. Providing a name
-// that is already provided replaces it (the newest provider wins, and the
-// previous one is restored when the newest goes away). Plugins that inject
-// the name start, restart or go pending accordingly, before Provide returns
-// (or, when called from inside a lifecycle operation, as part of it).
-func (c *Context) Provide(name string, v any) (Disposer, error) {
+// Provide provides v under name.
+//
+// Deprecated: declare the service with [NewService] and use [Service.Provide].
+func (c *Context) Provide(name string, v any) (Disposer, error) { return c.provide(name, v) }
+
+// provide makes v available as service name; see [Service.Provide].
+func (c *Context) provide(name string, v any) (Disposer, error) {
 	if err := ValidateServiceName(name); err != nil {
 		return nil, err
 	}
 	if v == nil {
-		return nil, fmt.Errorf("host: providing service %q: nil value", name)
+		return nil, fmt.Errorf("host: providing service %q: the value is nil", name)
 	}
 	h := c.h
 	k := c.key(name)
@@ -123,7 +272,7 @@ func (c *Context) Provide(name string, v any) (Disposer, error) {
 	return d, nil
 }
 
-func (h *Host) lookup(k serviceKey) (any, bool) {
+func (h *Host) lookup(k slotKey) (any, bool) {
 	h.smu.RLock()
 	defer h.smu.RUnlock()
 	slot := h.services[k]
@@ -133,10 +282,14 @@ func (h *Host) lookup(k serviceKey) (any, bool) {
 	return slot.stack[len(slot.stack)-1].value, true
 }
 
-// Lookup returns service name as seen from c, as a T. It is a
-// non-reactive read: the caller is not restarted when the service changes,
-// so read it again each time it is needed (the optional-dependency
-// pattern). ok is false when it is missing or not a T.
+// typeName returns the name of T (which may be an interface type).
+func typeName[T any]() string {
+	return reflect.TypeFor[T]().String()
+}
+
+// Lookup returns service name as seen from c, as a T.
+//
+// Deprecated: declare the service with [NewService] and use [Service.Lookup].
 func Lookup[T any](c *Context, name string) (T, bool) {
 	v, ok := c.h.lookup(c.key(name))
 	if !ok {
@@ -147,8 +300,9 @@ func Lookup[T any](c *Context, name string) (T, bool) {
 	return t, ok
 }
 
-// Get is [Lookup] with an error that says what was wrong: the service is
-// missing, or is not a T.
+// Get is [Lookup] with an error.
+//
+// Deprecated: declare the service with [NewService] and use [Service.Get].
 func Get[T any](c *Context, name string) (T, error) {
 	var zero T
 	v, ok := c.h.lookup(c.key(name))
@@ -178,7 +332,7 @@ func (h *Host) missingLocked(f *Fiber) []string {
 // Neither the provider's own fiber nor any of its ancestors is included: a
 // fiber is never restarted by its own provision, since restarting an
 // ancestor would dispose the provider, withdraw the service, and loop.
-func (h *Host) dependentsLocked(k serviceKey, provider *Fiber) []*Fiber {
+func (h *Host) dependentsLocked(k slotKey, provider *Fiber) []*Fiber {
 	var deps []*Fiber
 	for f := range h.fibers {
 		if f.plugin == nil || f.ctx == nil || isAncestorOrSelf(f, provider) {
@@ -196,7 +350,7 @@ func (h *Host) dependentsLocked(k serviceKey, provider *Fiber) []*Fiber {
 // service k, one after the other on the calling goroutine; a dependent
 // that is starting at that moment is restarted by the goroutine starting
 // it (see requestRestartLocked).
-func (h *Host) restartDependents(deps []*Fiber, k serviceKey) {
+func (h *Host) restartDependents(deps []*Fiber, k slotKey) {
 	for _, f := range deps {
 		h.life.Lock()
 		run := h.requestRestartLocked(f, k)
