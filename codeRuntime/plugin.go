@@ -7,16 +7,16 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
-// ServiceName is the name [Plugin] provides its [Runtime] under (the spec's
-// ctx.codeRuntime). Consumers read it non-reactively:
+// Service is the service [Plugin] provides its [Runtime] through (the
+// spec's ctx.codeRuntime). Consumers read it non-reactively:
 //
-//	rt, ok := host.Lookup[coderuntime.Runtime](c, coderuntime.ServiceName)
-const ServiceName = "code-runtime"
+//	rt, ok := coderuntime.Service.Lookup(c)
+var Service = host.NewService[Runtime]("code-runtime")
 
 // Plugin is the code-runtime plugin, named "code-runtime". Its configuration
 // is a [Config] (or *Config, or nil for the defaults), validated at load: an
 // invalid one fails the fiber. It provides a fresh [*Goja] (a [Runtime] whose
-// language is "typescript") under [ServiceName] until its fiber is disposed;
+// language is "typescript") through [Service] until its fiber is disposed;
 // updating the configuration restarts the plugin and replaces the runtime.
 // Runs in progress are not affected by the replacement: each [Goja.Run] is
 // independent, and the plugin starts no goroutine of its own. Loading it changes
@@ -26,7 +26,7 @@ var Plugin host.Plugin = plugin{}
 type plugin struct{}
 
 // Name implements host.Named.
-func (plugin) Name() string { return ServiceName }
+func (plugin) Name() string { return Service.Name() }
 
 // Apply implements host.Plugin.
 func (plugin) Apply(c *host.Context) error {
@@ -41,7 +41,7 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.Provide(ServiceName, Runtime(g))
+	_, err = Service.Provide(c, g)
 	return err
 }
 

@@ -24,7 +24,7 @@ func TestPluginProvidesRuntime(t *testing.T) {
 	if got := f.Name(); got != "code-runtime" {
 		t.Errorf("fiber name %q, want code-runtime", got)
 	}
-	rt, ok := host.Lookup[coderuntime.Runtime](root, coderuntime.ServiceName)
+	rt, ok := coderuntime.Service.Lookup(root)
 	if !ok {
 		t.Fatal("no coderuntime.Runtime under code-runtime")
 	}
@@ -47,7 +47,7 @@ func TestPluginProvidesRuntime(t *testing.T) {
 	if err := f.Dispose(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := host.Lookup[coderuntime.Runtime](root, coderuntime.ServiceName); ok {
+	if _, ok := coderuntime.Service.Lookup(root); ok {
 		t.Error("runtime still provided after the fiber was disposed")
 	}
 }
@@ -76,7 +76,7 @@ func TestPluginConfigForms(t *testing.T) {
 			if tc.wantErr && !errors.Is(err, coderuntime.ErrInvalidConfig) {
 				t.Errorf("error %v does not wrap ErrInvalidConfig", err)
 			}
-			_, ok := host.Lookup[coderuntime.Runtime](h.Root(), coderuntime.ServiceName)
+			_, ok := coderuntime.Service.Lookup(h.Root())
 			if ok == tc.wantErr {
 				t.Errorf("service provided = %v with config error = %v", ok, tc.wantErr)
 			}
@@ -91,11 +91,11 @@ func TestPluginUpdateReplacesRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _ := host.Lookup[coderuntime.Runtime](h.Root(), coderuntime.ServiceName)
+	first, _ := coderuntime.Service.Lookup(h.Root())
 	if err := f.Update(coderuntime.Config{MaxLogBytes: 128}); err != nil {
 		t.Fatal(err)
 	}
-	second, ok := host.Lookup[coderuntime.Runtime](h.Root(), coderuntime.ServiceName)
+	second, ok := coderuntime.Service.Lookup(h.Root())
 	if !ok || second == first {
 		t.Fatalf("runtime not replaced on update (ok=%v)", ok)
 	}

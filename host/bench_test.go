@@ -17,6 +17,8 @@ var sink int
 
 // The same body everywhere: add the payload's length to a counter.
 
+var benchSvc = host.NewService[int]("bench-svc")
+
 func BenchmarkEmit(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("listeners=%d", n), func(b *testing.B) {
@@ -96,7 +98,7 @@ func BenchmarkPluginLoadDispose(b *testing.B) {
 		if _, err := host.On(c, evPing, func(context.Context, string) error { return nil }); err != nil {
 			return err
 		}
-		_, err := c.Provide("bench-svc", 1)
+		_, err := benchSvc.Provide(c, 1)
 		return err
 	})
 	b.ReportAllocs()

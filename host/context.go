@@ -153,17 +153,20 @@ func (c *Context) Scope(key ScopeKey) (*Context, error) {
 	return sc, nil
 }
 
-// Isolate returns a view of c in which the named services live in a fresh
+// Isolate returns a view of c in which the given services live in a fresh
 // private namespace: what is provided or injected through the view (and
-// through plugins loaded from it) under those names is invisible to, and
-// does not see, the rest of the host.
-func (c *Context) Isolate(names ...string) *Context {
+// through plugins loaded from it) as those services is invisible to, and
+// does not see, the rest of the host. Nil and zero keys are ignored.
+func (c *Context) Isolate(services ...ServiceKey) *Context {
 	iso := maps.Clone(c.iso)
 	if iso == nil {
 		iso = map[string]string{}
 	}
-	for _, n := range names {
-		iso[n] = fmt.Sprintf("iso%d", c.h.nsSeq.Add(1))
+	for _, k := range services {
+		if k == nil || k.Name() == "" {
+			continue
+		}
+		iso[k.Name()] = fmt.Sprintf("iso%d", c.h.nsSeq.Add(1))
 	}
 	return &Context{h: c.h, fiber: c.fiber, gen: c.gen, scope: c.scope, iso: iso}
 }

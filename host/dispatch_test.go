@@ -234,7 +234,7 @@ func TestH11_ReentrancyAndRecursionLimit(t *testing.T) {
 				return err
 			}
 			f, err = h.Root().Plugin(host.Define("from-listener", nil, func(c *host.Context) error {
-				_, err := c.Provide("svc", 1)
+				_, err := svcSvc.Provide(c, 1)
 				return err
 			}), nil)
 			if err != nil {

@@ -44,8 +44,19 @@ func TestErrorsCarryThePackagePrefix(t *testing.T) {
 			_, err := kept.Plugin(host.Define("x", nil, func(*host.Context) error { return nil }), nil)
 			return err
 		},
-		"Provide nil":          func() error { _, err := h.Root().Provide("svc", nil); return err },
-		"Get missing":          func() error { _, err := host.Get[int](h.Root(), "absent"); return err },
+		"Provide nil":           func() error { _, err := host.NewService[error]("svc").Provide(h.Root(), nil); return err },
+		"ProvideAny wrong type": func() error { _, err := svcSvc.ProvideAny(h.Root(), "text"); return err },
+		"zero Service":          func() error { _, err := host.Service[int]{}.Get(h.Root()); return err },
+		"Get missing":           func() error { _, err := svcAbsent.Get(h.Root()); return err },
+		"Get another type": func() error {
+			off, err := svcSvc.Provide(h.Root(), 1)
+			if err != nil {
+				return nil
+			}
+			defer off()
+			_, err = host.NewService[string]("svc").Get(h.Root())
+			return err
+		},
 		"Wait disposed":        func() error { return f.Wait(context.Background()) },
 		"Update disposed":      func() error { return f.Update(1) },
 		"Update root":          func() error { return h.Root().Fiber().Update(1) },

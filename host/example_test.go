@@ -104,12 +104,16 @@ type upper struct{}
 
 func (upper) Do(s string) string { return strings.ToUpper(s) }
 
+// svcUpper is a service declared once with its name and type; the
+// provider, the consumer and the inject list all use it.
+var svcUpper = host.NewService[upper]("upper")
+
 // A plugin that injects a service waits for it, whatever the load order.
-func ExampleContext_Provide() {
+func ExampleService() {
 	h := host.New()
 	defer h.Close()
-	user, _ := h.Root().Plugin(host.Define("user", []string{"upper"}, func(c *host.Context) error {
-		u, err := host.Get[upper](c, "upper")
+	user, _ := h.Root().Plugin(host.Define("user", []host.ServiceKey{svcUpper}, func(c *host.Context) error {
+		u, err := svcUpper.Get(c)
 		if err != nil {
 			return err
 		}
@@ -118,7 +122,7 @@ func ExampleContext_Provide() {
 	}), nil)
 	fmt.Println("user is", user.State())
 	provider, _ := h.Root().Plugin(host.Define("provider", nil, func(c *host.Context) error {
-		_, err := c.Provide("upper", upper{})
+		_, err := svcUpper.Provide(c, upper{})
 		return err
 	}), nil)
 	fmt.Println("user is", user.State())

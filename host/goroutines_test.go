@@ -68,17 +68,17 @@ func TestH11_PluginCodeMayWaitForAGoroutineThatChangesTheLifecycle(t *testing.T)
 	t.Run("Apply waits for a goroutine that replaces a service the plugin injects", func(t *testing.T) {
 		h, _ := newHost(t)
 		rec := statuses(t, h, "user")
-		must[host.Disposer](t)(h.Root().Provide("db", 1))
+		must[host.Disposer](t)(svcDB.Provide(h.Root(), 1))
 		var seen []int
 		var provErr, lateErr error
-		p := host.Define("user", []string{"db"}, func(c *host.Context) error {
-			v, err := host.Get[int](c, "db")
+		p := host.Define("user", []host.ServiceKey{svcDB}, func(c *host.Context) error {
+			v, err := svcDB.Get(c)
 			if err != nil {
 				return err
 			}
 			seen = append(seen, v)
 			if v == 1 {
-				onGoroutine(func() { _, provErr = h.Root().Provide("db", 2) })
+				onGoroutine(func() { _, provErr = svcDB.Provide(h.Root(), 2) })
 				// The replacement made this run stale; the restart
 				// follows when Apply returns.
 				_, lateErr = host.On(c, evPing, noopPing)
@@ -254,8 +254,8 @@ func TestH1_ConcurrentLifecycleLeavesNoResidue(t *testing.T) {
 	base := h.Stats()
 	const workers, rounds = 4, 25
 	user := func(name string) host.Plugin {
-		return host.Define(name, []string{"db"}, func(c *host.Context) error {
-			if _, err := host.Get[int](c, "db"); err != nil {
+		return host.Define(name, []host.ServiceKey{svcDB}, func(c *host.Context) error {
+			if _, err := svcDB.Get(c); err != nil {
 				return err
 			}
 			if _, err := host.On(c, evPing, noopPing); err != nil {
@@ -315,9 +315,9 @@ func TestH1_ConcurrentLifecycleLeavesNoResidue(t *testing.T) {
 // one run's registrations.
 func TestH5_ConcurrentRestartsNeverOverlapApply(t *testing.T) {
 	h, _ := newHost(t)
-	must[host.Disposer](t)(h.Root().Provide("db", 0))
+	must[host.Disposer](t)(svcDB.Provide(h.Root(), 0))
 	var running, overlaps atomic.Int32
-	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("busy", []string{"db"}, func(c *host.Context) error {
+	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("busy", []host.ServiceKey{svcDB}, func(c *host.Context) error {
 		if running.Add(1) > 1 {
 			overlaps.Add(1)
 		}
@@ -335,7 +335,7 @@ func TestH5_ConcurrentRestartsNeverOverlapApply(t *testing.T) {
 					}
 					continue
 				}
-				off, err := h.Root().Provide("db", r)
+				off, err := svcDB.Provide(h.Root(), r)
 				if err != nil {
 					t.Error(err)
 					continue

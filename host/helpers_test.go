@@ -14,6 +14,17 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
+// The services of the tests, each declared once with its type.
+var (
+	svcDB     = host.NewService[int]("db")
+	svcSvc    = host.NewService[int]("svc")
+	svcCache  = host.NewService[int]("cache")
+	svcA      = host.NewService[int]("a")
+	svcB      = host.NewService[int]("b")
+	svcC      = host.NewService[int]("c")
+	svcAbsent = host.NewService[int]("absent")
+)
+
 var (
 	evPing = events.NewEvent[string](events.Descriptor{
 		Name: "test/ping", Mode: events.ModeEmit, Doc: "A test ping.",

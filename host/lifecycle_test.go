@@ -193,12 +193,12 @@ func TestH4_DisposedFiberRefusesRegistrations(t *testing.T) {
 			_, err := host.OnQuery(ctx, evBail, func(context.Context, string) (string, bool, error) { return "", false, nil })
 			return err
 		},
-		"Provide":  func() error { _, err := ctx.Provide("svc", 1); return err },
+		"Provide":  func() error { _, err := svcSvc.Provide(ctx, 1); return err },
 		"Plugin":   func() error { _, err := ctx.Plugin(noop, nil); return err },
 		"Scope":    func() error { _, err := ctx.Scope("a"); return err },
 		"Track":    func() error { _, err := ctx.Track(host.EffectCustom, "x", func() error { return nil }); return err },
 		"Effect":   func() error { _, err := ctx.Effect("x", func() (func() error, error) { return nil, nil }); return err },
-		"Isolated": func() error { _, err := ctx.Isolate("svc").Provide("svc", 1); return err },
+		"Isolated": func() error { _, err := svcSvc.Provide(ctx.Isolate(svcSvc), 1); return err },
 	}
 	for name, reg := range regs {
 		t.Run("disposed/"+name, func(t *testing.T) {
@@ -256,7 +256,7 @@ func TestH5_FiberStates(t *testing.T) {
 	tests := []struct {
 		name    string
 		apply   func(c *host.Context) error
-		inject  []string
+		inject  []host.ServiceKey
 		want    []string
 		wantErr error
 		loadErr error // what Plugin's error matches
@@ -269,7 +269,7 @@ func TestH5_FiberStates(t *testing.T) {
 			return boom
 		}, want: []string{"loading", "failed"}, wantErr: boom, loadErr: boom},
 		{name: "failed by panic", apply: func(*host.Context) error { panic(boom) }, want: []string{"loading", "failed"}, wantErr: boom, loadErr: boom},
-		{name: "pending", inject: []string{"absent"}, apply: func(*host.Context) error { return nil }, want: []string{"pending"}, loadErr: host.ErrPending},
+		{name: "pending", inject: []host.ServiceKey{svcAbsent}, apply: func(*host.Context) error { return nil }, want: []string{"pending"}, loadErr: host.ErrPending},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -388,8 +388,8 @@ func TestH5_FiberStates(t *testing.T) {
 func TestH5_PluginErrorReportsPendingAndFailure(t *testing.T) {
 	t.Run("pending names the missing services", func(t *testing.T) {
 		h, _ := newHost(t)
-		must[host.Disposer](t)(h.Root().Provide("b", 1))
-		f, err := h.Root().Plugin(host.Define("needy", []string{"a", "b", "c"}, func(*host.Context) error { return nil }), nil)
+		must[host.Disposer](t)(svcB.Provide(h.Root(), 1))
+		f, err := h.Root().Plugin(host.Define("needy", []host.ServiceKey{svcA, svcB, svcC}, func(*host.Context) error { return nil }), nil)
 		var pe *host.PendingError
 		if !errors.Is(err, host.ErrPending) || !errors.As(err, &pe) {
 			t.Fatalf("err = %v, want a *PendingError matching ErrPending", err)
@@ -403,8 +403,8 @@ func TestH5_PluginErrorReportsPendingAndFailure(t *testing.T) {
 		if f == nil || f.State() != host.Pending {
 			t.Fatalf("fiber %v, want a pending fiber", f)
 		}
-		must[host.Disposer](t)(h.Root().Provide("a", 1))
-		must[host.Disposer](t)(h.Root().Provide("c", 1))
+		must[host.Disposer](t)(svcA.Provide(h.Root(), 1))
+		must[host.Disposer](t)(svcC.Provide(h.Root(), 1))
 		if f.State() != host.Active {
 			t.Errorf("state %v after the services appeared, want active", f.State())
 		}
@@ -412,7 +412,7 @@ func TestH5_PluginErrorReportsPendingAndFailure(t *testing.T) {
 	t.Run("a pending fiber can be disposed", func(t *testing.T) {
 		h, _ := newHost(t)
 		base := h.Stats()
-		f := loaded(t, host.ErrPending)(h.Root().Plugin(host.Define("needy", []string{"a"}, func(*host.Context) error { return nil }), nil))
+		f := loaded(t, host.ErrPending)(h.Root().Plugin(host.Define("needy", []host.ServiceKey{svcA}, func(*host.Context) error { return nil }), nil))
 		if err := f.Dispose(); err != nil || f.State() != host.Disposed {
 			t.Fatalf("Dispose: %v, state %v", err, f.State())
 		}
@@ -477,9 +477,9 @@ func TestH5_FailedRunContextRefusesRegistrations(t *testing.T) {
 // and the old run's error is not the update's.
 func TestH5_UpdateWhilePendingDoesNotReturnStaleError(t *testing.T) {
 	h, _ := newHost(t)
-	off := must[host.Disposer](t)(h.Root().Provide("svc", 1))
+	off := must[host.Disposer](t)(svcSvc.Provide(h.Root(), 1))
 	bad := errors.New("bad config")
-	f := loaded(t, bad)(h.Root().Plugin(host.Define("dep", []string{"svc"}, func(c *host.Context) error {
+	f := loaded(t, bad)(h.Root().Plugin(host.Define("dep", []host.ServiceKey{svcSvc}, func(c *host.Context) error {
 		if c.Config() == "bad" {
 			return bad
 		}
@@ -497,7 +497,7 @@ func TestH5_UpdateWhilePendingDoesNotReturnStaleError(t *testing.T) {
 	if err := f.Update("good"); err != nil {
 		t.Errorf("Update while pending: %v, want nil", err)
 	}
-	must[host.Disposer](t)(h.Root().Provide("svc", 2))
+	must[host.Disposer](t)(svcSvc.Provide(h.Root(), 2))
 	if f.State() != host.Active || f.Err() != nil {
 		t.Errorf("after provide: %v %v", f.State(), f.Err())
 	}

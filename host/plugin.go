@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 )
 
 // Plugin is a unit of functionality loaded into a host. Apply registers
@@ -37,7 +36,7 @@ type Named interface {
 // once, when the plugin is loaded; a nil or zero key in the list is
 // refused by [Context.Plugin].
 type Injector interface {
-	Inject() []string
+	Inject() []ServiceKey
 }
 
 // PluginFunc adapts a function to [Plugin].
@@ -48,18 +47,18 @@ func (f PluginFunc) Apply(c *Context) error { return f(c) }
 
 // Define returns a plugin named name that requires the services in inject
 // (see [Injector]; nil for none) and whose Apply is apply.
-func Define(name string, inject []string, apply func(c *Context) error) Plugin {
+func Define(name string, inject []ServiceKey, apply func(c *Context) error) Plugin {
 	return &defined{name: name, inject: inject, apply: apply}
 }
 
 type defined struct {
 	name   string
-	inject []string
+	inject []ServiceKey
 	apply  func(c *Context) error
 }
 
 func (d *defined) Name() string           { return d.name }
-func (d *defined) Inject() []string       { return d.inject }
+func (d *defined) Inject() []ServiceKey   { return d.inject }
 func (d *defined) Apply(c *Context) error { return d.apply(c) }
 
 // describe reads p's name and the names of the services it injects. Both
@@ -74,8 +73,7 @@ func describe(p Plugin) (name string, inject []string, err error) {
 	}()
 	name = pluginName(p)
 	var names []string
-	switch inj := p.(type) {
-	case interface{ Inject() []ServiceKey }:
+	if inj, ok := p.(Injector); ok {
 		for i, k := range inj.Inject() {
 			if k == nil {
 				return "", nil, fmt.Errorf("host: loading plugin %s: Inject()[%d] is nil", name, i)
@@ -85,8 +83,6 @@ func describe(p Plugin) (name string, inject []string, err error) {
 			}
 			names = append(names, k.Name())
 		}
-	case interface{ Inject() []string }:
-		names = slices.Clone(inj.Inject())
 	}
 	return name, names, nil
 }

@@ -11,15 +11,17 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
+// propServices are the services random plugins provide and inject.
+var propServices = []host.Service[int]{host.NewService[int]("s1"), host.NewService[int]("s2"), host.NewService[int]("s3")}
+
 // randomPlugin returns a plugin whose Apply makes random registrations
 // derived from seed (the same on every restart, so a restart is finite and
 // reproducible). Fibers are appended to *fibers and disposers to *offs.
 func randomPlugin(name string, seed uint64, depth int, fibers *[]*host.Fiber, offs *[]host.Disposer) host.Plugin {
 	r := rand.New(rand.NewPCG(seed, uint64(depth)))
-	services := []string{"s1", "s2", "s3"}
-	var inject []string
+	var inject []host.ServiceKey
 	if r.IntN(3) == 0 {
-		inject = []string{services[r.IntN(len(services))]}
+		inject = []host.ServiceKey{propServices[r.IntN(len(propServices))]}
 	}
 	return host.Define(name, inject, func(c *host.Context) error {
 		r := rand.New(rand.NewPCG(seed, 99))
@@ -30,7 +32,6 @@ func randomPlugin(name string, seed uint64, depth int, fibers *[]*host.Fiber, of
 var errDisposer = errors.New("disposer failed on purpose")
 
 func randomRegs(c *host.Context, r *rand.Rand, name string, depth int, fibers *[]*host.Fiber, offs *[]host.Disposer) error {
-	services := []string{"s1", "s2", "s3"}
 	n := r.IntN(6)
 	for i := range n {
 		var (
@@ -45,7 +46,7 @@ func randomRegs(c *host.Context, r *rand.Rand, name string, depth int, fibers *[
 		case k == 2:
 			d, err = host.On(c, evParallel, func(context.Context, string) error { return nil })
 		case k == 3:
-			d, err = c.Provide(services[r.IntN(len(services))], i)
+			d, err = propServices[r.IntN(len(propServices))].Provide(c, i)
 		case k == 4:
 			fail := r.IntN(3) == 0
 			d, err = c.Track(host.EffectCustom, "e", func() error {

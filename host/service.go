@@ -142,7 +142,7 @@ func (s Service[T]) LookupAny(c *Context) (any, bool) {
 
 // Get is [Service.Lookup] with an error that says what was wrong: the
 // service is not provided as seen from c (the error wraps [ErrNoService]
-// and names the service, its type and the plugin reading it), or its
+// and names the service and the plugin reading it), or its
 // value is not a T because another Service declared the same name with
 // another type.
 func (s Service[T]) Get(c *Context) (T, error) {
@@ -152,11 +152,11 @@ func (s Service[T]) Get(c *Context) (T, error) {
 	}
 	x, ok := c.h.lookup(c.key(s.name))
 	if !ok {
-		return zero, fmt.Errorf("host: %v, read by %s: %w", s, c.fiber.Name(), ErrNoService)
+		return zero, fmt.Errorf("host: service %q, read by %s: %w", s.name, c.fiber.Name(), ErrNoService)
 	}
 	v, ok := x.(T)
 	if !ok {
-		return zero, fmt.Errorf("host: %v, read by %s: it was provided as a %T by a Service declaring the same name with another type", s, c.fiber.Name(), x)
+		return zero, fmt.Errorf("host: service %q, read by %s as a %s: its value is a %T (two Services declare the name with different types)", s.name, c.fiber.Name(), typeName[T](), x)
 	}
 	return v, nil
 }
@@ -208,11 +208,6 @@ func ValidateServiceName(name string) error {
 	}
 	return nil
 }
-
-// Provide provides v under name.
-//
-// Deprecated: declare the service with [NewService] and use [Service.Provide].
-func (c *Context) Provide(name string, v any) (Disposer, error) { return c.provide(name, v) }
 
 // provide makes v available as service name; see [Service.Provide].
 func (c *Context) provide(name string, v any) (Disposer, error) {
@@ -285,35 +280,6 @@ func (h *Host) lookup(k slotKey) (any, bool) {
 // typeName returns the name of T (which may be an interface type).
 func typeName[T any]() string {
 	return reflect.TypeFor[T]().String()
-}
-
-// Lookup returns service name as seen from c, as a T.
-//
-// Deprecated: declare the service with [NewService] and use [Service.Lookup].
-func Lookup[T any](c *Context, name string) (T, bool) {
-	v, ok := c.h.lookup(c.key(name))
-	if !ok {
-		var zero T
-		return zero, false
-	}
-	t, ok := v.(T)
-	return t, ok
-}
-
-// Get is [Lookup] with an error.
-//
-// Deprecated: declare the service with [NewService] and use [Service.Get].
-func Get[T any](c *Context, name string) (T, error) {
-	var zero T
-	v, ok := c.h.lookup(c.key(name))
-	if !ok {
-		return zero, fmt.Errorf("host: service %q: %w", name, ErrNoService)
-	}
-	t, ok := v.(T)
-	if !ok {
-		return zero, fmt.Errorf("host: service %q is a %T, not a %T", name, v, zero)
-	}
-	return t, nil
 }
 
 // missingLocked returns the required services of f that are not provided,

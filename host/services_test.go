@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
@@ -11,8 +12,8 @@ import (
 
 // user injects "db" and records the value it saw at each start.
 func user(name string, seen *[]int) host.Plugin {
-	return host.Define(name, []string{"db"}, func(c *host.Context) error {
-		v, err := host.Get[int](c, "db")
+	return host.Define(name, []host.ServiceKey{svcDB}, func(c *host.Context) error {
+		v, err := svcDB.Get(c)
 		if err != nil {
 			return err
 		}
@@ -23,7 +24,7 @@ func user(name string, seen *[]int) host.Plugin {
 
 func provider(v int) host.Plugin {
 	return host.Define("db-provider", nil, func(c *host.Context) error {
-		_, err := c.Provide("db", v)
+		_, err := svcDB.Provide(c, v)
 		return err
 	})
 }
@@ -101,7 +102,7 @@ func TestH6_InjectPendingRestart(t *testing.T) {
 		h, _ := newHost(t)
 		must[*host.Fiber](t)(h.Root().Plugin(provider(1), nil))
 		runs := 0
-		f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("self-provider", []string{"db"}, func(c *host.Context) error {
+		f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("self-provider", []host.ServiceKey{svcDB}, func(c *host.Context) error {
 			runs++
 			_, err := c.Plugin(provider(2), nil)
 			return err
@@ -119,25 +120,28 @@ func TestH7_LookupIsNonReactive(t *testing.T) {
 	f := must[*host.Fiber](t)(h.Root().Plugin(host.Define("optional", nil, func(c *host.Context) error {
 		runs++
 		ctx = c
-		if _, ok := host.Lookup[int](c, "db"); ok {
+		if _, ok := svcDB.Lookup(c); ok {
 			return errors.New("db should be absent")
 		}
 		return nil
 	}), nil))
-	d := must[host.Disposer](t)(h.Root().Provide("db", 5))
-	if v, ok := host.Lookup[int](ctx, "db"); !ok || v != 5 {
+	d := must[host.Disposer](t)(svcDB.Provide(h.Root(), 5))
+	if v, ok := svcDB.Lookup(ctx); !ok || v != 5 {
 		t.Errorf("Lookup = %v %v", v, ok)
 	}
-	if _, ok := host.Lookup[string](ctx, "db"); ok {
-		t.Error("Lookup with the wrong type succeeded")
+	// Another key declaring the same name with another type reads the
+	// same service, and says that it is not its type.
+	dbText := host.NewService[string]("db")
+	if _, ok := dbText.Lookup(ctx); ok {
+		t.Error("Lookup through a key of another type succeeded")
 	}
-	if _, err := host.Get[string](ctx, "db"); err == nil {
-		t.Error("Get with the wrong type succeeded")
+	if _, err := dbText.Get(ctx); err == nil || !strings.Contains(err.Error(), `service "db", read by optional as a string: its value is a int`) {
+		t.Errorf("Get through a key of another type = %v", err)
 	}
 	if err := d(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := host.Get[int](ctx, "db"); !errors.Is(err, host.ErrNoService) {
+	if _, err := svcDB.Get(ctx); !errors.Is(err, host.ErrNoService) {
 		t.Errorf("Get after removal = %v", err)
 	}
 	if runs != 1 || f.State() != host.Active {
@@ -147,9 +151,9 @@ func TestH7_LookupIsNonReactive(t *testing.T) {
 
 func TestH8_Isolation(t *testing.T) {
 	h, _ := newHost(t)
-	iso := h.Root().Isolate("db")
-	must[host.Disposer](t)(iso.Provide("db", 1))
-	if _, ok := host.Lookup[int](h.Root(), "db"); ok {
+	iso := h.Root().Isolate(svcDB)
+	must[host.Disposer](t)(svcDB.Provide(iso, 1))
+	if _, ok := svcDB.Lookup(h.Root()); ok {
 		t.Fatal("isolated service visible globally")
 	}
 	var isoSeen, globalSeen []int
@@ -158,17 +162,17 @@ func TestH8_Isolation(t *testing.T) {
 	if fi.State() != host.Active || fg.State() != host.Pending {
 		t.Fatalf("iso %v global %v", fi.State(), fg.State())
 	}
-	must[host.Disposer](t)(h.Root().Provide("db", 2))
+	must[host.Disposer](t)(svcDB.Provide(h.Root(), 2))
 	if !slices.Equal(isoSeen, []int{1}) || !slices.Equal(globalSeen, []int{2}) {
 		t.Errorf("iso %v global %v", isoSeen, globalSeen)
 	}
 	// a second isolation of the same name is yet another namespace
-	if _, ok := host.Lookup[int](h.Root().Isolate("db"), "db"); ok {
+	if _, ok := svcDB.Lookup(h.Root().Isolate(svcDB)); ok {
 		t.Error("fresh isolation sees a service")
 	}
 	// non-isolated names pass through an isolated view
-	must[host.Disposer](t)(h.Root().Provide("cache", 3))
-	if v, ok := host.Lookup[int](iso, "cache"); !ok || v != 3 {
+	must[host.Disposer](t)(svcCache.Provide(h.Root(), 3))
+	if v, ok := svcCache.Lookup(iso); !ok || v != 3 {
 		t.Errorf("cache via iso = %v %v", v, ok)
 	}
 	if s := h.Stats().Services; len(s) != 3 {
@@ -182,7 +186,7 @@ func TestH6_MutualProvideInjectStopsWithRestartLoop(t *testing.T) {
 	// each injects "db" and, through a child, provides it: each start
 	// replaces the other's provider.
 	mk := func(name string) host.Plugin {
-		return host.Define(name, []string{"db"}, func(c *host.Context) error {
+		return host.Define(name, []host.ServiceKey{svcDB}, func(c *host.Context) error {
 			_, err := c.Plugin(provider(1), nil)
 			return err
 		})

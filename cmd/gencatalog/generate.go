@@ -124,15 +124,12 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+		reg, err := tools.Service.Get(h.Root())
 		if err != nil {
 			done()
 			return nil, err
 		}
-		var inject []string
-		if inj, ok := tp.plugin.(host.Injector); ok {
-			inject = inj.Inject()
-		}
+		inject := injects(tp.plugin)
 		name := tp.plugin.(host.Named).Name()
 		for _, s := range reg.Schemas("") {
 			out = append(out, catalog.ToolEntry{
@@ -167,7 +164,7 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 		return catalog.ToolEntry{}, err
 	}
 	defer done()
-	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
 		return catalog.ToolEntry{}, err
 	}
@@ -179,12 +176,25 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 				Name:        s.Name,
 				Description: s.Description,
 				Parameters:  s.Parameters,
-				Services:    tools.Plugin.(host.Injector).Inject(),
-				Config:      "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.ServiceName + "` service with language typescript",
+				Services:    injects(tools.Plugin),
+				Config:      "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
 			}, nil
 		}
 	}
 	return catalog.ToolEntry{}, fmt.Errorf("tools mode code contributed no %s schema", tools.RunCodeName)
+}
+
+// injects returns the names of the services p requires (see host.Injector).
+func injects(p host.Plugin) []string {
+	inj, ok := p.(host.Injector)
+	if !ok {
+		return nil
+	}
+	var names []string
+	for _, k := range inj.Inject() {
+		names = append(names, k.Name())
+	}
+	return names
 }
 
 func pkgPath(p host.Plugin) string {

@@ -50,8 +50,8 @@ func Example_embedding() {
 			panic(err) // the error says whether it failed or waits for a service
 		}
 	}
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
-	sp, _ := host.Get[*systemprompt.Service](root, systemprompt.ServiceName)
+	reg, _ := tools.Service.Get(root)
+	sp, _ := systemprompt.ServiceKey.Get(root)
 	_, _ = sp.Section(root, systemprompt.StaticSection("persona", 0, "You are a careful coding agent."))
 
 	// Log every final result, exactly once per call, whoever made it.
@@ -159,7 +159,7 @@ func Example_embeddingCancel() {
 	root := h.Root()
 	_, _ = root.Plugin(systemprompt.Plugin, nil)
 	_, _ = root.Plugin(tools.Plugin, tools.Config{})
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 	_, _ = reg.Register(root, tools.Definition{
 		Name:        "wait",
 		Description: "Wait until cancelled.",
@@ -207,7 +207,7 @@ func Example_embeddingApproval() {
 	_, _ = root.Plugin(systemprompt.Plugin, nil)
 	_, _ = root.Plugin(tools.Plugin, tools.Config{})
 	_, _ = root.Plugin(approval.Plugin, approval.Config{Answerer: queue})
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 	_, _ = reg.Register(root, tools.Definition{
 		Name:        "deploy",
 		Description: "Deploy the service.",

@@ -21,10 +21,14 @@ type GreeterConfig struct {
 	Greeting string
 }
 
-// GreetFunc is the service Greeter provides.
+// GreetFunc is what the greeter service offers.
 type GreetFunc func(name string) string
 
-// Greeter provides a GreetFunc under the service name "greeter".
+// GreeterService is the greeter service, declared once with its name and
+// type: Greeter provides it, other plugins inject and read it through it.
+var GreeterService = host.NewService[GreetFunc]("greeter")
+
+// Greeter provides a GreetFunc as GreeterService.
 type Greeter struct{}
 
 // Name implements host.Named: the fiber, its logger and the catalog use it.
@@ -37,7 +41,7 @@ func (Greeter) Apply(c *host.Context) error {
 		cfg.Greeting = "hello"
 	}
 	greet := GreetFunc(func(name string) string { return cfg.Greeting + ", " + name })
-	_, err := c.Provide("greeter", greet)
+	_, err := GreeterService.Provide(c, greet)
 	return err
 }
 
@@ -52,7 +56,7 @@ func Example_pluginLoad() {
 	}
 	fmt.Println(f.Name(), f.State(), f.Err())
 
-	greet, err := host.Get[GreetFunc](root, "greeter")
+	greet, err := GreeterService.Get(root)
 	if err != nil {
 		panic(err)
 	}
@@ -92,6 +96,9 @@ func Example_pluginFiber() {
 	root := h.Root()
 	before := h.Stats()
 
+	// A service of the watcher's own, declared with its name and type.
+	version := host.NewService[string]("watcher")
+
 	f, _ := root.Plugin(host.Define("watcher", nil, func(c *host.Context) error {
 		// A resource with a cleanup: setup runs now, cleanup on dispose.
 		if _, err := c.Effect("open log", func() (func() error, error) {
@@ -100,7 +107,7 @@ func Example_pluginFiber() {
 		}); err != nil {
 			return err
 		}
-		if _, err := c.Provide("watcher", "v1"); err != nil {
+		if _, err := version.Provide(c, "v1"); err != nil {
 			return err
 		}
 		// Track records something you did elsewhere, undone on dispose.
@@ -120,7 +127,7 @@ func Example_pluginFiber() {
 	fmt.Println("again:", f.Dispose())   // idempotent
 	fmt.Println("leaks nothing:", fmt.Sprint(h.Stats()) == fmt.Sprint(before))
 
-	_, err := c.Provide("late", 1)
+	_, err := version.Provide(c, "v2") // through the disposed fiber's context
 	fmt.Println(errors.Is(err, host.ErrFiberClosed))
 	// Output:
 	// log opened
@@ -200,9 +207,9 @@ func Example_pluginInject() {
 	root := h.Root()
 
 	runs := 0
-	welcome := host.Define("welcome", []string{"greeter"}, func(c *host.Context) error {
+	welcome := host.Define("welcome", []host.ServiceKey{GreeterService}, func(c *host.Context) error {
 		runs++
-		greet, err := host.Get[GreetFunc](c, "greeter")
+		greet, err := GreeterService.Get(c)
 		if err != nil {
 			return err
 		}
@@ -221,7 +228,7 @@ func Example_pluginInject() {
 	fmt.Println(w.State(), runs)
 
 	// An optional dependency: a non-reactive read, repeated when needed.
-	if _, ok := host.Lookup[GreetFunc](root, "greeter"); !ok {
+	if _, ok := GreeterService.Lookup(root); !ok {
 		fmt.Println("no greeter right now")
 	}
 	// Output:
@@ -278,8 +285,8 @@ func countTool() (tools.Definition, error) {
 
 // CountPlugin registers the count tool. It injects the registry, so it
 // waits for the tools plugin and restarts with it.
-var CountPlugin = host.Define("count", []string{tools.ServiceName}, func(c *host.Context) error {
-	reg, err := host.Get[*tools.Registry](c, tools.ServiceName)
+var CountPlugin = host.Define("count", []host.ServiceKey{tools.Service}, func(c *host.Context) error {
+	reg, err := tools.Service.Get(c)
 	if err != nil {
 		return err
 	}
@@ -299,7 +306,7 @@ func Example_pluginTool() {
 	_, _ = root.Plugin(CountPlugin, nil) // order does not matter
 	_, _ = root.Plugin(systemprompt.Plugin, nil)
 	_, _ = root.Plugin(tools.Plugin, tools.Config{})
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 
 	s := reg.Schemas("")[0]
 	fmt.Println(s.Name, string(s.Parameters))
@@ -327,7 +334,7 @@ func Example_pluginCards() {
 	_, _ = root.Plugin(systemprompt.Plugin, nil)
 	_, _ = root.Plugin(tools.Plugin, tools.Config{})
 	_, _ = root.Plugin(CountPlugin, nil)
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 
 	args := []byte(`{"text":"a\nb","unit":"lines"}`)
 	res := reg.Execute(context.Background(), tools.Call{ID: "c1", Name: "count", Arguments: args})
@@ -348,8 +355,8 @@ func Example_pluginCards() {
 // CountPolicy gates the count tool: a pre-execute listener (reorderable,
 // may allow, deny or ask) and a guard (monotonic: nothing can re-allow
 // what it denies).
-var CountPolicy = host.Define("count-policy", []string{tools.ServiceName}, func(c *host.Context) error {
-	reg, err := host.Get[*tools.Registry](c, tools.ServiceName)
+var CountPolicy = host.Define("count-policy", []host.ServiceKey{tools.Service}, func(c *host.Context) error {
+	reg, err := tools.Service.Get(c)
 	if err != nil {
 		return err
 	}
@@ -379,7 +386,7 @@ func Example_pluginPolicy() {
 	for _, p := range []host.Plugin{systemprompt.Plugin, tools.Plugin, CountPlugin, CountPolicy} {
 		_, _ = root.Plugin(p, nil)
 	}
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 
 	// A guard registered through an agent scope applies to that agent only.
 	intern, _ := root.Scope("intern")
@@ -413,7 +420,7 @@ func Example_pluginScoped() {
 	for _, p := range []host.Plugin{systemprompt.Plugin, tools.Plugin, CountPlugin} {
 		_, _ = root.Plugin(p, nil)
 	}
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 
 	// Loaded through an agent's context, the policy is that agent's alone,
 	// and it goes when the agent's scope is disposed.

@@ -21,7 +21,7 @@ func Example_readme() {
 	root := h.Root()
 	root.Plugin(systemprompt.Plugin, systemprompt.Config{})
 	root.Plugin(tools.Plugin, tools.Config{Mode: tools.Native})
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 
 	type GreetArgs struct {
 		Name string `json:"name" dsh:"required" desc:"Who to greet"`

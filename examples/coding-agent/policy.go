@@ -18,8 +18,8 @@ import (
 //   - a tools/post-execute listener: a result that shows a password is
 //     blocked with corrective feedback, and context is attached;
 //   - a tool with a short time budget, for the timeout policy.
-var demoPolicy = host.Define("demo-policy", []string{tools.ServiceName}, func(c *host.Context) error {
-	reg, err := host.Get[*tools.Registry](c, tools.ServiceName)
+var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, func(c *host.Context) error {
+	reg, err := tools.Service.Get(c)
 	if err != nil {
 		return err
 	}

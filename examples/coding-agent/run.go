@@ -79,7 +79,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	// The agent runtime's session log, where the registry records Code
 	// Mode sub-calls.
-	if _, err := root.Provide(tools.SessionLogService, log); err != nil {
+	if _, err := tools.SessionLogService.Provide(root, log); err != nil {
 		return err
 	}
 	toolsFiber, err := load(root, []plugin{
@@ -176,7 +176,7 @@ type session struct {
 }
 
 func (s *session) registry() (*tools.Registry, error) {
-	return host.Get[*tools.Registry](s.root, tools.ServiceName)
+	return tools.Service.Get(s.root)
 }
 
 func (s *session) turn(ctx context.Context, n int, t Turn) error {
@@ -186,7 +186,7 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 		}
 		fmt.Fprintf(s.out, "\n=== tools mode: %s ===\n", t.Mode)
 	}
-	sp, err := host.Get[*systemprompt.Service](s.root, systemprompt.ServiceName)
+	sp, err := systemprompt.ServiceKey.Get(s.root)
 	if err != nil {
 		return err
 	}

@@ -22,20 +22,26 @@ var Said = events.NewEvent[string](events.Descriptor{
 	Filtered: true,
 })
 
-// Clock is the service the clock plugin provides.
+// Clock is what the clock service offers.
 type Clock interface{ Now() string }
+
+// ClockService is the service the clock plugin provides.
+var ClockService = host.NewService[Clock]("clock")
+
+// GreeterService is the service the greeter plugin provides.
+var GreeterService = host.NewService[greetFunc]("greeter")
 
 type fixedClock struct{}
 
 func (fixedClock) Now() string { return "12:00" }
 
 func greeter() host.Plugin {
-	return host.Define("greeter", []string{"clock"}, func(c *host.Context) error {
-		clock, err := host.Get[Clock](c, "clock")
+	return host.Define("greeter", []host.ServiceKey{ClockService}, func(c *host.Context) error {
+		clock, err := ClockService.Get(c)
 		if err != nil {
 			return err
 		}
-		_, err = c.Provide("greeter", func(ctx context.Context, em host.Emitter, name string) error {
+		_, err = GreeterService.Provide(c, func(ctx context.Context, em host.Emitter, name string) error {
 			return host.Emit(ctx, em, Said, fmt.Sprintf("[%s] hello, %s", clock.Now(), name))
 		})
 		return err
@@ -44,7 +50,7 @@ func greeter() host.Plugin {
 
 func clockPlugin() host.Plugin {
 	return host.Define("clock", nil, func(c *host.Context) error {
-		_, err := c.Provide("clock", Clock(fixedClock{}))
+		_, err := ClockService.Provide(c, fixedClock{})
 		return err
 	})
 }
@@ -100,7 +106,7 @@ func run(w io.Writer) error {
 		return err
 	}
 
-	greet, err := host.Get[greetFunc](root, "greeter")
+	greet, err := GreeterService.Get(root)
 	if err != nil {
 		return err
 	}
@@ -125,7 +131,7 @@ func run(w io.Writer) error {
 	if err := g.Dispose(); err != nil {
 		return err
 	}
-	_, err = host.Get[greetFunc](root, "greeter")
+	_, err = GreeterService.Get(root)
 	say("greeter service after dispose: %v", err)
 
 	_ = offStatus() // the host's own Close, deferred above, is not narrated

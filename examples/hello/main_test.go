@@ -32,7 +32,7 @@ global listener: [12:00] hello, again
 disposing greeter:
   fiber greeter  active -> unloading
   fiber greeter  unloading -> disposed
-greeter service after dispose: host: service "greeter": service not provided
+greeter service after dispose: host: service "greeter", read by root: service not provided
 final stats: fibers=2 services=[clock]
   listeners hello/said: 1
 `

@@ -11,8 +11,9 @@ import (
 // Check names each broken clause: this plugin leaves a service on the root
 // behind, whichever way it is loaded and disposed.
 func ExampleCheck() {
+	leaked := host.NewService[int]("leaked")
 	leaky := host.Define("leaky", nil, func(c *host.Context) error {
-		_, err := c.Host().Root().Provide("leaked", 1)
+		_, err := leaked.Provide(c.Host().Root(), 1)
 		return err
 	})
 	err := hosttest.Check(hosttest.Case{Plugin: leaky})

@@ -211,11 +211,20 @@ func (e *env) residue() error {
 }
 
 // injects returns the services the plugin requires.
-func (e *env) injects() []string {
+func (e *env) injects() []host.ServiceKey {
 	if inj, ok := e.c.Plugin.(host.Injector); ok {
 		return inj.Inject()
 	}
 	return nil
+}
+
+// serviceNames returns the names of keys.
+func serviceNames(keys []host.ServiceKey) []string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.Name()
+	}
+	return names
 }
 
 func checkLoad(e *env) error {
@@ -233,8 +242,8 @@ func checkLoad(e *env) error {
 }
 
 func checkRestart(e *env) error {
-	names := e.injects()
-	if len(names) == 0 {
+	keys := e.injects()
+	if len(keys) == 0 {
 		return errSkip{"the plugin injects no service"}
 	}
 	f, err := e.load(e.root)
@@ -245,8 +254,8 @@ func checkRestart(e *env) error {
 		return err
 	}
 	var errs []error
-	for _, name := range names {
-		errs = append(errs, e.replace(f, name))
+	for _, k := range keys {
+		errs = append(errs, e.replace(f, k))
 	}
 	if err := e.dispose(f, "after the replacements"); err != nil {
 		errs = append(errs, err)
@@ -256,16 +265,17 @@ func checkRestart(e *env) error {
 	return errors.Join(errs...)
 }
 
-// replace provides service name again (the same value, from a new
-// provider) and withdraws it, checking that f restarts both times.
-func (e *env) replace(f *host.Fiber, name string) error {
-	v, ok := host.Lookup[any](e.root, name)
+// replace provides service k again (the same value, from a new provider)
+// and withdraws it, checking that f restarts both times.
+func (e *env) replace(f *host.Fiber, k host.ServiceKey) error {
+	name := k.Name()
+	v, ok := k.LookupAny(e.root)
 	if !ok {
 		return fmt.Errorf("service %q is not provided though the plugin is active", name)
 	}
 	before := f.Context()
 	repl, err := e.root.Plugin(host.Define("hosttest-replacement", nil, func(c *host.Context) error {
-		_, err := c.Provide(name, v)
+		_, err := k.ProvideAny(c, v)
 		return err
 	}), nil)
 	if err != nil {
@@ -316,12 +326,12 @@ func checkScope(e *env) error {
 }
 
 func checkDisposePending(e *env) error {
-	names := e.injects()
-	if len(names) == 0 {
+	keys := e.injects()
+	if len(keys) == 0 {
 		return errSkip{"the plugin injects no service"}
 	}
 	// An isolated view hides every service the plugin injects.
-	f, err := e.root.Isolate(names...).Plugin(e.c.Plugin, e.c.Config)
+	f, err := e.root.Isolate(keys...).Plugin(e.c.Plugin, e.c.Config)
 	if f != nil {
 		e.name = f.Name()
 	}
@@ -329,7 +339,7 @@ func checkDisposePending(e *env) error {
 		if f != nil {
 			_ = f.Dispose()
 		}
-		return fmt.Errorf("loading without the services %q: got %v, want an error matching host.ErrPending", names, err)
+		return fmt.Errorf("loading without the services %q: got %v, want an error matching host.ErrPending", serviceNames(keys), err)
 	}
 	if err := e.dispose(f, "while pending"); err != nil {
 		return err

@@ -19,10 +19,16 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var evTick = events.NewEvent[int](events.Descriptor{Name: "test/tick", Mode: events.ModeEmit, Doc: "A tick."})
 
+var (
+	clock   = host.NewService[int]("clock")
+	goodSvc = host.NewService[int]("good-svc")
+	leaked  = host.NewService[int]("leaked")
+)
+
 // good injects "clock" and registers one of everything, including a
 // goroutine stopped by its cleanup.
 func good() host.Plugin {
-	return host.Define("good", []string{"clock"}, func(c *host.Context) error {
+	return host.Define("good", []host.ServiceKey{clock}, func(c *host.Context) error {
 		if _, err := host.On(c, evTick, func(context.Context, int) error { return nil }); err != nil {
 			return err
 		}
@@ -33,7 +39,7 @@ func good() host.Plugin {
 		if _, err := host.On(sc, evTick, func(context.Context, int) error { return nil }); err != nil {
 			return err
 		}
-		if _, err := c.Provide("good-svc", 1); err != nil {
+		if _, err := goodSvc.Provide(c, 1); err != nil {
 			return err
 		}
 		stop := make(chan struct{})
@@ -47,7 +53,7 @@ func good() host.Plugin {
 }
 
 func provideClock(root *host.Context) error {
-	_, err := root.Provide("clock", 1)
+	_, err := clock.Provide(root, 1)
 	return err
 }
 
@@ -69,7 +75,7 @@ func TestRunPluginWithoutInjection(t *testing.T) {
 func perHost() host.Plugin {
 	var mu sync.Mutex
 	runs := map[*host.Host]int{}
-	return host.Define("no-restart", []string{"clock"}, func(c *host.Context) error {
+	return host.Define("no-restart", []host.ServiceKey{clock}, func(c *host.Context) error {
 		mu.Lock()
 		defer mu.Unlock()
 		runs[c.Host()]++
@@ -106,7 +112,7 @@ func TestCheckReportsBrokenClausesByName(t *testing.T) {
 			return err
 		})}, noInjection, "listeners of test/tick"},
 		{"service on the root", hosttest.Case{Plugin: host.Define("leaky-service", nil, func(c *host.Context) error {
-			_, err := c.Host().Root().Provide("leaked", 1)
+			_, err := leaked.Provide(c.Host().Root(), 1)
 			return err
 		})}, noInjection, "services"},
 		{"fiber on the root", hosttest.Case{Plugin: host.Define("leaky-fiber", nil, func(c *host.Context) error {
@@ -117,7 +123,7 @@ func TestCheckReportsBrokenClausesByName(t *testing.T) {
 			go func() { <-release }()
 			return nil
 		})}, noInjection, "goroutines"},
-		{"failing disposer", hosttest.Case{Plugin: host.Define("bad-disposer", []string{"clock"}, func(c *host.Context) error {
+		{"failing disposer", hosttest.Case{Plugin: host.Define("bad-disposer", []host.ServiceKey{clock}, func(c *host.Context) error {
 			_, err := c.Track(host.EffectCustom, "x", func() error { return errors.New("cannot undo") })
 			return err
 		}), Setup: provideClock}, []string{hosttest.ClauseLoad, hosttest.ClauseRestart, hosttest.ClauseScope, hosttest.ClauseDoubleDispose, hosttest.ClauseDisposeInDispatch}, "cannot undo"},

@@ -44,7 +44,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	var err error
-	if e.reg, err = host.Get[*tools.Registry](e.root, tools.ServiceName); err != nil {
+	if e.reg, err = tools.Service.Get(e.root); err != nil {
 		t.Fatal(err)
 	}
 	if e.agent, err = e.root.Scope("a1"); err != nil {
@@ -356,7 +356,7 @@ func TestPluginLifecycle(t *testing.T) {
 	e := newEnv(t)
 	q := approval.NewQueue()
 	f := e.approval(t, approval.Config{Answerer: q})
-	if _, ok := host.Lookup[tools.Approver](e.root, tools.ApprovalService); !ok {
+	if _, ok := tools.ApprovalService.Lookup(e.root); !ok {
 		t.Fatal("service not provided")
 	}
 	done := make(chan tools.Result)
@@ -372,7 +372,7 @@ func TestPluginLifecycle(t *testing.T) {
 	if w, why := p.Withdrawn(); !w || !errors.Is(why, approval.ErrClosed) {
 		t.Errorf("Withdrawn() = %v, %v", w, why)
 	}
-	if _, ok := host.Lookup[tools.Approver](e.root, tools.ApprovalService); ok {
+	if _, ok := tools.ApprovalService.Lookup(e.root); ok {
 		t.Fatal("service still provided")
 	}
 	for _, cfg := range []any{approval.Config{Timeout: -1}, "x"} {

@@ -21,7 +21,7 @@ func boot(h *host.Host) (*tools.Registry, *host.Context) {
 	root := h.Root()
 	root.Plugin(systemprompt.Plugin, nil)
 	root.Plugin(tools.Plugin, tools.Config{})
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 	reg.Register(root, tools.Definition{
 		Name:        "bash",
 		Description: "Run a shell command.",

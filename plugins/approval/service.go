@@ -327,6 +327,6 @@ func (plugin) Apply(c *host.Context) error {
 	if _, err := c.Track(host.EffectCustom, "approval: close service", s.Close); err != nil {
 		return err
 	}
-	_, err = c.Provide(tools.ApprovalService, s)
+	_, err = tools.ApprovalService.Provide(c, s)
 	return err
 }

@@ -1,7 +1,7 @@
 // Package systemprompt is the system-prompt assembly plugin (import path
 // github.com/dsh-go/dsh/plugins/systemprompt, directory plugins/systemprompt;
 // package name systemprompt). Load [Plugin] to get a [*Service] under
-// [ServiceName] ("system-prompt").
+// [ServiceKey] ("system-prompt").
 //
 // The service assembles, for one agent scope at a time, what a model is
 // shown: ordered prompt sections and the wire tool definitions

@@ -22,7 +22,7 @@ func Example() {
 	if _, err := root.Plugin(systemprompt.Plugin, systemprompt.Config{ToolOrder: []string{"read_file"}}); err != nil {
 		panic(err)
 	}
-	sp, err := host.Get[*systemprompt.Service](root, systemprompt.ServiceName)
+	sp, err := systemprompt.ServiceKey.Get(root)
 	if err != nil {
 		panic(err)
 	}
@@ -65,7 +65,7 @@ func ExampleAssembleEvent() {
 	defer h.Close()
 	root := h.Root()
 	_, _ = root.Plugin(systemprompt.Plugin, nil)
-	sp, _ := host.Get[*systemprompt.Service](root, systemprompt.ServiceName)
+	sp, _ := systemprompt.ServiceKey.Get(root)
 	_, _ = sp.Tools(root, func(context.Context, host.ScopeKey) (systemprompt.Contribution, error) {
 		return systemprompt.Contribution{Tools: []systemprompt.ToolSchema{{Name: "bash"}, {Name: "read_file"}}}, nil
 	})

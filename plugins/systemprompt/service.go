@@ -14,7 +14,7 @@ import (
 
 // Plugin is the system-prompt plugin, named "system-prompt". Its
 // configuration is a [Config] (or *Config; nil means the zero Config),
-// validated at load. It provides a fresh [*Service] under [ServiceName] on
+// validated at load. It provides a fresh [*Service] through [ServiceKey] on
 // every (re)start; when the plugin is disposed or restarted the old service
 // closes (its methods return [ErrClosed]) and plugins injecting
 // "system-prompt" restart against the new one.
@@ -23,7 +23,7 @@ var Plugin host.Plugin = plugin{}
 type plugin struct{}
 
 // Name implements host.Named.
-func (plugin) Name() string { return ServiceName }
+func (plugin) Name() string { return ServiceKey.Name() }
 
 // Apply implements host.Plugin.
 func (plugin) Apply(c *host.Context) error {
@@ -41,13 +41,13 @@ func (plugin) Apply(c *host.Context) error {
 	}); err != nil {
 		return err
 	}
-	_, err = c.Provide(ServiceName, s)
+	_, err = ServiceKey.Provide(c, s)
 	return err
 }
 
 // Service assembles system prompts from registered sections, tool
 // contributors and [AssembleEvent] listeners. Get it with
-// host.Get[*systemprompt.Service](c, systemprompt.ServiceName). A Service
+// systemprompt.ServiceKey.Get(c). A Service
 // is safe for concurrent use.
 type Service struct {
 	host *host.Host

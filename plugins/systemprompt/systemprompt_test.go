@@ -32,7 +32,7 @@ func load(t *testing.T, cfg any) (*host.Host, *sp.Service) {
 	if err := f.Err(); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := host.Get[*sp.Service](h.Root(), sp.ServiceName)
+	svc, err := sp.ServiceKey.Get(h.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,7 +623,7 @@ func TestConfigValidation(t *testing.T) {
 			if f.State() != host.Failed || !errors.Is(err, sp.ErrInvalid) {
 				t.Errorf("state %v, err %v; want Failed with ErrInvalid", f.State(), err)
 			}
-			if _, ok := host.Lookup[*sp.Service](h.Root(), sp.ServiceName); ok {
+			if _, ok := sp.ServiceKey.Lookup(h.Root()); ok {
 				t.Error("service provided despite invalid config")
 			}
 		})
@@ -726,12 +726,12 @@ func TestServiceClosesWithItsPlugin(t *testing.T) {
 	h := host.New()
 	defer h.Close()
 	f := must[*host.Fiber](t)(h.Root().Plugin(sp.Plugin, nil))
-	svc := must[*sp.Service](t)(host.Get[*sp.Service](h.Root(), sp.ServiceName))
+	svc := must[*sp.Service](t)(sp.ServiceKey.Get(h.Root()))
 	// A plugin injecting the service re-registers against the new one on restart.
 	starts := 0
-	must[*host.Fiber](t)(h.Root().Plugin(host.Define("tools", []string{sp.ServiceName}, func(c *host.Context) error {
+	must[*host.Fiber](t)(h.Root().Plugin(host.Define("tools", []host.ServiceKey{sp.ServiceKey}, func(c *host.Context) error {
 		starts++
-		s, err := host.Get[*sp.Service](c, sp.ServiceName)
+		s, err := sp.ServiceKey.Get(c)
 		if err != nil {
 			return err
 		}
@@ -747,14 +747,14 @@ func TestServiceClosesWithItsPlugin(t *testing.T) {
 	if _, err := svc.Section(h.Root(), sp.StaticSection("x", 0, "x")); !errors.Is(err, sp.ErrClosed) {
 		t.Errorf("old service Section: %v; want ErrClosed", err)
 	}
-	cur := must[*sp.Service](t)(host.Get[*sp.Service](h.Root(), sp.ServiceName))
+	cur := must[*sp.Service](t)(sp.ServiceKey.Get(h.Root()))
 	if got := assemble(t, cur, "").ToolNames(); starts != 2 || !reflect.DeepEqual(got, []string{"bash"}) {
 		t.Errorf("starts = %d, tools = %v", starts, got)
 	}
 	if err := f.Dispose(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := host.Lookup[*sp.Service](h.Root(), sp.ServiceName); ok {
+	if _, ok := sp.ServiceKey.Lookup(h.Root()); ok {
 		t.Error("service still provided after dispose")
 	}
 }

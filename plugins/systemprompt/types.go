@@ -12,8 +12,11 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
-// ServiceName is the name the [*Service] is provided under.
-const ServiceName = "system-prompt"
+// ServiceKey is the system-prompt service: [Plugin] provides its
+// [*Service] through it; contributors inject it and read it:
+//
+//	sp, err := systemprompt.ServiceKey.Get(c)
+var ServiceKey = host.NewService[*Service]("system-prompt")
 
 // The effect kinds this package records on the registering fiber, as
 // [host.Fiber.Effects] reports them.

@@ -22,7 +22,7 @@ func Example() {
 	root.Plugin(systemprompt.Plugin, nil)
 	root.Plugin(tools.Plugin, tools.Config{})
 	root.Plugin(timeoutpolicy.Plugin, timeoutpolicy.Config{Default: 30 * time.Second})
-	reg, _ := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, _ := tools.Service.Get(root)
 
 	reg.Register(root, tools.Definition{
 		Name:        "wait",

@@ -34,7 +34,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -58,7 +58,7 @@ var Plugin host.Plugin = plugin{}
 type plugin struct{}
 
 func (plugin) Name() string     { return "tool-bash" }
-func (plugin) Inject() []string { return []string{tools.ServiceName} }
+func (plugin) Inject() []host.ServiceKey { return []host.ServiceKey{tools.Service} }
 
 func (plugin) Apply(c *host.Context) error {
 	cfg, err := host.DecodeConfig[Config](c)
@@ -69,7 +69,7 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	reg, err := host.Get[*tools.Registry](c, tools.ServiceName)
+	reg, err := tools.Service.Get(c)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ type runFn = func(ctx context.Context, p coderuntime.Program) (*coderuntime.Resu
 func newHostileEnv(t testing.TB, mode tools.Mode, fn runFn) *codeEnv {
 	t.Helper()
 	e := newCodeEnv(t, codeOpts{mode: mode, noRuntime: true})
-	must2(t)(e.root.Provide(coderuntime.ServiceName, coderuntime.Runtime(coderuntime.RuntimeFunc{Lang: tools.CodeLanguage, Fn: fn})))
+	must2(t)(coderuntime.Service.Provide(e.root, coderuntime.Runtime(coderuntime.RuntimeFunc{Lang: tools.CodeLanguage, Fn: fn})))
 	return e
 }
 

@@ -95,11 +95,11 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 		load(coderuntime.Plugin, o.runtime)
 	}
 	load(tools.Plugin, tools.Config{Mode: o.mode})
-	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, err := tools.Service.Get(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sp, err := host.Get[*systemprompt.Service](root, systemprompt.ServiceName)
+	sp, err := systemprompt.ServiceKey.Get(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	}
 	if !o.noLog {
 		ce.log = &memLog{}
-		must2(t)(root.Provide(tools.SessionLogService, tools.SessionLog(ce.log)))
+		must2(t)(tools.SessionLogService.Provide(root, tools.SessionLog(ce.log)))
 	}
 	return ce
 }
@@ -367,15 +367,9 @@ func TestC3_CodeRuntimeRequired(t *testing.T) {
 			}
 
 			// A runtime of another language.
-			off := must2(t)(e.root.Provide(coderuntime.ServiceName, coderuntime.Runtime(coderuntime.RuntimeFunc{Lang: "python"})))
+			off := must2(t)(coderuntime.Service.Provide(e.root, coderuntime.Runtime(coderuntime.RuntimeFunc{Lang: "python"})))
 			if _, err := e.sp.Assemble(ctx, ""); err == nil || !strings.Contains(err.Error(), `found one with language "python"`) {
 				t.Errorf("python runtime: %v", err)
-			}
-			_ = off()
-			// Something that is not a runtime.
-			off = must2(t)(e.root.Provide(coderuntime.ServiceName, "a string"))
-			if _, err := e.sp.Assemble(ctx, ""); err == nil || !strings.Contains(err.Error(), "not a coderuntime.Runtime") {
-				t.Errorf("non-runtime service: %v", err)
 			}
 			_ = off()
 

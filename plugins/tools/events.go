@@ -254,9 +254,10 @@ func Events() []events.Handle {
 // (GUARD_FAILED). A guard must not block.
 type Guard func(exec *Execution) (reason string)
 
-// ApprovalService is the service name the pipeline looks the [Approver] up
-// under, per ask, non-reactively.
-const ApprovalService = "approval"
+// ApprovalService is the service the pipeline looks the [Approver] up
+// through, per ask, non-reactively ([host.Service.Lookup]); package
+// approval provides one.
+var ApprovalService = host.NewService[Approver]("approval")
 
 // Approver answers an ask (implemented by plugins/approval). Approve may
 // block until a user answers; it must return once ctx is done. It is

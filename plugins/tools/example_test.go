@@ -14,7 +14,7 @@ func boot() (*host.Host, *tools.Registry) {
 	h := host.New()
 	_, _ = h.Root().Plugin(systemprompt.Plugin, nil)
 	_, _ = h.Root().Plugin(tools.Plugin, tools.Config{Mode: tools.Native})
-	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
 		panic(err)
 	}

@@ -153,7 +153,7 @@ func TestG2_AnApprovalAnsweredAfterWithdrawalGrantsNothing(t *testing.T) {
 				return next(context.Background())
 			}))
 			ctx, cancel := context.WithCancel(context.Background())
-			must2(t)(e.root.Provide(tools.ApprovalService, tools.ApproverFunc(func(actx context.Context, _ tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(actx context.Context, _ tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 				go cancel() // the request is withdrawn while the user looks at it
 				<-actx.Done()
 				return tc.outcome, tc.err // ... and the answer arrives late
@@ -355,7 +355,7 @@ func TestG4_HostileErrorValuesBecomeOrdinaryResults(t *testing.T) {
 					must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(context.Context, *tools.Execution, tools.PreNext) (tools.PreDecision, error) {
 						return tools.Asked("check"), nil
 					}))
-					must2(t)(e.root.Provide(tools.ApprovalService, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+					must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 						return tools.AllowedOnce, herr
 					})))
 				case "guard panic":
@@ -452,7 +452,7 @@ func TestG4_GoexitInUserCodeStillYieldsExactlyOneResult(t *testing.T) {
 				}
 				return next(ctx)
 			}))
-			must2(t)(e.root.Provide(tools.ApprovalService, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 				goexitIn("approver")
 				return tools.AllowedOnce, nil
 			})))
@@ -545,7 +545,7 @@ func TestP4_DegradedAskKeepsThePolicysReason(t *testing.T) {
 		}
 	}
 	check("no service", exec("a"), "no approval service")
-	must2(t)(e.root.Provide(tools.ApprovalService, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 		return tools.Unavailable, nil
 	})))
 	check("no agent", exec(""), "no agent")

@@ -36,7 +36,7 @@ func newEnv(t testing.TB) *env {
 	if err := f.Err(); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, err := tools.Service.Get(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func TestP4_DenyAskAndApproval(t *testing.T) {
 	var outcome tools.ApprovalOutcome
 	var aerr error
 	var req tools.ApprovalRequest
-	must2(t)(e.root.Provide(tools.ApprovalService, tools.ApproverFunc(func(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 		req = r
 		if outcome == "panic" {
 			panic("approver exploded")

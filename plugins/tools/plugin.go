@@ -8,8 +8,11 @@ import (
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
-// ServiceName is the name the [*Registry] is provided under.
-const ServiceName = "tools"
+// Service is the tool registry service: [Plugin] provides its [*Registry]
+// through it; a plugin that registers tools injects it and reads it:
+//
+//	reg, err := tools.Service.Get(c)
+var Service = host.NewService[*Registry]("tools")
 
 // Mode selects how the registry presents its tools to the model.
 type Mode string
@@ -99,7 +102,7 @@ func (nativeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 
 // Plugin is the tool registry plugin, named "tools". It injects the
 // system-prompt service (and so stays pending until one is provided),
-// provides a fresh [*Registry] under [ServiceName], and feeds each prompt
+// provides a fresh [*Registry] through [Service], and feeds each prompt
 // assembly the scope's contribution for the configured mode. Its
 // configuration is a [Config] (or *Config, or nil for the defaults).
 //
@@ -112,7 +115,7 @@ var Plugin host.Plugin = plugin{}
 type plugin struct{}
 
 func (plugin) Name() string     { return "tools" }
-func (plugin) Inject() []string { return []string{systemprompt.ServiceName} }
+func (plugin) Inject() []host.ServiceKey { return []host.ServiceKey{systemprompt.ServiceKey} }
 
 func (plugin) Apply(c *host.Context) error {
 	cfg, err := host.DecodeConfig[Config](c)
@@ -127,7 +130,7 @@ func (plugin) Apply(c *host.Context) error {
 	if err := c.Host().Declare(Events()...); err != nil {
 		return err
 	}
-	sp, err := host.Get[*systemprompt.Service](c, systemprompt.ServiceName)
+	sp, err := systemprompt.ServiceKey.Get(c)
 	if err != nil {
 		return err
 	}
@@ -136,7 +139,7 @@ func (plugin) Apply(c *host.Context) error {
 	}); err != nil {
 		return err
 	}
-	_, err = c.Provide(ServiceName, r)
+	_, err = Service.Provide(c, r)
 	return err
 }
 

@@ -185,7 +185,7 @@ func TestP1_P5_P10_G2_G3_G4_PropertyRandomListeners(t *testing.T) {
 				return err
 			}
 			ak := choose(8)
-			if _, err := c.Provide(tools.ApprovalService, tools.ApproverFunc(func(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			if _, err := tools.ApprovalService.Provide(c, tools.ApproverFunc(func(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 				switch ak {
 				case 0:
 					mu.Lock()

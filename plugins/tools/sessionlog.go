@@ -7,9 +7,9 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
-// SessionLogService is the service name the registry looks the
-// [SessionLog] up under (non-reactively, once per run_code execution).
-const SessionLogService = "session-log"
+// SessionLogService is the service the registry looks the [SessionLog] up
+// through (non-reactively, once per run_code execution).
+var SessionLogService = host.NewService[SessionLog]("session-log")
 
 // SessionLog is the seam an agent runtime provides so the registry can
 // record events inside the open turn of a session: today the

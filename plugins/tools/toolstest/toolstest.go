@@ -45,7 +45,7 @@ func Boot(t testing.TB, ps []Plugin, opts ...host.Option) *tools.Registry {
 	if err := Load(h.Root(), ps...); err != nil {
 		t.Fatal(err)
 	}
-	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
 		t.Fatal(err)
 	}

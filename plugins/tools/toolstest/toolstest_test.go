@@ -14,8 +14,8 @@ import (
 )
 
 func TestBootRegistersAndExecutes(t *testing.T) {
-	echo := host.Define("echo", []string{tools.ServiceName}, func(c *host.Context) error {
-		reg, err := host.Get[*tools.Registry](c, tools.ServiceName)
+	echo := host.Define("echo", []host.ServiceKey{tools.Service}, func(c *host.Context) error {
+		reg, err := tools.Service.Get(c)
 		if err != nil {
 			return err
 		}
