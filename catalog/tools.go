@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
 // ToolEntry is one shipped tool as the tool catalog lists it.
@@ -14,11 +16,9 @@ type ToolEntry struct {
 	Package string
 	// Plugin is the plugin's name.
 	Plugin string
-	// Name, Description and Parameters are the tool's wire schema, as the
-	// registry's Schemas method returns it.
-	Name        string
-	Description string
-	Parameters  json.RawMessage
+	// Schema is the tool's wire schema, as the registry's Schemas method
+	// returns it.
+	Schema systemprompt.ToolSchema
 	// Services lists the services the plugin requires (injects).
 	Services []string
 	// Config notes the configuration the plugin was booted with, and any
@@ -35,7 +35,7 @@ func RenderTools(entries []ToolEntry) (string, error) {
 		if sorted[i].Package != sorted[j].Package {
 			return sorted[i].Package < sorted[j].Package
 		}
-		return sorted[i].Name < sorted[j].Name
+		return sorted[i].Schema.Name < sorted[j].Schema.Name
 	})
 	var b strings.Builder
 	b.WriteString(Header)
@@ -46,7 +46,7 @@ func RenderTools(entries []ToolEntry) (string, error) {
 	fmt.Fprintf(&b, "%d tools.\n\n", len(sorted))
 	b.WriteString("| tool | package | description |\n|---|---|---|\n")
 	for _, e := range sorted {
-		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | %s |\n", e.Name, anchor(e.Name), e.Package, firstSentence(e.Description))
+		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | %s |\n", e.Schema.Name, anchor(e.Schema.Name), e.Package, firstSentence(e.Schema.Description))
 	}
 	pkg := ""
 	for _, e := range sorted {
@@ -54,7 +54,7 @@ func RenderTools(entries []ToolEntry) (string, error) {
 			pkg = e.Package
 			fmt.Fprintf(&b, "\n## `%s`\n", pkg)
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", e.Name, oneLine(e.Description))
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", e.Schema.Name, oneLine(e.Schema.Description))
 		fmt.Fprintf(&b, "- plugin: `%s`\n", e.Plugin)
 		if len(e.Services) > 0 {
 			fmt.Fprintf(&b, "- requires services: %s\n", codeList(e.Services))
@@ -65,8 +65,8 @@ func RenderTools(entries []ToolEntry) (string, error) {
 			fmt.Fprintf(&b, "- configuration: %s\n", e.Config)
 		}
 		var pretty bytes.Buffer
-		if err := json.Indent(&pretty, e.Parameters, "", "  "); err != nil {
-			return "", fmt.Errorf("catalog: tool %q: parameters are not JSON: %w", e.Name, err)
+		if err := json.Indent(&pretty, e.Schema.Parameters, "", "  "); err != nil {
+			return "", fmt.Errorf("catalog: tool %q: parameters are not JSON: %w", e.Schema.Name, err)
 		}
 		fmt.Fprintf(&b, "\n```json\n%s\n```\n", pretty.String())
 	}

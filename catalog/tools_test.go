@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
 func TestRenderToolsGolden(t *testing.T) {
 	entries := []ToolEntry{
-		{Package: "example.com/fs", Plugin: "fs", Name: "write", Description: "Write a file. Creates it.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`), Config: "root: a temporary workspace"},
-		{Package: "example.com/bash", Plugin: "bash", Name: "bash", Description: "Run a | command.", Parameters: json.RawMessage(`{"type":"object"}`), Services: []string{"tools"}},
-		{Package: "example.com/fs", Plugin: "fs", Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)},
+		{Package: "example.com/fs", Plugin: "fs", Schema: systemprompt.ToolSchema{Name: "write", Description: "Write a file. Creates it.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}, Config: "root: a temporary workspace"},
+		{Package: "example.com/bash", Plugin: "bash", Schema: systemprompt.ToolSchema{Name: "bash", Description: "Run a | command.", Parameters: json.RawMessage(`{"type":"object"}`)}, Services: []string{"tools"}},
+		{Package: "example.com/fs", Plugin: "fs", Schema: systemprompt.ToolSchema{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object"}`)}},
 	}
 	got, err := RenderTools(entries)
 	if err != nil {
@@ -20,7 +22,7 @@ func TestRenderToolsGolden(t *testing.T) {
 }
 
 func TestRenderToolsRejectsBadSchema(t *testing.T) {
-	_, err := RenderTools([]ToolEntry{{Name: "x", Parameters: json.RawMessage(`{`)}})
+	_, err := RenderTools([]ToolEntry{{Schema: systemprompt.ToolSchema{Name: "x", Parameters: json.RawMessage(`{`)}}})
 	if err == nil || !strings.Contains(err.Error(), `tool "x"`) {
 		t.Fatalf("want an error naming the tool, got %v", err)
 	}

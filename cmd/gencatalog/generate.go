@@ -37,12 +37,12 @@ func static(v any) func() (any, func(), error) {
 
 // infrastructure is what every tool plugin needs loaded beside it.
 var infrastructure = []shipped{
-	{plugin: systemprompt.Plugin, config: static(systemprompt.Config{})},
 	{plugin: tools.Plugin, config: static(tools.Config{Mode: tools.Native})},
 }
 
 // policies are the shipped non-tool plugins.
 var policies = []shipped{
+	{plugin: systemprompt.Plugin, config: static(systemprompt.Config{})},
 	{plugin: coderuntime.Plugin, config: static(coderuntime.Config{})},
 	{plugin: approval.Plugin, config: static(approval.Config{})},
 	{plugin: timeoutpolicy.Plugin, config: static(timeoutpolicy.Config{})},
@@ -124,22 +124,19 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg, err := tools.Service.Get(h.Root())
+		reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
 		if err != nil {
 			done()
 			return nil, err
 		}
-		inject := injects(tp.plugin)
 		name := tp.plugin.(host.Named).Name()
 		for _, s := range reg.Schemas("") {
 			out = append(out, catalog.ToolEntry{
-				Package:     pkgPath(tp.plugin),
-				Plugin:      name,
-				Name:        s.Name,
-				Description: s.Description,
-				Parameters:  s.Parameters,
-				Services:    inject,
-				Config:      tp.note,
+				Package:  pkgPath(tp.plugin),
+				Plugin:   name,
+				Schema:   s,
+				Services: injects(tp.plugin),
+				Config:   tp.note,
 			})
 		}
 		done()
@@ -156,7 +153,6 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 func runCodeEntry() (catalog.ToolEntry, error) {
 	code := []shipped{
 		{plugin: coderuntime.Plugin, config: static(coderuntime.Config{})},
-		{plugin: systemprompt.Plugin, config: static(systemprompt.Config{})},
 		{plugin: tools.Plugin, config: static(tools.Config{Mode: tools.Code})},
 	}
 	h, done, err := boot(code)
@@ -164,35 +160,34 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 		return catalog.ToolEntry{}, err
 	}
 	defer done()
-	reg, err := tools.Service.Get(h.Root())
+	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
 	if err != nil {
 		return catalog.ToolEntry{}, err
 	}
 	for _, s := range reg.Schemas("") {
 		if s.Name == tools.RunCodeName {
 			return catalog.ToolEntry{
-				Package:     pkgPath(tools.Plugin),
-				Plugin:      tools.Plugin.(host.Named).Name(),
-				Name:        s.Name,
-				Description: s.Description,
-				Parameters:  s.Parameters,
-				Services:    injects(tools.Plugin),
-				Config:      "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
+				Package:  pkgPath(tools.Plugin),
+				Plugin:   tools.Plugin.(host.Named).Name(),
+				Schema:   s,
+				Services: injects(tools.Plugin),
+				Config:   "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.ServiceName + "` service with language typescript",
 			}, nil
 		}
 	}
 	return catalog.ToolEntry{}, fmt.Errorf("tools mode code contributed no %s schema", tools.RunCodeName)
 }
 
-// injects returns the names of the services p requires (see host.Injector).
+// injects returns the names of the services p requires, in its order.
 func injects(p host.Plugin) []string {
-	inj, ok := p.(host.Injector)
-	if !ok {
-		return nil
-	}
 	var names []string
-	for _, k := range inj.Inject() {
-		names = append(names, k.Name())
+	switch inj := p.(type) {
+	case interface{ Inject() []host.ServiceKey }:
+		for _, k := range inj.Inject() {
+			names = append(names, k.Name())
+		}
+	case interface{ Inject() []string }:
+		names = slices.Clone(inj.Inject())
 	}
 	return names
 }

@@ -15,7 +15,7 @@ import (
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
-	"github.com/dsh-go/dsh/plugins/tools/schema"
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // This file is Code Mode: the reserved run_code transport, the tools:sdk
@@ -94,12 +94,8 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 	} else {
 		ts = []*Tool{r.transport}
 	}
-	out := make([]systemprompt.ToolSchema, len(ts))
-	for i, t := range ts {
-		out[i] = systemprompt.ToolSchema{Name: t.name, Description: t.description, Parameters: t.Parameters()}
-	}
 	return systemprompt.Contribution{
-		Tools: out,
+		Tools: schemas(ts),
 		Sections: []systemprompt.Section{{
 			Name:  SDKSection,
 			Order: SDKSectionOrder,
@@ -115,18 +111,22 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 }
 
 // CodeRuntime returns the code runtime Code Mode runs programs in: the
-// [coderuntime.Runtime] provided through coderuntime.Service, looked up
+// [coderuntime.Runtime] provided under coderuntime.ServiceName, looked up
 // non-reactively at each call (each prompt assembly and each run_code
 // execution). It fails with an actionable error when the registry is in
-// Code or Both and no runtime is provided or its language is not
-// [CodeLanguage]. In native mode it returns the
+// Code or Both and no runtime is provided, the service is not a Runtime,
+// or its language is not [CodeLanguage]. In native mode it returns the
 // runtime when one is there and an error otherwise.
 func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
 	need := fmt.Sprintf("tools mode %q needs a code runtime: load coderuntime.Plugin (service %q) with language %s",
-		r.mode.mode(), coderuntime.Service.Name(), CodeLanguage)
-	rt, ok := coderuntime.Service.Lookup(r.c)
+		r.mode.mode(), coderuntime.ServiceName, CodeLanguage)
+	v, ok := host.Lookup[any](r.c, coderuntime.ServiceName)
 	if !ok {
 		return nil, fmt.Errorf("%s; found none (or set tools mode to native)", need)
+	}
+	rt, ok := v.(coderuntime.Runtime)
+	if !ok || rt == nil {
+		return nil, fmt.Errorf("%s; found a %T, which is not a coderuntime.Runtime", need, v)
 	}
 	if lang := rt.Language(); lang != CodeLanguage {
 		return nil, fmt.Errorf("%s; found one with language %q", need, lang)
@@ -135,17 +135,14 @@ func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
 }
 
 // SDK renders the tools:sdk section for scope: fixed usage instructions
-// and a `declare const tools: {...}` TypeScript declaration (see
-// schema.DeclareTools) of the scope's [Registry.EndCapabilities]. It is
-// deterministic: byte-identical for an unchanged tool set. It never fails;
-// schema constructs TypeScript cannot express render as unknown.
+// and a `declare const tools: {...}` TypeScript declaration of the scope's
+// [Registry.EndCapabilities] (sorted by name, names that are not
+// identifiers quoted, each description a JSDoc comment, each argument type
+// derived from the tool's JSON Schema). It is deterministic: byte-identical
+// for an unchanged tool set. It never fails; schema constructs TypeScript
+// cannot express render as unknown.
 func (r *Registry) SDK(scope host.ScopeKey) string {
-	ts := r.EndCapabilities(scope)
-	decls := make([]schema.ToolDecl, len(ts))
-	for i, t := range ts {
-		decls[i] = schema.ToolDecl{Name: t.name, Description: t.description, Parameters: []byte(t.params)}
-	}
-	return sdkUsage + schema.DeclareTools(decls) + "\n```"
+	return sdkUsage + declareTools(schemas(r.EndCapabilities(scope))) + "\n```"
 }
 
 // sdkAccess is how a program reaches tool name: tools.name, or
@@ -420,7 +417,7 @@ func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error)
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	b := &bridge{r: r, outer: exec, runCtx: runCtx}
 	if exec.agent != "" {
-		b.log, _ = SessionLogService.Lookup(r.c)
+		b.log, _ = host.Lookup[SessionLog](r.c, SessionLogService)
 	}
 	ends := r.EndCapabilities(exec.agent)
 	bindings := make(map[string]coderuntime.Binding, len(ends))
@@ -685,7 +682,7 @@ func safeCause(ctx context.Context) (err error) {
 
 func (b *bridge) binding(name string) coderuntime.Binding {
 	return func(rctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		canon, err := schema.CanonicalizeObject(args, schema.CanonOptions{})
+		canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 		if err != nil {
 			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
@@ -785,27 +782,27 @@ func encodeDispatch(name string, args []byte, res Result) ([]byte, error) {
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)
-	b = schema.AppendString(b, name)
+	b = canonjson.AppendString(b, name)
 	b = append(b, `,"arguments":`...)
 	b = append(b, args...)
 	b = append(b, `,"result":{"callId":`...)
-	b = schema.AppendString(b, res.CallID)
+	b = canonjson.AppendString(b, res.CallID)
 	b = append(b, `,"content":[`...)
 	for i, c := range res.Content {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, `{"type":"text","text":`...)
-		b = schema.AppendString(b, c.Text)
+		b = canonjson.AppendString(b, c.Text)
 		b = append(b, '}')
 	}
 	b = append(b, `],"isError":`...)
 	b = strconv.AppendBool(b, res.IsError)
 	if res.Error != nil {
 		b = append(b, `,"error":{"name":`...)
-		b = schema.AppendString(b, res.Error.Name)
+		b = canonjson.AppendString(b, res.Error.Name)
 		b = append(b, `,"code":`...)
-		b = schema.AppendString(b, res.Error.Code)
+		b = canonjson.AppendString(b, res.Error.Code)
 		b = append(b, '}')
 	}
 	return append(b, "}}"...), nil

@@ -10,7 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/tools/schema"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // MaxNameLen is the longest accepted tool name, in bytes.
@@ -50,7 +51,7 @@ type Definition struct {
 	// Description tells the model what the tool does; it must not be empty.
 	Description string
 	// Parameters is the JSON Schema of the argument object. It must be
-	// lossless JSON (see schema.Canonicalize) whose root is an object; empty
+	// lossless JSON (see canonjson.Canonicalize) whose root is an object; empty
 	// means {"type":"object","properties":{}}. It is stored canonicalized.
 	Parameters json.RawMessage
 	// Execute is the body; it must not be nil.
@@ -117,7 +118,7 @@ func (d Definition) canonicalParameters() (string, error) {
 	}
 	params := emptyParameters
 	if len(d.Parameters) > 0 {
-		canon, err := schema.Canonicalize(d.Parameters, schema.CanonOptions{})
+		canon, err := canonjson.Canonicalize(d.Parameters, canonjson.Options{})
 		switch {
 		case err != nil:
 			errs = append(errs, fmt.Errorf("parameters: %w", err))
@@ -131,14 +132,6 @@ func (d Definition) canonicalParameters() (string, error) {
 		return "", fmt.Errorf("%w %q: %w", ErrInvalidDefinition, d.Name, errors.Join(errs...))
 	}
 	return params, nil
-}
-
-// Schema is a tool as the model sees it: name, description and parameters
-// JSON Schema, without callbacks or the timeout budget.
-type Schema struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
 }
 
 // Tool is a registered tool: a frozen snapshot of its [Definition] taken at
@@ -189,9 +182,11 @@ func (t *Tool) Layer() host.ScopeKey { return t.layer }
 // [Define]).
 func (t *Tool) Typed() bool { return t.validate != nil }
 
-// Schema returns the tool's wire schema (a fresh copy).
-func (t *Tool) Schema() Schema {
-	return Schema{Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params)}
+// Schema returns the tool's wire schema, as the model sees it (a fresh
+// copy): name, description and parameters, without callbacks or the
+// timeout budget.
+func (t *Tool) Schema() systemprompt.ToolSchema {
+	return systemprompt.ToolSchema{Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params)}
 }
 
 // Definition returns a copy of the frozen definition (callbacks included),

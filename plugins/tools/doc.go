@@ -5,7 +5,7 @@
 // # Mapping to the spec
 //
 //	spec                          package tools
-//	ctx.tools (ToolRegistry)      *Registry, provided by Plugin through Service ("tools")
+//	ctx.tools (ToolRegistry)      *Registry, provided by Plugin under ServiceName ("tools")
 //	config mode                   Config{Mode}: Native, Code or Both
 //	register / restrict / guard   Registry.Register / Restrict / Guard (layer = c.ScopeKey())
 //	get / visible / knownNames    Registry.Get / Visible / KnownNames
@@ -25,7 +25,7 @@
 //	ToolCallView / ToolResultView CallView / ResultView (GenericCall, TerminalCall, DiffCall, ...)
 //	ctx.approval                  Approver, looked up per ask under ApprovalService ("approval")
 //	tools/pre-execute ...         PreExecute, ExecuteEvent, PostExecute, ResultEvent, Change
-//	ctx.codeRuntime               coderuntime.Runtime, looked up through coderuntime.Service
+//	ctx.codeRuntime               coderuntime.Runtime, looked up under coderuntime.ServiceName
 //	run_code / tools:sdk          RunCodeName / SDKSection (order SDKSectionOrder); Registry.SDK
 //	CodeRunFailedError            *CodeRunFailedError (CODE_RUN_FAILED); a failed sub-call: *CodeCallError
 //	tool/code-dispatch            SessionEvent{Type: CodeDispatchEvent, Data: CodeDispatch}, appended
@@ -47,7 +47,7 @@
 //
 // # Lossless arguments
 //
-// A call's arguments are canonicalized once (schema.CanonicalizeObject) and
+// A call's arguments are canonicalized once (canonjson.CanonicalizeObject) and
 // frozen as a string inside the *Execution, so every phase and the tool body
 // read the same bytes. Rejected as INVALID_ARGS before any policy runs:
 // anything that is not exactly one JSON object (null and empty input mean
@@ -75,7 +75,7 @@
 // tools:sdk section (order 150), which [Registry.SDK] renders at each
 // assembly for the calling scope: fixed usage instructions and a
 // `declare const tools: {...}` declaration of [Registry.EndCapabilities]
-// (schema.DeclareTools: sorted, exotic names quoted, unsupported schema
+// (sorted, exotic names quoted, unsupported schema
 // constructs as unknown, byte-identical for an unchanged set). Both adds
 // the visible native definitions. run_code and tools:sdk are Protected /
 // ProtectedSections and run_code is Reserved, so systemprompt restores

@@ -31,7 +31,7 @@ type Call struct {
 	// Name is the tool to call.
 	Name string
 	// Arguments is the argument object as the model produced it. It must be
-	// lossless JSON (see schema.CanonicalizeObject); empty or null means {}.
+	// lossless JSON (see canonjson.CanonicalizeObject); empty or null means {}.
 	Arguments json.RawMessage
 	// Agent is the agent scope the call runs for ("" = none): tool
 	// resolution, scope-filtered listeners, scoped guards and approval all

@@ -10,7 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/tools/schema"
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // This file is the execution pipeline, in the order its stages run. Each
@@ -159,7 +159,7 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 	// execution carries it repaired), the tool is resolved once for the
 	// agent (policy sees, and dispatch runs, that same frozen *Tool), and
 	// the arguments are canonicalized once. Input that is not lossless JSON
-	// (see schema.Canonicalize for exactly which: invalid UTF-8, lone
+	// (see canonjson.Canonicalize for exactly which: invalid UTF-8, lone
 	// surrogates, duplicate keys, integers beyond 2^53-1, overflow, too
 	// deep or too large) or not an object is rejected here, before any
 	// policy runs, so policy and tool always see the same value.
@@ -175,7 +175,7 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 	if t := exec.tool; t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent, call.Agent) {
 		exec.tool, exec.hint = nil, codeOnlyHint(call.Name)
 	}
-	canon, err := schema.CanonicalizeObject(call.Arguments, schema.CanonOptions{})
+	canon, err := canonjson.CanonicalizeObject(call.Arguments, canonjson.Options{})
 	if err != nil {
 		return r.finalize(exec, argsFailure(call.Name, err))
 	}
@@ -209,7 +209,7 @@ func argsFailure(tool string, err error) Result {
 		}
 	}
 	msg := errorText(err)
-	if _, ok := errorAs[*schema.CanonError](err); ok {
+	if _, ok := errorAs[*canonjson.Error](err); ok {
 		msg = fmt.Sprintf("invalid arguments for tool %q: %s", tool, msg)
 	}
 	return Result{Content: []Content{Text(msg)}, IsError: true, Error: &ErrorInfo{Name: name, Code: CodeInvalidArgs}}
@@ -346,7 +346,7 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	if exec.agent == "" {
 		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but the call has no agent to ask for"), false
 	}
-	ap, ok := ApprovalService.Lookup(r.c)
+	ap, ok := host.Lookup[Approver](r.c, ApprovalService)
 	if !ok || ap == nil {
 		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but no approval service is mounted"), false
 	}
@@ -586,7 +586,7 @@ func validateResult(res Result) (json.RawMessage, error) {
 	if len(res.Meta) == 0 {
 		return nil, nil
 	}
-	meta, err := schema.Canonicalize(res.Meta, schema.CanonOptions{})
+	meta, err := canonjson.Canonicalize(res.Meta, canonjson.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("meta: %w", err)
 	}

@@ -2,17 +2,15 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
-// Service is the tool registry service: [Plugin] provides its [*Registry]
-// through it; a plugin that registers tools injects it and reads it:
-//
-//	reg, err := tools.Service.Get(c)
-var Service = host.NewService[*Registry]("tools")
+// ServiceName is the name the [*Registry] is provided under.
+const ServiceName = "tools"
 
 // Mode selects how the registry presents its tools to the model.
 type Mode string
@@ -90,32 +88,44 @@ func (nativeMode) mode() Mode             { return Native }
 func (nativeMode) reserved() []string     { return nil }
 func (nativeMode) isReserved(string) bool { return false }
 func (nativeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error) {
-	ts := r.Visible(scope)
-	out := make([]systemprompt.ToolSchema, len(ts))
-	for i, t := range ts {
-		out[i] = systemprompt.ToolSchema{Name: t.name, Description: t.description, Parameters: t.Parameters()}
-	}
 	// A restricted-away tool stays a valid toolOrder name (a normal
 	// absence): the pre-restriction universe is known.
-	return systemprompt.Contribution{Tools: out, Known: r.KnownNames(scope)}, nil
+	return systemprompt.Contribution{Tools: schemas(r.Visible(scope)), Known: r.KnownNames(scope)}, nil
 }
 
-// Plugin is the tool registry plugin, named "tools". It injects the
-// system-prompt service (and so stays pending until one is provided),
-// provides a fresh [*Registry] through [Service], and feeds each prompt
-// assembly the scope's contribution for the configured mode. Its
+// schemas returns the wire schemas of ts, in order.
+func schemas(ts []*Tool) []systemprompt.ToolSchema {
+	out := make([]systemprompt.ToolSchema, len(ts))
+	for i, t := range ts {
+		out[i] = t.Schema()
+	}
+	return out
+}
+
+// Plugin is the tool registry plugin, named "tools". It requires no
+// service: it provides a fresh [*Registry] under [ServiceName] and, when a
+// system-prompt service is provided (package systemprompt), feeds each
+// prompt assembly the scope's contribution for the configured mode. Its
 // configuration is a [Config] (or *Config, or nil for the defaults).
 //
-// The code runtime Code and Both need is deliberately not injected: it is
-// looked up (non-reactively) at each assembly and each run_code execution,
-// so a missing or mismatched runtime fails every assembly with an
-// actionable error instead of leaving the registry pending.
+// The prompt contribution is a child plugin, "tools/prompt", that injects
+// the system-prompt service: it waits (pending) until one is provided,
+// registers the contributor then, restarts when the provider is replaced,
+// and goes back to waiting when it goes away, while the registry and its
+// tools stay as they are. The host's injection already does all of that,
+// so the registry needs no optional-service machinery of its own, and the
+// child's fiber shows in the fiber tree whether the registry is wired to a
+// prompt.
+//
+// The code runtime Code and Both need is deliberately not injected either:
+// it is looked up (non-reactively) at each assembly and each run_code
+// execution, so a missing or mismatched runtime fails every assembly with
+// an actionable error instead of leaving the registry pending.
 var Plugin host.Plugin = plugin{}
 
 type plugin struct{}
 
-func (plugin) Name() string     { return "tools" }
-func (plugin) Inject() []host.ServiceKey { return []host.ServiceKey{systemprompt.ServiceKey} }
+func (plugin) Name() string { return "tools" }
 
 func (plugin) Apply(c *host.Context) error {
 	cfg, err := host.DecodeConfig[Config](c)
@@ -130,20 +140,27 @@ func (plugin) Apply(c *host.Context) error {
 	if err := c.Host().Declare(Events()...); err != nil {
 		return err
 	}
-	sp, err := systemprompt.ServiceKey.Get(c)
-	if err != nil {
+	// Pending (no prompt service yet) is the expected start without one.
+	if _, err := c.Plugin(promptPlugin(r), nil); err != nil && !errors.Is(err, host.ErrPending) {
 		return err
 	}
-	if _, err := sp.Tools(c, func(ctx context.Context, scope host.ScopeKey) (systemprompt.Contribution, error) {
-		return r.mode.contribute(ctx, r, scope)
-	}); err != nil {
-		return err
-	}
-	_, err = Service.Provide(c, r)
+	_, err = c.Provide(ServiceName, r)
 	return err
 }
 
-var (
-	_ host.Named    = plugin{}
-	_ host.Injector = plugin{}
-)
+// promptPlugin is the child plugin that contributes r's tools to prompt
+// assembly while a system-prompt service is provided.
+func promptPlugin(r *Registry) host.Plugin {
+	return host.Define("tools/prompt", []string{systemprompt.ServiceName}, func(c *host.Context) error {
+		sp, err := host.Get[*systemprompt.Service](c, systemprompt.ServiceName)
+		if err != nil {
+			return err
+		}
+		_, err = sp.Tools(c, func(ctx context.Context, scope host.ScopeKey) (systemprompt.Contribution, error) {
+			return r.mode.contribute(ctx, r, scope)
+		})
+		return err
+	})
+}
+
+var _ host.Named = plugin{}

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
 // Effect kinds the registry records on the registering fiber (see
@@ -442,13 +443,8 @@ func (r *Registry) Reserved() []string { return slices.Clone(r.mode.reserved()) 
 
 // Schemas returns the wire schemas of [Registry.Visible] (scope), sorted by
 // name, each a fresh copy without callbacks or the timeout budget.
-func (r *Registry) Schemas(scope host.ScopeKey) []Schema {
-	ts := r.Visible(scope)
-	out := make([]Schema, len(ts))
-	for i, t := range ts {
-		out[i] = t.Schema()
-	}
-	return out
+func (r *Registry) Schemas(scope host.ScopeKey) []systemprompt.ToolSchema {
+	return schemas(r.Visible(scope))
 }
 
 // guards returns the guards for an execution: global first, then the

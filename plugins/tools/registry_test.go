@@ -302,7 +302,7 @@ func TestR5_NativePromptMatchesWhatExecuteDispatches(t *testing.T) {
 	mustRegister(t, e.reg, e.root, echo("b", "b"))
 	mustRegister(t, e.reg, ag, echo("c", "c"))
 	must2(t)(e.reg.Restrict(ag, tools.Restriction{Deny: []string{"b"}}))
-	sp, err := systemprompt.ServiceKey.Get(e.root)
+	sp, err := host.Get[*systemprompt.Service](e.root, systemprompt.ServiceName)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,12 +487,13 @@ func TestConfigModes(t *testing.T) {
 	if f.State() != host.Failed || !strings.Contains(f.Err().Error(), "allowed: native") {
 		t.Errorf("state %v err %v", f.State(), f.Err())
 	}
-	// Pending until the system prompt service exists, whatever the order.
+	// Active without a system prompt service, and still after one comes
+	// (TestPluginContributesWhileAPromptServiceIsProvided has the rest).
 	h2 := host.New()
 	defer h2.Close()
 	f2, _ := h2.Root().Plugin(tools.Plugin, nil)
-	if f2.State() != host.Pending {
-		t.Errorf("state = %v, want pending", f2.State())
+	if f2.State() != host.Active {
+		t.Errorf("state = %v, want active", f2.State())
 	}
 	_, _ = h2.Root().Plugin(systemprompt.Plugin, nil)
 	if f2.State() != host.Active {

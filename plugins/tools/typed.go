@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
 
@@ -178,7 +179,7 @@ func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
 // soft decodes presenter arguments, reporting false instead of failing
 // when they would not pass validation.
 func (d *typedDecoder[A]) soft(args json.RawMessage) (a A, ok bool) {
-	canon, err := schema.CanonicalizeObject(args, schema.CanonOptions{})
+	canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 	if err != nil {
 		return a, false
 	}

@@ -1,34 +1,10 @@
 package schema_test
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
-
-func ExampleCanonicalize() {
-	out, err := schema.Canonicalize([]byte(`{ "b": 1.0, "a": [1e21, -0, "\u003c\u00e9\n"] }`), schema.CanonOptions{})
-	fmt.Println(string(out), err)
-
-	_, err = schema.Canonicalize([]byte(`{"id": 9007199254740993}`), schema.CanonOptions{})
-	fmt.Println(err)
-	fmt.Println(errors.Is(err, schema.ErrNotLossless))
-	// Output:
-	// {"b":1,"a":[1e+21,0,"<é\n"]} <nil>
-	// non-lossless JSON at /id (byte 7): integer 9007199254740993 exceeds 2^53-1 (readers disagree: rounded vs exact)
-	// true
-}
-
-func ExampleCanonicalizeObject() {
-	out, _ := schema.CanonicalizeObject([]byte("  "), schema.CanonOptions{})
-	fmt.Println(string(out))
-	_, err := schema.CanonicalizeObject([]byte(`[1]`), schema.CanonOptions{})
-	fmt.Println(err)
-	// Output:
-	// {}
-	// non-lossless JSON at (root) (byte 0): arguments must be a JSON object, got array
-}
 
 func ExampleSpec_JSONSchema() {
 	spec := schema.Spec{
@@ -93,23 +69,4 @@ func ExampleValidateStructuredValue() {
 	// Output:
 	// /items/1: expected integer, got number with a fractional part
 	// /items/2: expected integer, got string
-}
-
-func ExampleTypeScript() {
-	fmt.Println(schema.TypeScript([]byte(`{"type":"object","properties":{"mode":{"enum":["a","b"]},"xs":{"type":"array","items":{"type":"integer"}},"ref":{"$ref":"#/x"}},"required":["mode"]}`)))
-	// Output:
-	// { mode: "a" | "b"; ref?: unknown; xs?: number[]; }
-}
-
-func ExampleDeclareTools() {
-	fmt.Println(schema.DeclareTools([]schema.ToolDecl{
-		{Name: "read_file", Description: "Read a file.", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
-		{Name: "web-search", Parameters: []byte(`{"type":"object","properties":{"q":{"type":"string"}}}`)},
-	}))
-	// Output:
-	// declare const tools: {
-	//   /** Read a file. */
-	//   read_file(args: { path: string; }): Promise<unknown>;
-	//   "web-search"(args: { q?: string; }): Promise<unknown>;
-	// }
 }

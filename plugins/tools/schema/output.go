@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // ErrUnsupportedSchema is the sentinel an [*OutputSchemaError] matches with
@@ -46,7 +48,7 @@ var outputTypes = map[string]bool{
 // AssertSupportedOutputSchema checks that schema is in the structured-output
 // subset and returns nil, or an [*OutputSchemaError] listing EVERY violation.
 //
-// The schema must be lossless JSON (see [Canonicalize]) whose root is an
+// The schema must be lossless JSON (see [canonjson.Canonicalize]) whose root is an
 // object schema with "type": "object". Every (sub)schema must be a JSON
 // object using only these keywords:
 //
@@ -77,9 +79,9 @@ func AssertSupportedOutputSchema(schema []byte) error {
 }
 
 func parseOutputSchema(schema []byte) (any, []Violation) {
-	canon, err := Canonicalize(schema, CanonOptions{})
+	canon, err := canonjson.Canonicalize(schema, canonjson.Options{})
 	if err != nil {
-		var ce *CanonError
+		var ce *canonjson.Error
 		if errors.As(err, &ce) {
 			return nil, []Violation{{Path: ce.Path, Message: fmt.Sprintf("schema is not lossless JSON (byte %d): %s", ce.Offset, ce.Reason)}}
 		}
@@ -247,7 +249,7 @@ func valueHasType(v any, typ string) bool {
 // supported subset (see [AssertSupportedOutputSchema]) yields one violation
 // per schema problem at the root path, each message naming the schema path;
 // a value that is not lossless JSON yields a violation at the path where
-// [Canonicalize] stopped.
+// [canonjson.Canonicalize] stopped.
 //
 // Semantics: type (integer means a number with no fractional part), enum and
 // const by JSON equality, required properties (reported at the missing
@@ -262,9 +264,9 @@ func ValidateStructuredValue(schema, value []byte) []Violation {
 		}
 		return sortViolations(out)
 	}
-	canon, err := Canonicalize(value, CanonOptions{})
+	canon, err := canonjson.Canonicalize(value, canonjson.Options{})
 	if err != nil {
-		var ce *CanonError
+		var ce *canonjson.Error
 		if errors.As(err, &ce) {
 			return []Violation{{Path: ce.Path, Message: fmt.Sprintf("value is not lossless JSON (byte %d): %s", ce.Offset, ce.Reason)}}
 		}

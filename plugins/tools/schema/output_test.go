@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestS1_AcceptsSupportedSubset(t *testing.T) {
@@ -187,10 +188,8 @@ func FuzzAssertOutputSchema(f *testing.F) {
 	f.Fuzz(func(t *testing.T, schema []byte) {
 		err := AssertSupportedOutputSchema(schema)
 		if err == nil {
-			// A supported schema validates its own examples without panicking
-			// and renders as TypeScript.
+			// A supported schema validates values without panicking.
 			_ = ValidateStructuredValue(schema, []byte(`{}`))
-			_ = TypeScript(schema)
 			return
 		}
 		var oe *OutputSchemaError
@@ -222,4 +221,54 @@ func FuzzValidateStructuredValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestS2_ViolationMessagesStayValidUTF8: a long non-ASCII value quoted in a
+// violation is shortened on a rune boundary. A message cut inside a
+// multi-byte character is invalid UTF-8, so the INVALID_ARGS result that
+// carries it would itself be rejected as an invalid tool result and the
+// model would never see its violations.
+func TestS2_ViolationMessagesStayValidUTF8(t *testing.T) {
+	long := strings.Repeat("é", 100)
+	var vs []Violation
+	vs = append(vs, ValidateStructuredValue(
+		[]byte(`{"type":"object","properties":{"n":{"enum":["a"]},"c":{"const":"b"}}}`),
+		[]byte(`{"n":"`+long+`","c":"`+long+`"}`))...)
+	vs = append(vs, ValidateArgs(Spec{"n": {Type: TypeString, Enum: []any{"a"}}}, []byte(`{"n":"`+long+`"}`))...)
+	err := AssertSupportedOutputSchema([]byte(`{"type":"object","properties":{"a":{"type":"x` + long + `"}},"required":["x` + long + `"]}`))
+	var oe *OutputSchemaError
+	if !errors.As(err, &oe) {
+		t.Fatalf("AssertSupportedOutputSchema = %v", err)
+	}
+	vs = append(vs, oe.Violations...)
+	if len(vs) != 5 {
+		t.Fatalf("want 5 violations, got %v", vs)
+	}
+	for _, v := range vs {
+		if !utf8.ValidString(v.String()) {
+			t.Errorf("violation is not valid UTF-8: %q", v.String())
+		}
+	}
+}
+
+// TestS2_PathsEscapeSlashAndTilde: violation paths are RFC 6901 pointers,
+// so "/" and "~" in property names are escaped (as ~1 and ~0).
+func TestS2_PathsEscapeSlashAndTilde(t *testing.T) {
+	got := ValidateStructuredValue(
+		[]byte(`{"type":"object","properties":{"a/b~c":{"type":"integer"},"m~1":{"type":"string"}},"required":["m~1"],"additionalProperties":false}`),
+		[]byte(`{"a/b~c":1.5,"x/~":1}`))
+	want := []string{"/a~1b~0c: expected integer, got number with a fractional part", "/m~01: required property is missing", "/x~1~0: additional property is not allowed"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v", got)
+	}
+	for i := range want {
+		if got[i].String() != want[i] {
+			t.Errorf("violation %d = %q, want %q", i, got[i].String(), want[i])
+		}
+	}
+	for _, n := range []string{"1.0", "1e2", "-0", "1e300"} {
+		if vs := ValidateStructuredValue([]byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`), []byte(`{"n":`+n+`}`)); vs != nil {
+			t.Errorf("%s is an integer: %v", n, vs)
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // The property types a [Prop] may declare.
@@ -59,7 +61,7 @@ type Prop struct {
 	// Minimum and Maximum, when set, bound a "number" or "integer"
 	// property, inclusively (JSON Schema minimum and maximum). Each must be
 	// finite and losslessly representable in JSON (an integral magnitude
-	// between 2^53-1 and 1e21 is not; see [Canonicalize]), and Minimum must
+	// between 2^53-1 and 1e21 is not; see [canonjson.Canonicalize]), and Minimum must
 	// not exceed Maximum.
 	Minimum, Maximum *float64
 	// Format, when set, constrains a "string" property; the only format is
@@ -160,7 +162,7 @@ func (v *specValidator) prop(p Prop, path string, depth int) {
 			add("enum is only allowed on scalar types, not %s", p.Type)
 		} else {
 			for i, m := range p.Enum {
-				b, err := CanonicalizeValue(m)
+				b, err := canonjson.CanonicalizeValue(m)
 				if err != nil {
 					add("enum member %d is not JSON: %v", i, err)
 					continue
@@ -172,7 +174,7 @@ func (v *specValidator) prop(p Prop, path string, depth int) {
 		}
 	}
 	if p.Default != nil {
-		b, err := CanonicalizeValue(p.Default)
+		b, err := canonjson.CanonicalizeValue(p.Default)
 		if err != nil {
 			add("default is not JSON: %v", err)
 		} else if got := jsonKindOfByte(b[0]); !kindMatchesType(b, p.Type) {
@@ -215,7 +217,7 @@ func (v *specValidator) refinements(p Prop, add func(format string, a ...any)) {
 			add("%s is only allowed on types number and integer, not %q", b.name, p.Type)
 		case math.IsNaN(*b.v) || math.IsInf(*b.v, 0):
 			add("%s is not a finite number", b.name)
-		case math.Abs(*b.v) > maxSafeInteger && math.Abs(*b.v) < 1e21 && *b.v == math.Trunc(*b.v):
+		case math.Abs(*b.v) > canonjson.MaxSafeInteger && math.Abs(*b.v) < 1e21 && *b.v == math.Trunc(*b.v):
 			add("%s %s is an integer beyond 2^53-1, which JSON cannot carry losslessly", b.name, strconv.FormatFloat(*b.v, 'f', 0, 64))
 		}
 	}
@@ -240,7 +242,7 @@ func (v *specValidator) refinements(p Prop, add func(format string, a ...any)) {
 		return
 	}
 	check := func(what string, m any) {
-		b, err := CanonicalizeValue(m)
+		b, err := canonjson.CanonicalizeValue(m)
 		if err != nil || !kindMatchesType(b, p.Type) {
 			return // reported as not JSON or of the wrong type
 		}
@@ -261,7 +263,7 @@ func (v *specValidator) refinements(p Prop, add func(format string, a ...any)) {
 }
 
 // formatNumber writes a finite float64 as canonical JSON would.
-func formatNumber(f float64) string { return string(appendESNumber(nil, f)) }
+func formatNumber(f float64) string { return string(canonjson.AppendNumber(nil, f)) }
 
 func pathOrRoot(p string) string {
 	if p == "" {
@@ -305,7 +307,7 @@ func isIntegral(n string) bool {
 // omitted), nested objects carrying their own sorted
 // "required" list, and "required" omitted when empty. A nil or empty spec
 // yields {"type":"object","properties":{}}. The output is canonical JSON (see
-// [Canonicalize]) and byte-identical for equal specs. It returns
+// [canonjson.Canonicalize]) and byte-identical for equal specs. It returns
 // [Spec.Validate]'s error for a malformed spec.
 func (s Spec) JSONSchema() ([]byte, error) {
 	if err := s.Validate(); err != nil {
@@ -327,7 +329,7 @@ func appendSpecBody(out []byte, s Spec) ([]byte, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		out = AppendString(out, name)
+		out = canonjson.AppendString(out, name)
 		out = append(out, ':')
 		var err error
 		if out, err = appendProp(out, s[name]); err != nil {
@@ -344,7 +346,7 @@ func appendSpecBody(out []byte, s Spec) ([]byte, error) {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = AppendString(out, name)
+			out = canonjson.AppendString(out, name)
 		}
 		out = append(out, ']')
 	}
@@ -353,10 +355,10 @@ func appendSpecBody(out []byte, s Spec) ([]byte, error) {
 
 func appendProp(out []byte, p Prop) ([]byte, error) {
 	out = append(out, `{"type":`...)
-	out = AppendString(out, p.Type)
+	out = canonjson.AppendString(out, p.Type)
 	if p.Description != "" {
 		out = append(out, `,"description":`...)
-		out = AppendString(out, p.Description)
+		out = canonjson.AppendString(out, p.Description)
 	}
 	if len(p.Enum) > 0 {
 		out = append(out, `,"enum":[`...)
@@ -364,7 +366,7 @@ func appendProp(out []byte, p Prop) ([]byte, error) {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			b, err := CanonicalizeValue(m)
+			b, err := canonjson.CanonicalizeValue(m)
 			if err != nil {
 				return nil, err
 			}
@@ -373,7 +375,7 @@ func appendProp(out []byte, p Prop) ([]byte, error) {
 		out = append(out, ']')
 	}
 	if p.Default != nil {
-		b, err := CanonicalizeValue(p.Default)
+		b, err := canonjson.CanonicalizeValue(p.Default)
 		if err != nil {
 			return nil, err
 		}
@@ -382,19 +384,19 @@ func appendProp(out []byte, p Prop) ([]byte, error) {
 	}
 	if p.Minimum != nil {
 		out = append(out, `,"minimum":`...)
-		out = appendESNumber(out, *p.Minimum)
+		out = canonjson.AppendNumber(out, *p.Minimum)
 	}
 	if p.Maximum != nil {
 		out = append(out, `,"maximum":`...)
-		out = appendESNumber(out, *p.Maximum)
+		out = canonjson.AppendNumber(out, *p.Maximum)
 	}
 	if p.Format != "" {
 		out = append(out, `,"format":`...)
-		out = AppendString(out, p.Format)
+		out = canonjson.AppendString(out, p.Format)
 	}
 	if p.ContentEncoding != "" {
 		out = append(out, `,"contentEncoding":`...)
-		out = AppendString(out, p.ContentEncoding)
+		out = canonjson.AppendString(out, p.ContentEncoding)
 	}
 	if p.Properties != nil {
 		out = append(out, ',')
@@ -448,16 +450,17 @@ var (
 // integers -> integer with the type's range as minimum and maximum (64-bit
 // integers, whose range JSON cannot carry losslessly, are bounded by
 // ±(2^53-1), the limit every argument is held to anyway; see
-// [Canonicalize]); float32 -> number bounded by ±math.MaxFloat32; float64
-// -> number; time.Time -> string with format "date-time"; []byte -> string
-// with contentEncoding "base64"; other types whose pointer implements
-// encoding.TextUnmarshaler (and json.Unmarshaler types that also have text
-// methods) -> string; struct -> object with properties (recursively);
-// slices and arrays -> array with items; maps and interfaces -> object
-// without properties. Pointers are dereferenced. A json.Unmarshaler
-// without text methods is described by its Go kind (its decoder has the
-// last word). A property is required only when tagged dsh:"required" — a
-// pointer field is how the Go side represents an absent optional value.
+// [canonjson.Canonicalize]); float32 -> number bounded by
+// ±math.MaxFloat32; float64 -> number; time.Time -> string with format
+// "date-time"; []byte -> string with contentEncoding "base64"; other types
+// whose pointer implements encoding.TextUnmarshaler (and json.Unmarshaler
+// types that also have text methods) -> string; struct -> object with
+// properties (recursively); slices and arrays -> array with items; maps and
+// interfaces -> object without properties. Pointers are dereferenced. A
+// json.Unmarshaler without text methods is described by its Go kind (its
+// decoder has the last word). A property is required only when tagged
+// dsh:"required"; a pointer field is how the Go side represents an absent
+// optional value.
 //
 // FromStruct fails (wrapping [ErrInvalidSpec]) for a non-struct T, recursive
 // types (a Spec cannot express them), channels, functions, complex numbers,
@@ -598,12 +601,12 @@ func intRange(t reflect.Type) (lo, hi float64) {
 	switch t.Kind() {
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		if bits >= 53 {
-			return 0, maxSafeInteger
+			return 0, canonjson.MaxSafeInteger
 		}
 		return 0, float64(uint64(1)<<bits - 1)
 	}
 	if bits >= 54 {
-		return -maxSafeInteger, maxSafeInteger
+		return -canonjson.MaxSafeInteger, canonjson.MaxSafeInteger
 	}
 	return -float64(int64(1) << (bits - 1)), float64(int64(1)<<(bits-1) - 1)
 }
@@ -657,7 +660,7 @@ func parseTagValue(s, typ string) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n > maxSafeInteger || n < -maxSafeInteger {
+		if n > canonjson.MaxSafeInteger || n < -canonjson.MaxSafeInteger {
 			return nil, errors.New("integer exceeds 2^53-1")
 		}
 		return n, nil
@@ -671,7 +674,7 @@ func parseTagValue(s, typ string) (any, error) {
 		}
 		return f, nil
 	default:
-		b, err := Canonicalize([]byte(s), CanonOptions{})
+		b, err := canonjson.Canonicalize([]byte(s), canonjson.Options{})
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 func TestT1_SpecToJSONSchema(t *testing.T) {
@@ -257,7 +259,7 @@ func FuzzSpecJSONSchema(f *testing.F) {
 			}
 			return
 		}
-		canon, cerr := Canonicalize(out, CanonOptions{MaxDepth: HardMaxDepth})
+		canon, cerr := canonjson.Canonicalize(out, canonjson.Options{MaxDepth: canonjson.HardMaxDepth})
 		if cerr != nil || string(canon) != string(out) {
 			t.Fatalf("JSONSchema output not canonical: %s (%v)", out, cerr)
 		}
@@ -270,7 +272,6 @@ func FuzzSpecJSONSchema(f *testing.F) {
 		if string(again) != string(out) {
 			t.Fatalf("JSONSchema not deterministic")
 		}
-		_ = TypeScript(out)
 		_ = ValidateArgs(s, value)
 	})
 }
@@ -343,4 +344,21 @@ func propFromBytes(shape *[]byte, value []byte, depth int, next func() byte) Pro
 		}
 	}
 	return p
+}
+
+// TestT1_SpecRejectsInvalidUTF8InsteadOfReplacingIt: encoding/json writes
+// invalid UTF-8 as U+FFFD, so an enum member, default or description that
+// is not valid UTF-8 would silently reach the model as something else.
+// Like a tool's own description, the spec must reject it.
+func TestT1_SpecRejectsInvalidUTF8InsteadOfReplacingIt(t *testing.T) {
+	for name, s := range map[string]Spec{
+		"enum":        {"mode": {Type: TypeString, Enum: []any{"ok", "bad\xff"}}},
+		"default":     {"mode": {Type: TypeString, Default: "bad\xff"}},
+		"description": {"mode": {Type: TypeString, Description: "bad\xff"}},
+		"object key":  {"o": {Type: TypeObject, Default: map[string]any{"k\xff": 1}}},
+	} {
+		if _, err := s.JSONSchema(); !errors.Is(err, ErrInvalidSpec) {
+			t.Errorf("%s: JSONSchema err = %v, want ErrInvalidSpec", name, err)
+		}
+	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // Target describes how encoding/json decodes JSON into one Go type, so that
@@ -612,7 +614,7 @@ func decodeMapKey(kt reflect.Type, k string) (key any, canon *string, ok bool) {
 		}
 	}()
 	p := reflect.New(kt)
-	if err := json.Unmarshal(AppendString(nil, k), p.Interface()); err != nil {
+	if err := json.Unmarshal(canonjson.AppendString(nil, k), p.Interface()); err != nil {
 		return nil, nil, false
 	}
 	kv := p.Elem()
@@ -734,7 +736,7 @@ func (x *explainer) mapKey(n *tnode, key, path string) {
 	var err error
 	switch n.key {
 	case keyText:
-		err = json.Unmarshal(AppendString(nil, key), reflect.New(n.keyType).Interface())
+		err = json.Unmarshal(canonjson.AppendString(nil, key), reflect.New(n.keyType).Interface())
 	case keyInt:
 		var i int64
 		if i, err = strconv.ParseInt(key, 10, 64); err == nil && reflect.New(n.keyType).Elem().OverflowInt(i) {

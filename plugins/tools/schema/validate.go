@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // ErrInvalidArgs is the sentinel an [*ArgsError] matches with errors.Is.
@@ -80,7 +82,7 @@ func (e *ArgsError) Code() string { return "INVALID_ARGS" }
 func (e *ArgsError) Unwrap() error { return ErrInvalidArgs }
 
 // ValidateArgs checks tool-call arguments (canonical JSON, as produced by
-// [CanonicalizeObject]) against s, the way the equivalent JSON Schema from
+// [canonjson.CanonicalizeObject]) against s, the way the equivalent JSON Schema from
 // [Spec.JSONSchema] would: the root must be an object; each required property
 // must be present; each present property must have the declared JSON type
 // ("integer" means a number with no fractional part, so 1.0 is an integer);
@@ -204,7 +206,7 @@ func validateValue(p Prop, val any, path string, depth int, vs *[]Violation) {
 		found := false
 		members := make([]string, 0, len(p.Enum))
 		for _, m := range p.Enum {
-			b, err := CanonicalizeValue(m)
+			b, err := canonjson.CanonicalizeValue(m)
 			if err != nil {
 				continue
 			}
@@ -263,9 +265,9 @@ func canonScalar(v any) (string, bool) {
 	case bool:
 		return strconv.FormatBool(x), true
 	case string:
-		return string(AppendString(nil, x)), true
+		return string(canonjson.AppendString(nil, x)), true
 	case json.Number:
-		b, err := Canonicalize([]byte(x), CanonOptions{})
+		b, err := canonjson.Canonicalize([]byte(x), canonjson.Options{})
 		if err != nil {
 			return string(x), true
 		}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 func TestT2_ValidateArgs(t *testing.T) {
@@ -147,7 +149,7 @@ func FuzzValidateArgs(f *testing.F) {
 				t.Fatalf("not sorted/unique: %v", a)
 			}
 		}
-		if canon, err := CanonicalizeObject(args, CanonOptions{}); err == nil {
+		if canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{}); err == nil {
 			c := ValidateArgs(spec, canon)
 			if tr := strings.TrimSpace(string(args)); !reflect.DeepEqual(a, c) && tr != "" && tr != "null" {
 				t.Fatalf("canonical form validates differently: %v vs %v", a, c)
@@ -166,7 +168,7 @@ func BenchmarkValidateArgs(b *testing.B) {
 		"tags":    {Type: "array", Items: &Prop{Type: "string"}},
 		"note":    {Type: "string"},
 	}
-	args, err := CanonicalizeObject([]byte(benchArgs), CanonOptions{})
+	args, err := canonjson.CanonicalizeObject([]byte(benchArgs), canonjson.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,3 +180,32 @@ func BenchmarkValidateArgs(b *testing.B) {
 		}
 	}
 }
+
+// TestP3_ValidateArgsWithRejectsCaseVariants: with a Target the walk
+// reports keys that encoding/json would fold onto a field of the Go type,
+// at every level, and only when asked.
+func TestP3_ValidateArgsWithRejectsCaseVariants(t *testing.T) {
+	type opts struct {
+		Mode string `json:"mode"`
+	}
+	type args struct {
+		Path string `json:"path"`
+		Opts opts   `json:"opts"`
+	}
+	spec := Spec{
+		"path": {Type: TypeString},
+		"opts": {Type: TypeObject, Properties: Spec{"mode": {Type: TypeString}}},
+	}
+	in := []byte(`{"path":"/safe","PATH":"/secret","opts":{"Mode":"x"},"extra":1}`)
+	if v := ValidateArgs(spec, in); v != nil {
+		t.Fatalf("without the option: %v", v)
+	}
+	v := ValidateArgsWith(spec, in, ArgsOptions{Target: TargetFor[args]()})
+	if len(v) != 2 || v[0].Path != "/PATH" || v[1].Path != "/opts/Mode" || !strings.Contains(v[0].Message, `into field "path"`) {
+		t.Fatalf("violations = %v", v)
+	}
+}
+
+// benchArgs is a typical ~200-byte tool-call argument object.
+const benchArgs = `{"path": "/home/user/project/src/main.go", "offset": 120, "limit": 400,
+ "mode": "text", "options": {"follow": true, "encoding": "utf-8"}, "tags": ["a", "b", "c"], "note": "read the \"main\" file"}`

@@ -1,6 +1,7 @@
-package schema
+package canonjson
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Default limits used when the corresponding [CanonOptions] field is zero or
+// Default limits used when the corresponding [Options] field is zero or
 // negative.
 const (
 	// DefaultMaxDepth is the default maximum nesting depth of arrays and
@@ -21,23 +22,29 @@ const (
 	// DefaultMaxBytes is the default maximum input size (4 MiB) accepted by
 	// [Canonicalize].
 	DefaultMaxBytes = 4 << 20
-	// HardMaxDepth caps [CanonOptions.MaxDepth] whatever the caller asks for,
+	// HardMaxDepth caps [Options.MaxDepth] whatever the caller asks for,
 	// so that the recursive scanner can never exhaust the stack.
 	HardMaxDepth = 10000
 )
 
-// maxSafeInteger is 2^53-1, the largest integer every IEEE-754 double
-// reader (JavaScript, Go's float64, jq, ...) represents exactly.
-const maxSafeInteger = 1<<53 - 1
+// MaxSafeInteger is 2^53-1, the largest integer every IEEE-754 double
+// reader (JavaScript, Go's float64, jq, ...) represents exactly, and so the
+// largest integer magnitude [Canonicalize] accepts.
+const MaxSafeInteger = 1<<53 - 1
 
-// ErrNotLossless is the sentinel wrapped by every [*CanonError]: the input is
+var (
+	jsonMarshalerType = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// ErrNotLossless is the sentinel wrapped by every [*Error]: the input is
 // not JSON, or it is JSON that different readers would not decode to the same
 // value. Match it with errors.Is.
-var ErrNotLossless = errors.New("schema: JSON is not lossless")
+var ErrNotLossless = errors.New("canonjson: JSON is not lossless")
 
-// CanonError reports why [Canonicalize] rejected its input. It wraps
+// Error reports why [Canonicalize] rejected its input. It wraps
 // [ErrNotLossless].
-type CanonError struct {
+type Error struct {
 	// Path is the JSON pointer (RFC 6901) of the value being read when the
 	// problem was found, "" for the root.
 	Path string
@@ -48,7 +55,7 @@ type CanonError struct {
 }
 
 // Error implements error.
-func (e *CanonError) Error() string {
+func (e *Error) Error() string {
 	p := e.Path
 	if p == "" {
 		p = "(root)"
@@ -57,11 +64,11 @@ func (e *CanonError) Error() string {
 }
 
 // Unwrap returns [ErrNotLossless].
-func (e *CanonError) Unwrap() error { return ErrNotLossless }
+func (e *Error) Unwrap() error { return ErrNotLossless }
 
-// CanonOptions bounds the work [Canonicalize] is willing to do. The zero value
+// Options bounds the work [Canonicalize] is willing to do. The zero value
 // selects the defaults.
-type CanonOptions struct {
+type Options struct {
 	// MaxDepth is the maximum nesting depth of arrays and objects; the root
 	// container has depth 1. Zero or negative means [DefaultMaxDepth]; values
 	// above [HardMaxDepth] are lowered to it.
@@ -71,7 +78,7 @@ type CanonOptions struct {
 	MaxBytes int
 }
 
-func (o CanonOptions) limits() (depth, size int) {
+func (o Options) limits() (depth, size int) {
 	depth, size = o.MaxDepth, o.MaxBytes
 	if depth <= 0 {
 		depth = DefaultMaxDepth
@@ -100,7 +107,7 @@ func (o CanonOptions) limits() (depth, size int) {
 // reader (the one deliberate exception being -0, written as 0 exactly as
 // JSON.stringify does).
 //
-// Input is rejected with a [*CanonError] (wrapping [ErrNotLossless]) when:
+// Input is rejected with an [*Error] (wrapping [ErrNotLossless]) when:
 //
 //   - it is longer than opts.MaxBytes;
 //   - it is not exactly one RFC 8259 JSON value (syntax errors, leading BOM,
@@ -128,10 +135,10 @@ func (o CanonOptions) limits() (depth, size int) {
 // Numbers with a fraction or exponent that are merely not exactly
 // representable ("0.1", "1e-400") are accepted: every IEEE-754 reader rounds
 // them to the same double, and the canonical form is that double.
-func Canonicalize(raw []byte, opts CanonOptions) ([]byte, error) {
+func Canonicalize(raw []byte, opts Options) ([]byte, error) {
 	maxDepth, maxBytes := opts.limits()
 	if len(raw) > maxBytes {
-		return nil, &CanonError{Offset: maxBytes, Reason: fmt.Sprintf("input is %d bytes, larger than the %d-byte limit", len(raw), maxBytes)}
+		return nil, &Error{Offset: maxBytes, Reason: fmt.Sprintf("input is %d bytes, larger than the %d-byte limit", len(raw), maxBytes)}
 	}
 	s := &scanner{in: raw, maxDepth: maxDepth, out: make([]byte, 0, len(raw))}
 	s.skipWS()
@@ -148,8 +155,8 @@ func Canonicalize(raw []byte, opts CanonOptions) ([]byte, error) {
 // CanonicalizeObject is [Canonicalize] for tool-call arguments: the value must
 // be a JSON object. Empty or whitespace-only input and the literal null are
 // treated as "no arguments" and canonicalize to "{}". Any other non-object
-// value is rejected with a [*CanonError].
-func CanonicalizeObject(raw []byte, opts CanonOptions) ([]byte, error) {
+// value is rejected with an [*Error].
+func CanonicalizeObject(raw []byte, opts Options) ([]byte, error) {
 	_, maxBytes := opts.limits()
 	if len(raw) <= maxBytes {
 		t := strings.Trim(string(raw), " \t\r\n")
@@ -162,26 +169,26 @@ func CanonicalizeObject(raw []byte, opts CanonOptions) ([]byte, error) {
 		return nil, err
 	}
 	if out[0] != '{' {
-		return nil, &CanonError{Offset: leadingWS(raw), Reason: "arguments must be a JSON object, got " + jsonKindOfByte(out[0])}
+		return nil, &Error{Offset: leadingWS(raw), Reason: "arguments must be a JSON object, got " + jsonKindOfByte(out[0])}
 	}
 	return out, nil
 }
 
 // CanonicalizeValue marshals v with encoding/json and canonicalizes the
-// result with the default [CanonOptions]. Values json.Marshal cannot encode
+// result with the default [Options]. Values json.Marshal cannot encode
 // (channels, NaN, cycles) are returned as json.Marshal's error; large integers
 // and deep values are rejected as by [Canonicalize]. A string or map key
 // that is not valid UTF-8 (which json.Marshal would silently write as
-// U+FFFD) is rejected with a [*CanonError].
+// U+FFFD) is rejected with an [*Error].
 func CanonicalizeValue(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("schema: value is not JSON: %w", err)
+		return nil, fmt.Errorf("canonjson: value is not JSON: %w", err)
 	}
 	if !validUTF8Value(reflect.ValueOf(v), 0) {
-		return nil, &CanonError{Reason: "a string is not valid UTF-8 (encoding/json would replace it with U+FFFD)"}
+		return nil, &Error{Reason: "a string is not valid UTF-8 (encoding/json would replace it with U+FFFD)"}
 	}
-	return Canonicalize(b, CanonOptions{})
+	return Canonicalize(b, Options{})
 }
 
 // validUTF8Value reports whether every string json.Marshal would write
@@ -283,11 +290,11 @@ func (s *scanner) path() string {
 }
 
 func (s *scanner) fail(reason string) error {
-	return &CanonError{Path: s.path(), Offset: s.pos, Reason: reason}
+	return &Error{Path: s.path(), Offset: s.pos, Reason: reason}
 }
 
 func (s *scanner) failAt(off int, reason string) error {
-	return &CanonError{Path: s.path(), Offset: off, Reason: reason}
+	return &Error{Path: s.path(), Offset: off, Reason: reason}
 }
 
 func (s *scanner) skipWS() {
@@ -650,7 +657,7 @@ func (s *scanner) number() error {
 			return s.failAt(start, "integer "+truncate(lit, 40)+" exceeds 2^53-1 (readers disagree: rounded vs exact)")
 		}
 		u, _ := strconv.ParseUint(digits, 10, 64)
-		if u > maxSafeInteger {
+		if u > MaxSafeInteger {
 			return s.failAt(start, "integer "+lit+" exceeds 2^53-1 (readers disagree: rounded vs exact)")
 		}
 		if u == 0 {
@@ -664,12 +671,12 @@ func (s *scanner) number() error {
 	if err != nil || math.IsInf(f, 0) {
 		return s.failAt(start, "number "+truncate(lit, 40)+" overflows float64")
 	}
-	if a := math.Abs(f); a > maxSafeInteger && a < 1e21 {
+	if a := math.Abs(f); a > MaxSafeInteger && a < 1e21 {
 		// JSON.stringify would print this as an integer literal beyond
 		// 2^53-1, which is itself rejected: keep the output canonical.
 		return s.failAt(start, "number "+truncate(lit, 40)+" is an integer beyond 2^53-1 in canonical form (readers disagree: rounded vs exact)")
 	}
-	s.out = appendESNumber(s.out, f)
+	s.out = AppendNumber(s.out, f)
 	return nil
 }
 
@@ -685,11 +692,17 @@ func truncate(s string, n int) string {
 	return s[:n] + "..."
 }
 
-// appendESNumber appends f formatted by the ECMAScript Number::toString
-// algorithm (as used by JSON.stringify). f must be finite.
-func appendESNumber(dst []byte, f float64) []byte {
+// AppendNumber appends f as a canonical JSON number: formatted by the
+// ECMAScript Number::toString algorithm, as JSON.stringify writes it and as
+// [Canonicalize] writes every number ("100", "1.5", "1e+21", "1e-7", -0 as
+// "0"). NaN and the infinities, which JSON cannot represent, are written as
+// null (again as JSON.stringify does).
+func AppendNumber(dst []byte, f float64) []byte {
 	if f == 0 {
 		return append(dst, '0')
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, "null"...)
 	}
 	if f < 0 {
 		dst = append(dst, '-')

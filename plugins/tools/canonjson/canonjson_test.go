@@ -1,4 +1,4 @@
-package schema
+package canonjson
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -43,7 +44,7 @@ func TestP3_CanonicalAccepts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Canonicalize([]byte(tc.in), CanonOptions{})
+			got, err := Canonicalize([]byte(tc.in), Options{})
 			if err != nil {
 				t.Fatalf("Canonicalize(%q): %v", tc.in, err)
 			}
@@ -58,38 +59,38 @@ func TestP3_CanonicalRejects(t *testing.T) {
 	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
 	cases := []struct {
 		name, in   string
-		opts       CanonOptions
+		opts       Options
 		path       string
 		reasonPart string
 	}{
-		{"syntax", `{"a":}`, CanonOptions{}, "/a", "invalid character"},
-		{"empty", ``, CanonOptions{}, "", "unexpected end"},
-		{"trailing data", `{} {}`, CanonOptions{}, "", "after the top-level value"},
-		{"trailing comma", `[1,]`, CanonOptions{}, "/1", "invalid character"},
-		{"leading zero", `01`, CanonOptions{}, "", "leading zero"},
-		{"nan", `NaN`, CanonOptions{}, "", "invalid character"},
-		{"bom", "\ufeff{}", CanonOptions{}, "", "invalid character"},
-		{"invalid utf8", "{\"a\":[\"\xff\"]}", CanonOptions{}, "/a/0", "invalid UTF-8"},
-		{"invalid utf8 key", "{\"\xc3\":1}", CanonOptions{}, "", "invalid UTF-8"},
-		{"raw control char", "\"a\nb\"", CanonOptions{}, "", "control character"},
-		{"bad escape", `"\x"`, CanonOptions{}, "", "invalid escape"},
-		{"lone high surrogate", `{"k":"\ud800"}`, CanonOptions{}, "/k", "lone surrogate"},
-		{"lone low surrogate", `["\udc00"]`, CanonOptions{}, "/0", "lone surrogate"},
-		{"high then non-low", `"\ud800\u0041"`, CanonOptions{}, "", "lone surrogate"},
-		{"duplicate key", `{"a":{"x":1,"x":2}}`, CanonOptions{}, "/a/x", "duplicate object key"},
-		{"duplicate key after unescape", `{"a":1,"\u0061":2}`, CanonOptions{}, "/a", "duplicate object key"},
-		{"duplicate key many", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"a":2}`, CanonOptions{}, "/a", "duplicate object key"},
-		{"unsafe integer", `{"id":9007199254740992}`, CanonOptions{}, "/id", "exceeds 2^53-1"},
-		{"unsafe negative integer", `[-9007199254740993]`, CanonOptions{}, "/0", "exceeds 2^53-1"},
-		{"huge integer", `123456789012345678901234567890`, CanonOptions{}, "", "exceeds 2^53-1"},
-		{"unsafe integer in exponent form", `{"x":1e17}`, CanonOptions{}, "/x", "beyond 2^53-1"},
-		{"unsafe integer with fraction", `9007199254740993.0`, CanonOptions{}, "", "beyond 2^53-1"},
-		{"float overflow", `{"x":1e400}`, CanonOptions{}, "/x", "overflows float64"},
-		{"negative float overflow", `-1.8e308`, CanonOptions{}, "", "overflows float64"},
-		{"too deep default", deep, CanonOptions{}, "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0", "nesting deeper"},
-		{"too deep option", `{"a":{"b":{}}}`, CanonOptions{MaxDepth: 2}, "/a/b", "nesting deeper"},
-		{"too large", `"abcdef"`, CanonOptions{MaxBytes: 4}, "", "larger than"},
-		{"pointer escaping", `{"a/b":{"c~d":[1,]}}`, CanonOptions{}, "/a~1b/c~0d/1", "invalid character"},
+		{"syntax", `{"a":}`, Options{}, "/a", "invalid character"},
+		{"empty", ``, Options{}, "", "unexpected end"},
+		{"trailing data", `{} {}`, Options{}, "", "after the top-level value"},
+		{"trailing comma", `[1,]`, Options{}, "/1", "invalid character"},
+		{"leading zero", `01`, Options{}, "", "leading zero"},
+		{"nan", `NaN`, Options{}, "", "invalid character"},
+		{"bom", "\ufeff{}", Options{}, "", "invalid character"},
+		{"invalid utf8", "{\"a\":[\"\xff\"]}", Options{}, "/a/0", "invalid UTF-8"},
+		{"invalid utf8 key", "{\"\xc3\":1}", Options{}, "", "invalid UTF-8"},
+		{"raw control char", "\"a\nb\"", Options{}, "", "control character"},
+		{"bad escape", `"\x"`, Options{}, "", "invalid escape"},
+		{"lone high surrogate", `{"k":"\ud800"}`, Options{}, "/k", "lone surrogate"},
+		{"lone low surrogate", `["\udc00"]`, Options{}, "/0", "lone surrogate"},
+		{"high then non-low", `"\ud800\u0041"`, Options{}, "", "lone surrogate"},
+		{"duplicate key", `{"a":{"x":1,"x":2}}`, Options{}, "/a/x", "duplicate object key"},
+		{"duplicate key after unescape", `{"a":1,"\u0061":2}`, Options{}, "/a", "duplicate object key"},
+		{"duplicate key many", `{"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"i":1,"j":1,"a":2}`, Options{}, "/a", "duplicate object key"},
+		{"unsafe integer", `{"id":9007199254740992}`, Options{}, "/id", "exceeds 2^53-1"},
+		{"unsafe negative integer", `[-9007199254740993]`, Options{}, "/0", "exceeds 2^53-1"},
+		{"huge integer", `123456789012345678901234567890`, Options{}, "", "exceeds 2^53-1"},
+		{"unsafe integer in exponent form", `{"x":1e17}`, Options{}, "/x", "beyond 2^53-1"},
+		{"unsafe integer with fraction", `9007199254740993.0`, Options{}, "", "beyond 2^53-1"},
+		{"float overflow", `{"x":1e400}`, Options{}, "/x", "overflows float64"},
+		{"negative float overflow", `-1.8e308`, Options{}, "", "overflows float64"},
+		{"too deep default", deep, Options{}, "/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0", "nesting deeper"},
+		{"too deep option", `{"a":{"b":{}}}`, Options{MaxDepth: 2}, "/a/b", "nesting deeper"},
+		{"too large", `"abcdef"`, Options{MaxBytes: 4}, "", "larger than"},
+		{"pointer escaping", `{"a/b":{"c~d":[1,]}}`, Options{}, "/a~1b/c~0d/1", "invalid character"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,9 +101,9 @@ func TestP3_CanonicalRejects(t *testing.T) {
 			if !errors.Is(err, ErrNotLossless) {
 				t.Fatalf("error %v does not wrap ErrNotLossless", err)
 			}
-			var ce *CanonError
+			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("error %T is not *CanonError", err)
+				t.Fatalf("error %T is not *Error", err)
 			}
 			if ce.Path != tc.path {
 				t.Errorf("Path = %q, want %q (%v)", ce.Path, tc.path, err)
@@ -118,8 +119,8 @@ func TestP3_CanonicalRejects(t *testing.T) {
 }
 
 func TestP3_CanonicalErrorOffset(t *testing.T) {
-	_, err := Canonicalize([]byte(`{"a":1,"a":2}`), CanonOptions{})
-	var ce *CanonError
+	_, err := Canonicalize([]byte(`{"a":1,"a":2}`), Options{})
+	var ce *Error
 	if !errors.As(err, &ce) || ce.Offset != 7 {
 		t.Fatalf("got %v, want duplicate reported at byte 7", err)
 	}
@@ -130,17 +131,17 @@ func TestP3_CanonicalErrorOffset(t *testing.T) {
 
 func TestP3_CanonicalizeObject(t *testing.T) {
 	for _, in := range []string{"", "  \n", "null", " null "} {
-		got, err := CanonicalizeObject([]byte(in), CanonOptions{})
+		got, err := CanonicalizeObject([]byte(in), Options{})
 		if err != nil || string(got) != "{}" {
 			t.Errorf("CanonicalizeObject(%q) = %q, %v; want {}", in, got, err)
 		}
 	}
-	got, err := CanonicalizeObject([]byte(` {"z": 1.0, "a": [ ] } `), CanonOptions{})
+	got, err := CanonicalizeObject([]byte(` {"z": 1.0, "a": [ ] } `), Options{})
 	if err != nil || string(got) != `{"z":1,"a":[]}` {
 		t.Errorf("got %q, %v", got, err)
 	}
 	for _, in := range []string{`[]`, `"x"`, `1`, `true`, ` [1]`, `nul`, `{"a":1,"a":1}`} {
-		if _, err := CanonicalizeObject([]byte(in), CanonOptions{}); !errors.Is(err, ErrNotLossless) {
+		if _, err := CanonicalizeObject([]byte(in), Options{}); !errors.Is(err, ErrNotLossless) {
 			t.Errorf("CanonicalizeObject(%q) err = %v, want ErrNotLossless", in, err)
 		}
 	}
@@ -159,6 +160,14 @@ func TestP3_CanonicalizeValue(t *testing.T) {
 	}
 	if _, err := CanonicalizeValue(make(chan int)); err == nil {
 		t.Error("chan: want error")
+	}
+	// encoding/json would write invalid UTF-8 as U+FFFD: refused, while a
+	// real U+FFFD is kept.
+	if _, err := CanonicalizeValue([]any{"x\xfe"}); !errors.Is(err, ErrNotLossless) {
+		t.Errorf("CanonicalizeValue(invalid UTF-8) err = %v, want ErrNotLossless", err)
+	}
+	if b, err := CanonicalizeValue(map[string]any{"a": []string{"é", "\ufffd"}}); err != nil || string(b) != `{"a":["é","`+"\ufffd"+`"]}` {
+		t.Errorf("valid value: %s, %v", b, err)
 	}
 }
 
@@ -185,10 +194,46 @@ func TestP3_ESNumberFormatting(t *testing.T) {
 		12345678901234567890.0: "12345678901234567000",
 	}
 	for f, want := range cases {
-		if got := string(appendESNumber(nil, f)); got != want {
-			t.Errorf("appendESNumber(%v) = %q, want %q", f, got, want)
+		if got := string(AppendNumber(nil, f)); got != want {
+			t.Errorf("AppendNumber(%v) = %q, want %q", f, got, want)
 		}
 	}
+}
+
+// TestAppendNumberWritesNonFiniteAsNull: NaN and the infinities have no
+// JSON form; AppendNumber writes null, as JSON.stringify does, never a
+// token that is not JSON.
+func TestAppendNumberWritesNonFiniteAsNull(t *testing.T) {
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if got := string(AppendNumber([]byte("x"), f)); got != "xnull" {
+			t.Errorf("AppendNumber(%v) = %q, want null appended", f, got)
+		}
+	}
+}
+
+// FuzzAppendNumber checks that every finite number is written as JSON that
+// reads back as the same float64 and that Canonicalize leaves unchanged
+// when it accepts it (it refuses integers beyond 2^53-1).
+func FuzzAppendNumber(f *testing.F) {
+	for _, x := range []float64{0, 1, -1.5, 1e21, 1e-7, 5e-324, math.MaxFloat64, 9007199254740993, 0.1} {
+		f.Add(x)
+	}
+	f.Fuzz(func(t *testing.T, x float64) {
+		out := AppendNumber(nil, x)
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			if string(out) != "null" {
+				t.Fatalf("AppendNumber(%v) = %q, want null", x, out)
+			}
+			return
+		}
+		back, err := strconv.ParseFloat(string(out), 64)
+		if err != nil || back != x || !json.Valid(out) {
+			t.Fatalf("AppendNumber(%v) = %q, reads back as %v (%v)", x, out, back, err)
+		}
+		if canon, err := Canonicalize(out, Options{}); err == nil && !bytes.Equal(canon, out) {
+			t.Fatalf("Canonicalize(%q) = %q, not unchanged", out, canon)
+		}
+	})
 }
 
 func canonSeeds() []string {
@@ -208,18 +253,18 @@ func FuzzCanonicalize(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := Canonicalize(in, CanonOptions{})
+		out, err := Canonicalize(in, Options{})
 		if err != nil {
-			var ce *CanonError
+			var ce *Error
 			if !errors.As(err, &ce) || !errors.Is(err, ErrNotLossless) {
-				t.Fatalf("error %v is not a *CanonError wrapping ErrNotLossless", err)
+				t.Fatalf("error %v is not a *Error wrapping ErrNotLossless", err)
 			}
 			return
 		}
 		if !json.Valid(out) {
 			t.Fatalf("output %q of %q is not valid JSON", out, in)
 		}
-		again, err := Canonicalize(out, CanonOptions{})
+		again, err := Canonicalize(out, Options{})
 		if err != nil || !bytes.Equal(again, out) {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, out, again, err)
 		}
@@ -233,7 +278,7 @@ func FuzzCanonicalize(f *testing.F) {
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("value changed: %q (%#v) -> %q (%#v)", in, a, out, b)
 		}
-		if _, err := CanonicalizeObject(in, CanonOptions{}); err == nil && out[0] != '{' && string(out) != "null" {
+		if _, err := CanonicalizeObject(in, Options{}); err == nil && out[0] != '{' && string(out) != "null" {
 			t.Fatalf("CanonicalizeObject accepted non-object %q", in)
 		}
 	})
@@ -244,7 +289,7 @@ func BenchmarkCanonicalize(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Canonicalize(in, CanonOptions{}); err != nil {
+		if _, err := Canonicalize(in, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}

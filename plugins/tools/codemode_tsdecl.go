@@ -1,17 +1,72 @@
-package schema
+package tools
 
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
-// maxTSDepth bounds TypeScript rendering; deeper schemas render as unknown.
-const maxTSDepth = 32
+// This file renders the TypeScript declaration of the Code Mode SDK (the
+// tools:sdk prompt section): each visible tool as an async function on the
+// global tools object, its argument type derived from its JSON Schema.
 
-// TypeScript renders a JSON Schema as a TypeScript type expression. It is
-// total — it never panics and never fails — and deterministic.
+// declareTools renders the Code Mode SDK declaration of a set of tools:
+//
+//	declare const tools: {
+//	  /** description */
+//	  name(args: { ... }): Promise<unknown>;
+//	  "exotic-name"(args: ...): Promise<unknown>;
+//	}
+//
+// Tools are sorted lexicographically by name (ties broken by description and
+// parameters), so the text is byte-identical for the same set in any input
+// order. Names that are not ASCII JavaScript identifiers become quoted keys;
+// argument types come from typeScript, so it never fails. Empty Parameters
+// mean any object.
+func declareTools(tools []systemprompt.ToolSchema) string {
+	sorted := slices.Clone(tools)
+	slices.SortFunc(sorted, func(a, b systemprompt.ToolSchema) int {
+		return cmp.Or(
+			strings.Compare(a.Name, b.Name),
+			strings.Compare(a.Description, b.Description),
+			bytes.Compare(a.Parameters, b.Parameters),
+		)
+	})
+	if len(sorted) == 0 {
+		return "declare const tools: {}"
+	}
+	var b strings.Builder
+	b.WriteString("declare const tools: {\n")
+	for _, t := range sorted {
+		if t.Description != "" {
+			tsJSDoc(&b, t.Description, "  ")
+		}
+		args := "Record<string, unknown>"
+		if len(bytes.TrimSpace(t.Parameters)) > 0 {
+			args = tsFromBytes(t.Parameters, "  ")
+		}
+		b.WriteString("  ")
+		b.WriteString(tsPropName(t.Name))
+		b.WriteString("(args: ")
+		b.WriteString(args)
+		b.WriteString("): Promise<unknown>;\n")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// tsMaxDepth bounds TypeScript rendering; deeper schemas render as unknown.
+const tsMaxDepth = 32
+
+// typeScript renders a JSON Schema as a TypeScript type expression. It is
+// total (it never panics and never fails) and deterministic.
 //
 //   - type object with properties -> { name: T; opt?: T } (properties in
 //     sorted order; required ones without "?"; names that are not ASCII
@@ -32,17 +87,20 @@ const maxTSDepth = 32
 // malformed or non-lossless JSON, and nesting deeper than 32 levels.
 // Refinements that do not change the base type (format, pattern, minimum,
 // ...) are ignored.
-func TypeScript(schema []byte) string {
+func typeScript(schema []byte) string {
 	return tsFromBytes(schema, "")
 }
 
 func tsFromBytes(schema []byte, indent string) string {
-	canon, err := Canonicalize(schema, CanonOptions{})
+	canon, err := canonjson.Canonicalize(schema, canonjson.Options{})
 	if err != nil {
 		return "unknown"
 	}
-	v, err := decodeUseNumber(canon)
-	if err != nil {
+	// Canonical JSON is exactly one valid value: decoding cannot fail.
+	dec := json.NewDecoder(bytes.NewReader(canon))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return "unknown"
 	}
 	t, _ := tsType(v, indent, 0)
@@ -55,7 +113,7 @@ var tsUnexpressible = []string{"$ref", "oneOf", "anyOf", "allOf", "not", "if", "
 // (so that an array of it needs parentheses).
 func tsType(node any, indent string, depth int) (typ string, union bool) {
 	m, ok := node.(map[string]any)
-	if !ok || depth > maxTSDepth {
+	if !ok || depth > tsMaxDepth {
 		return "unknown", false
 	}
 	for _, k := range tsUnexpressible {
@@ -64,10 +122,10 @@ func tsType(node any, indent string, depth int) (typ string, union bool) {
 		}
 	}
 	if c, ok := m["const"]; ok {
-		if !isScalar(c) {
+		s, ok := tsLiteral(c)
+		if !ok {
 			return "unknown", false
 		}
-		s, _ := canonScalar(c)
 		return tsNoFence(s), false
 	}
 	if e, ok := m["enum"]; ok {
@@ -77,10 +135,10 @@ func tsType(node any, indent string, depth int) (typ string, union bool) {
 		}
 		lits := make([]string, 0, len(arr))
 		for _, x := range arr {
-			if !isScalar(x) {
+			s, ok := tsLiteral(x)
+			if !ok {
 				return "unknown", false
 			}
-			s, _ := canonScalar(x)
 			s = tsNoFence(s)
 			if !slices.Contains(lits, s) {
 				lits = append(lits, s)
@@ -148,7 +206,7 @@ func tsObject(m map[string]any, indent string, depth int) string {
 			}
 		}
 	}
-	names := sortedKeys(props)
+	names := slices.Sorted(maps.Keys(props))
 	multiline := false
 	for _, n := range names {
 		if pm, ok := props[n].(map[string]any); ok {
@@ -182,7 +240,7 @@ func tsObject(m map[string]any, indent string, depth int) string {
 	for _, n := range names {
 		if pm, ok := props[n].(map[string]any); ok {
 			if d, ok := pm["description"].(string); ok && d != "" {
-				writeJSDoc(&b, d, inner)
+				tsJSDoc(&b, d, inner)
 			}
 		}
 		t, _ := tsType(props[n], inner, depth+1)
@@ -200,10 +258,10 @@ func tsObject(m map[string]any, indent string, depth int) string {
 	return b.String()
 }
 
-// writeJSDoc writes a JSDoc comment for text at indent. "*/" is neutralized
+// tsJSDoc writes a JSDoc comment for text at indent. "*/" is neutralized
 // as "*\/" so the comment cannot be closed early; line breaks become comment
 // lines.
-func writeJSDoc(b *strings.Builder, text, indent string) {
+func tsJSDoc(b *strings.Builder, text, indent string) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	text = strings.ReplaceAll(text, "\u2028", "\n")
@@ -230,10 +288,10 @@ func writeJSDoc(b *strings.Builder, text, indent string) {
 // tsPropName returns name as a TypeScript property key: bare when it is an
 // ASCII JavaScript identifier, JSON-quoted otherwise.
 func tsPropName(name string) string {
-	if isJSIdent(name) {
+	if isIdent(name) {
 		return name
 	}
-	s := string(AppendString(nil, name))
+	s := string(canonjson.AppendString(nil, name))
 	// U+2028 and U+2029 are legal in JSON strings and ES2019 string literals,
 	// but escape them anyway so the declaration never spans lines.
 	s = strings.ReplaceAll(s, "\u2028", `\u2028`)
@@ -250,73 +308,20 @@ func tsNoFence(lit string) string {
 	return strings.ReplaceAll(lit, "`", `\u0060`)
 }
 
-func isJSIdent(s string) bool {
-	if s == "" {
-		return false
+// tsLiteral returns the canonical JSON text of a scalar decoded with
+// UseNumber, which is also its TypeScript literal type; ok is false for
+// arrays and objects.
+func tsLiteral(v any) (lit string, ok bool) {
+	switch x := v.(type) {
+	case nil:
+		return "null", true
+	case bool:
+		return strconv.FormatBool(x), true
+	case string:
+		return string(canonjson.AppendString(nil, x)), true
+	case json.Number:
+		// Already canonical: it was decoded from canonical JSON.
+		return string(x), true
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// ToolDecl is one tool as [DeclareTools] presents it to a Code Mode program.
-type ToolDecl struct {
-	// Name is the binding name, tools.<Name>(...).
-	Name string
-	// Description becomes the JSDoc comment above the binding.
-	Description string
-	// Parameters is the tool's JSON Schema for its argument object; nil or
-	// empty means any object.
-	Parameters []byte
-}
-
-// DeclareTools renders the Code Mode SDK declaration for a set of tools:
-//
-//	declare const tools: {
-//	  /** description */
-//	  name(args: { ... }): Promise<unknown>;
-//	  "exotic-name"(args: ...): Promise<unknown>;
-//	}
-//
-// Tools are sorted lexicographically by name (ties broken by description and
-// parameters), so the text is byte-identical for the same set in any input
-// order. Names that are not ASCII JavaScript identifiers become quoted keys;
-// argument types come from [TypeScript], so it never fails.
-func DeclareTools(tools []ToolDecl) string {
-	sorted := slices.Clone(tools)
-	slices.SortFunc(sorted, func(a, b ToolDecl) int {
-		return cmp.Or(
-			strings.Compare(a.Name, b.Name),
-			strings.Compare(a.Description, b.Description),
-			bytes.Compare(a.Parameters, b.Parameters),
-		)
-	})
-	if len(sorted) == 0 {
-		return "declare const tools: {}"
-	}
-	var b strings.Builder
-	b.WriteString("declare const tools: {\n")
-	for _, t := range sorted {
-		if t.Description != "" {
-			writeJSDoc(&b, t.Description, "  ")
-		}
-		args := "Record<string, unknown>"
-		if len(bytes.TrimSpace(t.Parameters)) > 0 {
-			args = tsFromBytes(t.Parameters, "  ")
-		}
-		b.WriteString("  ")
-		b.WriteString(tsPropName(t.Name))
-		b.WriteString("(args: ")
-		b.WriteString(args)
-		b.WriteString("): Promise<unknown>;\n")
-	}
-	b.WriteString("}")
-	return b.String()
+	return "", false
 }

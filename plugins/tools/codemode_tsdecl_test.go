@@ -1,9 +1,14 @@
-package schema
+package tools
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
 
 func TestC4_TypeScript(t *testing.T) {
@@ -26,6 +31,8 @@ func TestC4_TypeScript(t *testing.T) {
 			`{ ""?: string; $ok_1?: string; "1x"?: string; "a-b"?: string; "é"?: string; }`},
 		{"untyped properties", `{"properties":{"a":{}}}`, `{ a?: unknown; }`},
 		{"ref", `{"$ref":"#/x"}`, `unknown`},
+		{"ref property", `{"type":"object","properties":{"mode":{"enum":["a","b"]},"xs":{"type":"array","items":{"type":"integer"}},"ref":{"$ref":"#/x"}},"required":["mode"]}`,
+			`{ mode: "a" | "b"; ref?: unknown; xs?: number[]; }`},
 		{"oneOf", `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"}]}}}`, `{ a?: unknown; }`},
 		{"type array", `{"type":["string","null"]}`, `unknown`},
 		{"unknown type", `{"type":"date"}`, `unknown`},
@@ -37,8 +44,8 @@ func TestC4_TypeScript(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := TypeScript([]byte(tc.schema)); got != tc.want {
-				t.Fatalf("TypeScript(%s) =\n%s\nwant\n%s", tc.schema, got, tc.want)
+			if got := typeScript([]byte(tc.schema)); got != tc.want {
+				t.Fatalf("typeScript(%s) =\n%s\nwant\n%s", tc.schema, got, tc.want)
 			}
 		})
 	}
@@ -48,7 +55,7 @@ func TestC4_TypeScript(t *testing.T) {
 func tsDeepWant() string { return "unknown" + strings.Repeat("[]", 33) }
 
 func TestC4_TypeScriptJSDoc(t *testing.T) {
-	schema := `{"type":"object","properties":{
+	js := `{"type":"object","properties":{
 	  "path":{"type":"string","description":"Absolute path */ alert(1) /*"},
 	  "opts":{"type":"object","properties":{"deep":{"type":"boolean","description":"line1\nline2"}}},
 	  "plain":{"type":"number"}
@@ -65,25 +72,25 @@ func TestC4_TypeScriptJSDoc(t *testing.T) {
   path: string;
   plain?: number;
 }`
-	if got := TypeScript([]byte(schema)); got != want {
+	if got := typeScript([]byte(js)); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
 
 func TestC4_DeclareToolsDeterministic(t *testing.T) {
-	read, err := Spec{
+	read, err := schema.Spec{
 		"path":  {Type: "string", Required: true, Description: "Absolute file path"},
 		"limit": {Type: "integer"},
 	}.JSONSchema()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := []ToolDecl{
+	tools := []systemprompt.ToolSchema{
 		{Name: "read_file", Description: "Read a file from disk.", Parameters: read},
-		{Name: "exotic-name", Parameters: []byte(`{"type":"object","properties":{"x":{"oneOf":[]}}}`)},
-		{Name: "bash", Description: "Run a shell command.", Parameters: []byte(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)},
+		{Name: "exotic-name", Parameters: json.RawMessage(`{"type":"object","properties":{"x":{"oneOf":[]}}}`)},
+		{Name: "bash", Description: "Run a shell command.", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}},"required":["command"]}`)},
 		{Name: "noargs"},
-		{Name: "broken", Parameters: []byte(`{not json`)},
+		{Name: "broken", Parameters: json.RawMessage(`{not json`)},
 	}
 	want := `declare const tools: {
   /** Run a shell command. */
@@ -98,36 +105,44 @@ func TestC4_DeclareToolsDeterministic(t *testing.T) {
     path: string;
   }): Promise<unknown>;
 }`
-	got := DeclareTools(tools)
+	got := declareTools(tools)
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 	rev := slices.Clone(tools)
 	slices.Reverse(rev)
-	if DeclareTools(rev) != got {
+	if declareTools(rev) != got {
 		t.Fatal("output depends on input order")
 	}
 	if tools[0].Name != "read_file" {
 		t.Fatal("DeclareTools mutated its input")
 	}
-	if got := DeclareTools(nil); got != "declare const tools: {}" {
+	if got := declareTools(nil); got != "declare const tools: {}" {
 		t.Fatalf("empty = %q", got)
 	}
 }
 
+// tsSeeds are schemas in and out of what TypeScript can express.
+var tsSeeds = []string{
+	`{"type":"object","properties":{"a":{"type":"array","items":{"enum":[1,"x",null]}}},"required":["a"],"additionalProperties":false}`,
+	`{"type":"object","properties":{"a":{"$ref":"#"},"b":{"type":["string"]}},"required":["c"]}`,
+	`{"type":"object","properties":{"n":{"type":"integer","const":3}}}`,
+	`[]`, `{`, `{"type":"object","a":1,"a":2}`, `true`,
+}
+
 func FuzzTypeScript(f *testing.F) {
-	for _, s := range outputSchemaSeeds {
+	for _, s := range tsSeeds {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"type":"object","properties":{"a b":{"description":"*/\n\u2028x","type":"array","items":{"enum":["x",1]}}}}`))
 	f.Add([]byte(`{"type":"object","additionalProperties":{"type":"object","additionalProperties":{}}}`))
-	f.Fuzz(func(t *testing.T, schema []byte) {
-		a := TypeScript(schema)
-		if a == "" || a != TypeScript(schema) {
+	f.Fuzz(func(t *testing.T, js []byte) {
+		a := typeScript(js)
+		if a == "" || a != typeScript(js) {
 			t.Fatalf("empty or not deterministic: %q", a)
 		}
-		d := DeclareTools([]ToolDecl{{Name: string(schema), Description: string(schema), Parameters: schema}, {Name: "x"}})
-		if strings.Count(d, "\n  /**") > 2 && !strings.Contains(string(schema), "\n") {
+		d := declareTools([]systemprompt.ToolSchema{{Name: string(js), Description: string(js), Parameters: js}, {Name: "x"}})
+		if strings.Count(d, "\n  /**") > 2 && !strings.Contains(string(js), "\n") {
 			t.Fatalf("unexpected JSDoc split: %q", d)
 		}
 		// A comment opened by a description must not be closed early.
@@ -141,4 +156,53 @@ func FuzzTypeScript(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestC4_DescriptionsCannotCloseTheFence: a description holding a run of
+// backticks cannot end the fenced block the SDK declaration is shown in.
+func TestC4_DescriptionsCannotCloseTheFence(t *testing.T) {
+	out := declareTools([]systemprompt.ToolSchema{{Name: "x", Description: "Use ```bash fences``` here.", Parameters: json.RawMessage(`{"type":"object"}`)}})
+	if strings.Contains(out, "```") {
+		t.Fatalf("declaration contains a fence:\n%s", out)
+	}
+}
+
+// TestC4_LongBacktickRunsCannotCloseTheFence: the fence guard also holds
+// for runs of four or more backticks, whose leftover after one replacement
+// would otherwise still be a fence.
+func TestC4_LongBacktickRunsCannotCloseTheFence(t *testing.T) {
+	for _, d := range []string{"````", "`````", "a``````b", "x\n````\ny"} {
+		out := declareTools([]systemprompt.ToolSchema{{Name: "x", Description: d, Parameters: json.RawMessage(`{"type":"object","properties":{"p":{"type":"string","description":"` + strings.ReplaceAll(d, "\n", `\n`) + `"}}}`)}})
+		if strings.Contains(out, "```") {
+			t.Errorf("description %q: declaration contains a fence:\n%s", d, out)
+		}
+	}
+	// Quoted keys and string literals keep their value, with the
+	// backticks escaped.
+	out := declareTools([]systemprompt.ToolSchema{{Name: "x", Parameters: json.RawMessage(`{"type":"object","properties":{"` + "```" + `":{"enum":["` + "```" + `sh","b"]},"c":{"const":"` + "````" + `"}}}`)}})
+	want := `x(args: { "\u0060\u0060\u0060"?: "\u0060\u0060\u0060sh" | "b"; c?: "\u0060\u0060\u0060\u0060"; }): Promise<unknown>;`
+	if strings.Contains(out, "```") || !strings.Contains(out, want) {
+		t.Errorf("declaration:\n%s\nwant line %s", out, want)
+	}
+}
+
+// TestC4_TypeScriptIgnoresRefinements: the ranges, formats and encodings a
+// schema derived from a Go struct carries do not change the TypeScript
+// type the SDK declares.
+func TestC4_TypeScriptIgnoresRefinements(t *testing.T) {
+	spec, err := schema.FromStruct[struct {
+		I8 int8      `json:"i8"`
+		T  time.Time `json:"t"`
+		B  []byte    `json:"b"`
+	}]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := spec.JSONSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts := typeScript(out); ts != "{ b?: string; i8?: number; t?: string; }" {
+		t.Errorf("typeScript(%s) = %s", out, ts)
+	}
 }

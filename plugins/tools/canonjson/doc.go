@@ -1,0 +1,28 @@
+// Package canonjson reads JSON that every reader decodes to the same value,
+// and writes it in one canonical form (import path
+// github.com/dsh-go/dsh/plugins/tools/canonjson; package name canonjson).
+//
+// JSON readers disagree on some documents: {"a":1,"a":2} is 1 in one
+// reader and 2 in another, 9007199254740993 is exact in Go with UseNumber
+// and rounded in JavaScript, an invalid UTF-8 byte becomes U+FFFD, an error
+// or passes through. When a policy reads a tool call's arguments with one
+// reader and the tool with another, such a document lets the two see
+// different calls. [Canonicalize] accepts only lossless JSON, rejecting the
+// rest with an [*Error] that says what and where, and re-emits what it
+// accepts compactly and deterministically, the way JavaScript's
+// JSON.stringify would: the same value always has the same bytes.
+//
+//	canon, err := canonjson.CanonicalizeObject([]byte(` {"path": "a.txt", "n": 1.0} `), canonjson.Options{})
+//	// canon: {"path":"a.txt","n":1}
+//	_, err = canonjson.Canonicalize([]byte(`{"a":1,"\u0061":2}`), canonjson.Options{})
+//	// err: non-lossless JSON at /\u0061 (byte 8): duplicate key "a" ...; errors.Is(err, canonjson.ErrNotLossless)
+//
+// [CanonicalizeObject] is the form for tool-call arguments (an object; no
+// input or null means {}), [CanonicalizeValue] canonicalizes a Go value, and
+// [AppendString] and [AppendNumber] let an encoder that writes JSON by hand
+// write exactly what Canonicalize would.
+//
+// Every function is safe for concurrent use, does no I/O and is total on
+// hostile input: it returns an error, never panics, and bounds its work by
+// the input size and the nesting limits of [Options].
+package canonjson

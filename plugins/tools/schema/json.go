@@ -1,0 +1,50 @@
+package schema
+
+import (
+	"strings"
+	"unicode/utf8"
+)
+
+// Small JSON helpers for messages and paths. Canonical JSON itself (reading
+// and writing) is package canonjson.
+
+// escapePointer escapes one JSON pointer reference token (RFC 6901).
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// truncate shortens s to at most n bytes (plus "..."), cutting on a rune
+// boundary so valid UTF-8 stays valid.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
+}
+
+// isWS reports whether c is JSON whitespace.
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// jsonKindOfByte names the kind of the JSON value starting with c.
+func jsonKindOfByte(c byte) string {
+	switch c {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
