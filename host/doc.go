@@ -43,16 +43,21 @@
 //
 // # Services
 //
-// [Context.Provide] makes a value available by name; [Get] and [Lookup]
-// read it without subscribing to changes. A plugin implementing [Injector]
-// stays Pending until the services it names exist, starts when they
-// appear, restarts when a provider is replaced (the newest provider wins,
-// and the previous one comes back when it goes away) and returns to
-// Pending when one disappears, so load order does not matter. A fiber is
+// A service is declared once, with its name and Go type, as a [Service]
+// (like an event handle): var Clock = host.NewService[ClockFunc]("clock").
+// [Service.Provide] makes a value available through it, and
+// [Service.Get] and [Service.Lookup] read it, already typed, without
+// subscribing to changes; names appear only in logs, errors, [Stats] and
+// catalogs. A plugin implementing [Injector] (or made by [Define]) lists
+// the [ServiceKey]s it requires and stays Pending until they exist,
+// starts when they appear, restarts when a provider is replaced (the
+// newest provider wins, and the previous one comes back when it goes
+// away) and returns to Pending when one disappears, so load order does not
+// matter. A fiber is
 // never restarted by a service its own descendants provide, and one asked
 // to restart more than [MaxRestarts] times in a row fails with
-// [ErrRestartLoop]. [Context.Isolate] gives a view in which some names are
-// private.
+// [ErrRestartLoop]. [Context.Isolate] gives a view in which some services
+// are private.
 //
 // # Agent scopes
 //
