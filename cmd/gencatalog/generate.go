@@ -124,7 +124,7 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 		if err != nil {
 			return nil, err
 		}
-		reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+		reg, err := tools.Service.Get(h.Root())
 		if err != nil {
 			done()
 			return nil, err
@@ -160,7 +160,7 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 		return catalog.ToolEntry{}, err
 	}
 	defer done()
-	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
 		return catalog.ToolEntry{}, err
 	}
@@ -171,23 +171,22 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 				Plugin:   tools.Plugin.(host.Named).Name(),
 				Schema:   s,
 				Services: injects(tools.Plugin),
-				Config:   "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.ServiceName + "` service with language typescript",
+				Config:   "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
 			}, nil
 		}
 	}
 	return catalog.ToolEntry{}, fmt.Errorf("tools mode code contributed no %s schema", tools.RunCodeName)
 }
 
-// injects returns the names of the services p requires, in its order.
+// injects returns the names of the services p requires (see host.Injector).
 func injects(p host.Plugin) []string {
+	inj, ok := p.(host.Injector)
+	if !ok {
+		return nil
+	}
 	var names []string
-	switch inj := p.(type) {
-	case interface{ Inject() []host.ServiceKey }:
-		for _, k := range inj.Inject() {
-			names = append(names, k.Name())
-		}
-	case interface{ Inject() []string }:
-		names = slices.Clone(inj.Inject())
+	for _, k := range inj.Inject() {
+		names = append(names, k.Name())
 	}
 	return names
 }

@@ -111,22 +111,18 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 }
 
 // CodeRuntime returns the code runtime Code Mode runs programs in: the
-// [coderuntime.Runtime] provided under coderuntime.ServiceName, looked up
+// [coderuntime.Runtime] provided through coderuntime.Service, looked up
 // non-reactively at each call (each prompt assembly and each run_code
 // execution). It fails with an actionable error when the registry is in
-// Code or Both and no runtime is provided, the service is not a Runtime,
-// or its language is not [CodeLanguage]. In native mode it returns the
+// Code or Both and no runtime is provided or its language is not
+// [CodeLanguage]. In native mode it returns the
 // runtime when one is there and an error otherwise.
 func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
 	need := fmt.Sprintf("tools mode %q needs a code runtime: load coderuntime.Plugin (service %q) with language %s",
-		r.mode.mode(), coderuntime.ServiceName, CodeLanguage)
-	v, ok := host.Lookup[any](r.c, coderuntime.ServiceName)
+		r.mode.mode(), coderuntime.Service.Name(), CodeLanguage)
+	rt, ok := coderuntime.Service.Lookup(r.c)
 	if !ok {
 		return nil, fmt.Errorf("%s; found none (or set tools mode to native)", need)
-	}
-	rt, ok := v.(coderuntime.Runtime)
-	if !ok || rt == nil {
-		return nil, fmt.Errorf("%s; found a %T, which is not a coderuntime.Runtime", need, v)
 	}
 	if lang := rt.Language(); lang != CodeLanguage {
 		return nil, fmt.Errorf("%s; found one with language %q", need, lang)
@@ -417,7 +413,7 @@ func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error)
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	b := &bridge{r: r, outer: exec, runCtx: runCtx}
 	if exec.agent != "" {
-		b.log, _ = host.Lookup[SessionLog](r.c, SessionLogService)
+		b.log, _ = SessionLogService.Lookup(r.c)
 	}
 	ends := r.EndCapabilities(exec.agent)
 	bindings := make(map[string]coderuntime.Binding, len(ends))

@@ -5,7 +5,7 @@
 // # Mapping to the spec
 //
 //	spec                          package tools
-//	ctx.tools (ToolRegistry)      *Registry, provided by Plugin under ServiceName ("tools")
+//	ctx.tools (ToolRegistry)      *Registry, provided by Plugin through Service ("tools")
 //	config mode                   Config{Mode}: Native, Code or Both
 //	register / restrict / guard   Registry.Register / Restrict / Guard (layer = c.ScopeKey())
 //	get / visible / knownNames    Registry.Get / Visible / KnownNames
@@ -25,7 +25,7 @@
 //	ToolCallView / ToolResultView CallView / ResultView (GenericCall, TerminalCall, DiffCall, ...)
 //	ctx.approval                  Approver, looked up per ask under ApprovalService ("approval")
 //	tools/pre-execute ...         PreExecute, ExecuteEvent, PostExecute, ResultEvent, Change
-//	ctx.codeRuntime               coderuntime.Runtime, looked up under coderuntime.ServiceName
+//	ctx.codeRuntime               coderuntime.Runtime, looked up through coderuntime.Service
 //	run_code / tools:sdk          RunCodeName / SDKSection (order SDKSectionOrder); Registry.SDK
 //	CodeRunFailedError            *CodeRunFailedError (CODE_RUN_FAILED); a failed sub-call: *CodeCallError
 //	tool/code-dispatch            SessionEvent{Type: CodeDispatchEvent, Data: CodeDispatch}, appended

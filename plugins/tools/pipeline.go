@@ -346,7 +346,7 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	if exec.agent == "" {
 		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but the call has no agent to ask for"), false
 	}
-	ap, ok := host.Lookup[Approver](r.c, ApprovalService)
+	ap, ok := ApprovalService.Lookup(r.c)
 	if !ok || ap == nil {
 		return failure(CodeApprovalUnavailable, "ApprovalUnavailable", required+", but no approval service is mounted"), false
 	}

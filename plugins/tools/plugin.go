@@ -9,8 +9,11 @@ import (
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
-// ServiceName is the name the [*Registry] is provided under.
-const ServiceName = "tools"
+// Service is the tool registry service: [Plugin] provides its [*Registry]
+// through it; a plugin that registers tools injects it and reads it:
+//
+//	reg, err := tools.Service.Get(c)
+var Service = host.NewService[*Registry]("tools")
 
 // Mode selects how the registry presents its tools to the model.
 type Mode string
@@ -103,7 +106,7 @@ func schemas(ts []*Tool) []systemprompt.ToolSchema {
 }
 
 // Plugin is the tool registry plugin, named "tools". It requires no
-// service: it provides a fresh [*Registry] under [ServiceName] and, when a
+// service: it provides a fresh [*Registry] through [Service] and, when a
 // system-prompt service is provided (package systemprompt), feeds each
 // prompt assembly the scope's contribution for the configured mode. Its
 // configuration is a [Config] (or *Config, or nil for the defaults).
@@ -144,15 +147,15 @@ func (plugin) Apply(c *host.Context) error {
 	if _, err := c.Plugin(promptPlugin(r), nil); err != nil && !errors.Is(err, host.ErrPending) {
 		return err
 	}
-	_, err = c.Provide(ServiceName, r)
+	_, err = Service.Provide(c, r)
 	return err
 }
 
 // promptPlugin is the child plugin that contributes r's tools to prompt
 // assembly while a system-prompt service is provided.
 func promptPlugin(r *Registry) host.Plugin {
-	return host.Define("tools/prompt", []string{systemprompt.ServiceName}, func(c *host.Context) error {
-		sp, err := host.Get[*systemprompt.Service](c, systemprompt.ServiceName)
+	return host.Define("tools/prompt", []host.ServiceKey{systemprompt.ServiceKey}, func(c *host.Context) error {
+		sp, err := systemprompt.ServiceKey.Get(c)
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,7 @@ func TestPluginRunsAloneWithOneTypedTool(t *testing.T) {
 	if err != nil || f.State() != host.Active {
 		t.Fatalf("tools.Plugin alone: state %v, err %v; want Active", f.State(), err)
 	}
-	reg, err := host.Get[*tools.Registry](h.Root(), tools.ServiceName)
+	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestPluginContributesWhileAPromptServiceIsProvided(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := host.Get[*tools.Registry](root, tools.ServiceName)
+	reg, err := tools.Service.Get(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestPluginContributesWhileAPromptServiceIsProvided(t *testing.T) {
 	}
 	assembled := func(step string) {
 		t.Helper()
-		sp, err := host.Get[*systemprompt.Service](root, systemprompt.ServiceName)
+		sp, err := systemprompt.ServiceKey.Get(root)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
@@ -91,7 +91,7 @@ func TestPluginContributesWhileAPromptServiceIsProvided(t *testing.T) {
 		if tf.State() != host.Active {
 			t.Errorf("%s: tools fiber %v, want Active", step, tf.State())
 		}
-		if now, err := host.Get[*tools.Registry](root, tools.ServiceName); err != nil || now != reg {
+		if now, err := tools.Service.Get(root); err != nil || now != reg {
 			t.Errorf("%s: the registry was replaced (%v)", step, err)
 		}
 		if res := reg.Execute(context.Background(), tools.Call{ID: "c", Name: "a"}); res.IsError {

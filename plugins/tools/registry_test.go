@@ -302,7 +302,7 @@ func TestR5_NativePromptMatchesWhatExecuteDispatches(t *testing.T) {
 	mustRegister(t, e.reg, e.root, echo("b", "b"))
 	mustRegister(t, e.reg, ag, echo("c", "c"))
 	must2(t)(e.reg.Restrict(ag, tools.Restriction{Deny: []string{"b"}}))
-	sp, err := host.Get[*systemprompt.Service](e.root, systemprompt.ServiceName)
+	sp, err := systemprompt.ServiceKey.Get(e.root)
 	if err != nil {
 		t.Fatal(err)
 	}
