@@ -90,8 +90,8 @@
 // UNKNOWN_TOOL, with a message saying to call it from run_code; only calls
 // whose Parent is a run_code execution in progress reach end capabilities.
 //
-// Both modes need a code runtime: host.Lookup[coderuntime.Runtime] under
-// coderuntime.ServiceName, non-reactive, at every assembly and every
+// Both modes need a code runtime, read with coderuntime.Service.Lookup
+// (non-reactive) at every assembly and every
 // run_code execution, with language "typescript". Missing or mismatched,
 // every assembly fails with an actionable error (load coderuntime.Plugin),
 // and run_code fails with CODE_RUN_FAILED, kind "unavailable".
