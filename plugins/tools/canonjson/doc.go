@@ -15,7 +15,8 @@
 //	canon, err := canonjson.CanonicalizeObject([]byte(` {"path": "a.txt", "n": 1.0} `), canonjson.Options{})
 //	// canon: {"path":"a.txt","n":1}
 //	_, err = canonjson.Canonicalize([]byte(`{"a":1,"\u0061":2}`), canonjson.Options{})
-//	// err: non-lossless JSON at /\u0061 (byte 8): duplicate key "a" ...; errors.Is(err, canonjson.ErrNotLossless)
+//	// err: non-lossless JSON at /a (byte 7): duplicate object key (readers disagree on first-wins vs last-wins)
+//	// errors.Is(err, canonjson.ErrNotLossless) is true
 //
 // [CanonicalizeObject] is the form for tool-call arguments (an object; no
 // input or null means {}), [CanonicalizeValue] canonicalizes a Go value, and

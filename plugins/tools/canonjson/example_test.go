@@ -7,6 +7,20 @@ import (
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
+// Arguments every reader decodes alike are accepted and written in one
+// canonical form; a document readers disagree on is refused, saying where.
+func Example() {
+	canon, err := canonjson.CanonicalizeObject([]byte(` {"path": "a.txt", "n": 1.0} `), canonjson.Options{})
+	fmt.Println(string(canon), err)
+	_, err = canonjson.Canonicalize([]byte(`{"a":1,"\u0061":2}`), canonjson.Options{})
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, canonjson.ErrNotLossless))
+	// Output:
+	// {"path":"a.txt","n":1} <nil>
+	// non-lossless JSON at /a (byte 7): duplicate object key (readers disagree on first-wins vs last-wins)
+	// true
+}
+
 func ExampleCanonicalize() {
 	out, err := canonjson.Canonicalize([]byte(`{ "b": 1.0, "a": [1e21, -0, "\u003c\u00e9\n"] }`), canonjson.Options{})
 	fmt.Println(string(out), err)

@@ -1,32 +1,41 @@
-// Package schema is the pure, dependency-free JSON and schema machinery of
-// the tool registry (import path
+// Package schema describes and checks the arguments of a tool (import path
 // github.com/dsh-go/dsh/plugins/tools/schema; package name schema).
 //
-// It has six parts, none of which does I/O or keeps state:
+// A tool author describes the argument object once, as a [Spec] (a map of
+// [Prop]s) or as a Go struct read by [FromStruct]; [Spec.JSONSchema]
+// turns it into the standard JSON Schema the model is shown, and
+// [ValidateArgs] checks a call's arguments against exactly that schema,
+// returning every problem as a path-qualified [Violation]:
 //
-//   - Lossless canonical JSON: [Canonicalize], [CanonicalizeObject] and
-//     [CanonicalizeValue] accept only JSON every reader decodes to the same
-//     value and re-emit it compactly in one canonical form, so the argument
-//     bytes policy sees, the tool runs with and the session log records are
-//     identical. Rejections are [*CanonError]s wrapping [ErrNotLossless].
-//   - The author-facing parameter DSL: [Spec] and [Prop] (or [FromStruct] for
-//     a Go struct with tags), converted to standard JSON Schema by
-//     [Spec.JSONSchema] and checked by [Spec.Validate].
-//   - Argument validation: [ValidateArgs] mirrors the JSON Schema conversion
-//     exactly and yields [Violation]s, which a tool reports as an
-//     [*ArgsError] (code INVALID_ARGS).
-//   - The Go side of arguments: a [Target] follows how encoding/json
-//     decodes into a Go type, refuses keys it would match other than by
-//     exact name ("PATH" for a field "path", at any depth), and decodes
-//     with every failure located ([Target.Decode]), so that a policy
-//     reading the JSON and a tool reading the Go value see one value.
-//   - The structured-output schema subset: [AssertSupportedOutputSchema]
-//     (an [*OutputSchemaError], code UNSUPPORTED_SCHEMA) and the total
-//     [ValidateStructuredValue].
-//   - Code Mode codegen: [TypeScript] and [DeclareTools] render JSON Schemas
-//     as deterministic TypeScript declarations; they never fail.
+//	spec := schema.Spec{
+//		"path":  {Type: schema.TypeString, Required: true, Description: "File to read"},
+//		"limit": {Type: schema.TypeInteger},
+//	}
+//	js, err := spec.JSONSchema() // {"type":"object","properties":{...},"required":["path"]}
+//	vs := schema.ValidateArgs(spec, []byte(`{"limit":"10"}`))
+//	// vs: /limit: expected integer, got string; /path: required property is missing
+//	err = &schema.ArgsError{Tool: "read", Violations: vs} // code INVALID_ARGS
 //
-// Every function is safe for concurrent use and total on hostile input: it
-// returns an error or violation, never panics, and bounds its work by the
-// input size and fixed nesting limits.
+// (package tools does all of this for a typed tool; see tools.Define).
+//
+// When the arguments are decoded into a Go type, a [Target] adds what the
+// schema cannot say: encoding/json matches keys to fields case-insensitively
+// and converts map keys, so a policy reading "path" and a tool reading the
+// field Path could see different values. [ValidateArgsWith] with a Target
+// refuses such keys, and [Target.Decode] decodes with every failure located
+// by path, so validation and decoding agree on one value.
+//
+// The structured-output schema subset is the other vocabulary here: a tool
+// that returns structured data declares its output schema in a small
+// subset of JSON Schema (single-string type, properties, required,
+// additionalProperties as a boolean, items, enum, const, and annotations).
+// [AssertSupportedOutputSchema] accepts exactly that subset and reports
+// every keyword outside it (an [*OutputSchemaError], code
+// UNSUPPORTED_SCHEMA), so a schema never promises more than is checked;
+// [ValidateStructuredValue] checks a value against it.
+//
+// Every argument and schema here is lossless JSON, as package canonjson
+// defines it. Every function is safe for concurrent use and total on
+// hostile input: it returns an error or violations, never panics, and
+// bounds its work by the input size and fixed nesting limits.
 package schema

@@ -6,6 +6,26 @@ import (
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
 
+// Describe a tool's arguments, derive the JSON Schema the model is shown,
+// and check a call's arguments against it.
+func Example() {
+	spec := schema.Spec{
+		"path":  {Type: schema.TypeString, Required: true, Description: "File to read"},
+		"limit": {Type: schema.TypeInteger},
+	}
+	js, err := spec.JSONSchema()
+	fmt.Println(string(js), err)
+	vs := schema.ValidateArgs(spec, []byte(`{"limit":"10"}`))
+	fmt.Println(&schema.ArgsError{Tool: "read", Violations: vs})
+	fmt.Println(schema.ValidateArgs(spec, []byte(`{"path":"a.txt","limit":10}`)) == nil)
+	// Output:
+	// {"type":"object","properties":{"limit":{"type":"integer"},"path":{"type":"string","description":"File to read"}},"required":["path"]} <nil>
+	// invalid arguments for tool "read":
+	// - /limit: expected integer, got string
+	// - /path: required property is missing
+	// true
+}
+
 func ExampleSpec_JSONSchema() {
 	spec := schema.Spec{
 		"path":   {Type: "string", Required: true, Description: "Absolute file path"},
