@@ -1,14 +1,25 @@
-// Package systemprompt is the system-prompt assembly plugin (import path
-// github.com/dsh-go/dsh/plugins/systemprompt, directory plugins/systemprompt;
-// package name systemprompt). Load [Plugin] to get a [*Service] under
-// [ServiceKey] ("system-prompt").
+// Package systemprompt assembles what a model is shown at each turn: the
+// system prompt's sections, in order, and the wire definitions of the tools
+// it may call (import path github.com/dsh-go/dsh/plugins/systemprompt;
+// package name systemprompt).
 //
-// The service assembles, for one agent scope at a time, what a model is
-// shown: ordered prompt sections and the wire tool definitions
-// ([ToolSchema]). It knows nothing about tools itself: the tool registry
-// (package tools, which imports this one, never the reverse) feeds it
-// through [Service.Tools], the mode-aware seam by which Code Mode collapses
-// the wire surface to run_code plus the protected "tools:sdk" section.
+// Load [Plugin] and read the [*Service] through [ServiceKey]. Plugins
+// register lazy [Section]s (rendered at every assembly, for the scope
+// being assembled) and [ToolContributor]s (called at every assembly for
+// that scope's [ToolSchema]s); [Service.Assemble] builds the [Prompt] of one
+// agent scope; [AssembleEvent] listeners may edit it on the way.
+//
+//	root.Plugin(systemprompt.Plugin, systemprompt.Config{ToolOrder: []string{"read_file"}})
+//	sp, _ := systemprompt.ServiceKey.Get(root)
+//	sp.Section(root, systemprompt.StaticSection("persona", 0, "You are a careful coding agent."))
+//	p, err := sp.Assemble(ctx, agent.ScopeKey())
+//	// p.Text(): the sections, joined; p.Tools: the wire tool definitions
+//
+// The package knows nothing about tools. The tool registry (package tools,
+// which imports this one, never the reverse) contributes its tools for
+// each scope whenever this service is provided, in the shape its mode
+// needs: the visible tools as definitions, or, under Code Mode, the
+// run_code transport and the protected "tools:sdk" section.
 //
 // # Registration
 //

@@ -29,7 +29,11 @@ const (
 
 // ToolSchema is one wire tool definition as the model sees it: a name, a
 // description and a JSON Schema for the arguments. It carries no callbacks
-// and no execution budget.
+// and no execution budget. It is the one tool-schema type of the module:
+// the tool registry returns it (tools.Registry.Schemas, tools.Tool.Schema)
+// and Code Mode declares its SDK from it. It lives here, beside the
+// assembly that shows it to the model, because the tool registry imports
+// this package and not the reverse.
 type ToolSchema struct {
 	// Name is the tool's wire name; it must not be empty.
 	Name string `json:"name"`
