@@ -240,15 +240,16 @@ func strictlyComparable(t reflect.Type) bool {
 
 // failure applies the descriptor's failure policy to a listener error: it
 // logs it with the owning plugin's name and returns it wrapped when the
-// policy propagates, nil when it contains.
+// policy propagates, nil when it contains. err is plugin code: it is read
+// only through errorAs and errorText (bounded, under recover), so a cyclic
+// chain or a panicking method neither hangs nor panics the dispatch.
 func (em Emitter) failure(d *events.Descriptor, l *listener, err error) error {
 	name := l.fiber.Name()
-	var pe *events.PanicError
-	if errors.As(err, &pe) && pe.Plugin == "" {
+	if pe, ok := errorAs[*events.PanicError](err); ok && pe != nil && pe.Plugin == "" {
 		pe.Plugin = name
 	}
 	log := l.fiber.Logger()
-	log.Error().Err(err).Str("event", d.Name).Str("failure", d.FailurePolicy().String()).Msg("listener failed")
+	withErr(log.Error(), err).Str("event", d.Name).Str("failure", d.FailurePolicy().String()).Msg("listener failed")
 	if d.FailurePolicy() == events.Contain {
 		return nil
 	}

@@ -188,9 +188,9 @@ func (h *Host) start(f *Fiber) {
 	// goroutine Apply started) is refused.
 	bumpGenLocked(f)
 	h.life.Unlock()
-	f.log.Error().Err(err).Msg("apply failed; rolling back")
+	withErr(f.log.Error(), err).Msg("apply failed; rolling back")
 	if rerr, _ := h.disposeEffects(f); rerr != nil {
-		f.log.Error().Err(rerr).Msg("rolling back a failed apply")
+		withErr(f.log.Error(), rerr).Msg("rolling back a failed apply")
 		err = fmt.Errorf("%w (rollback: %w)", err, rerr)
 	}
 	h.life.Lock()
@@ -231,7 +231,7 @@ func (h *Host) unload(f *Fiber, msg string) {
 	h.life.Unlock()
 	h.announce(ch)
 	if _, own := h.disposeEffects(f); own != nil {
-		f.log.Error().Err(own).Msg(msg)
+		withErr(f.log.Error(), own).Msg(msg)
 	}
 }
 
@@ -248,7 +248,7 @@ func (h *Host) fail(f *Fiber, err error) {
 	bumpGenLocked(f) // contexts of the stopped run are stale
 	ch := h.setStateLocked(f, Failed, err)
 	h.life.Unlock()
-	f.log.Error().Err(err).Msg("stopped")
+	withErr(f.log.Error(), err).Msg("stopped")
 	h.announce(ch)
 }
 
@@ -267,7 +267,7 @@ func (h *Host) dispose(f *Fiber) error {
 	h.announce(ch)
 	err, own := h.disposeEffects(f)
 	if own != nil {
-		f.log.Error().Err(own).Msg("disposing")
+		withErr(f.log.Error(), own).Msg("disposing")
 	}
 	h.life.Lock()
 	h.fmu.Lock()
