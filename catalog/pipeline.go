@@ -41,7 +41,7 @@ func RenderPipeline(stages []Stage) (string, error) {
 		ids[s.ID] = true
 	}
 	var b strings.Builder
-	b.WriteString(Header)
+	b.WriteString(header)
 	b.WriteString("\n# Tool execution pipeline\n\n")
 	b.WriteString("Every `Registry.Execute` call runs these stages in this order and yields exactly one result and " +
 		"exactly one `tools/result` notification, whatever fails. Solid arrows are the normal path; dashed arrows are " +

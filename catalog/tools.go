@@ -38,7 +38,7 @@ func RenderTools(entries []ToolEntry) (string, error) {
 		return sorted[i].Schema.Name < sorted[j].Schema.Name
 	})
 	var b strings.Builder
-	b.WriteString(Header)
+	b.WriteString(header)
 	b.WriteString("\n# Tool catalog\n\n")
 	b.WriteString("Every tool the shipped plugins register, harvested by booting each tool plugin in-process " +
 		"and reading the registry's `Schemas()`. The schema is exactly what the model receives as the tool's " +

@@ -87,11 +87,6 @@ func newService(c *host.Context, cfg Config) *Service {
 	return s
 }
 
-// Config returns the configuration the service was created with.
-func (s *Service) Config() Config {
-	return Config{ToolOrder: slices.Clone(s.cfg.ToolOrder)}
-}
-
 // Tools registers a tool contributor, owned by c's fiber: the returned
 // disposer (or disposing the fiber) removes it. Several contributors may be
 // registered; their tools are concatenated in registration order, and a

@@ -630,9 +630,16 @@ func TestConfigValidation(t *testing.T) {
 	}
 	for name, cfg := range map[string]any{"nil": nil, "nil pointer": (*sp.Config)(nil), "pointer": &sp.Config{ToolOrder: []string{"x"}}} {
 		t.Run(name, func(t *testing.T) {
-			_, svc := load(t, cfg)
-			if name == "pointer" && !reflect.DeepEqual(svc.Config().ToolOrder, []string{"x"}) {
-				t.Errorf("config = %+v", svc.Config())
+			h, svc := load(t, cfg)
+			if _, err := svc.Tools(h.Root(), tools("a", "x")); err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"a", "x"}
+			if name == "pointer" {
+				want = []string{"x", "a"} // the configured ToolOrder applies
+			}
+			if got := assemble(t, svc, "").ToolNames(); !reflect.DeepEqual(got, want) {
+				t.Errorf("tools = %v, want %v", got, want)
 			}
 		})
 	}

@@ -217,16 +217,17 @@ type Prompt struct {
 	Tools []ToolSchema
 }
 
-// SectionSeparator joins sections in [Prompt.Text].
-const SectionSeparator = "\n\n"
+// sectionSeparator joins sections in [Prompt.Text].
+const sectionSeparator = "\n\n"
 
-// Text returns the sections' texts joined in order by [SectionSeparator].
+// Text returns the sections' texts in order, separated by a blank line
+// ("\n\n").
 func (p *Prompt) Text() string {
 	texts := make([]string, len(p.Sections))
 	for i, s := range p.Sections {
 		texts[i] = s.Text
 	}
-	return strings.Join(texts, SectionSeparator)
+	return strings.Join(texts, sectionSeparator)
 }
 
 // ToolNames returns the names of p's tools, in order.

@@ -53,23 +53,15 @@ type Target struct {
 	root *tnode
 }
 
-// TargetOf returns the Target of t; a nil t means interface{} (any). It
-// never fails: types encoding/json cannot decode into (channels,
-// functions) are leaves that [Target.Decode] reports. Building a Target
-// walks the type once; keep it (tools.Define builds one per tool).
-func TargetOf(t reflect.Type) *Target {
-	if t == nil {
-		t = reflect.TypeFor[any]()
-	}
+// TargetFor returns the Target of T. It never fails: types encoding/json
+// cannot decode into (channels, functions) are leaves that [Target.Decode]
+// reports. Building a Target walks the type once; keep it (tools.Define
+// builds one per tool).
+func TargetFor[T any]() *Target {
+	t := reflect.TypeFor[T]()
 	b := &targetBuilder{nodes: map[reflect.Type]*tnode{}}
 	return &Target{typ: t, root: b.node(t)}
 }
-
-// TargetFor is [TargetOf] for T.
-func TargetFor[T any]() *Target { return TargetOf(reflect.TypeFor[T]()) }
-
-// Type returns the Go type the Target describes.
-func (t *Target) Type() reflect.Type { return t.typ }
 
 // shape is how encoding/json decodes a non-null JSON value into a Go type.
 type shape uint8
@@ -467,22 +459,6 @@ func (w *keyWalker) pop() {
 	if w.track {
 		w.path = w.path[:len(w.path)-1]
 	}
-}
-
-// CheckKeys reports every key of args (JSON; numbers are not interpreted)
-// that the Target refuses: see [Target]. It returns nil when there is
-// none, and a violation at the root when args is not JSON. Violations are
-// sorted by path then message.
-func (t *Target) CheckKeys(args []byte) []Violation {
-	v, err := decodeUseNumber(args)
-	if err != nil {
-		return []Violation{{Message: "arguments are not valid JSON: " + err.Error()}}
-	}
-	vs := t.checkKeys(v)
-	if len(vs) == 0 {
-		return nil
-	}
-	return sortViolations(vs)
 }
 
 // checkKeys walks v (decoded with UseNumber) and returns the refused keys,

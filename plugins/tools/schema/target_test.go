@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"net/netip"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -118,6 +117,12 @@ func object(kv ...string) []byte {
 	return append(b, '}')
 }
 
+// keysRefused is what the Target refuses in args: the violations of
+// [schema.ValidateArgsWith] for a spec accepting any object.
+func keysRefused(tg *schema.Target, args []byte) []schema.Violation {
+	return schema.ValidateArgsWith(nil, args, schema.ArgsOptions{Target: tg})
+}
+
 // checkKeysAgainstEncodingJSON is the G1 property for one object of
 // fzKeys, checked against encoding/json itself: the Target refuses it
 // exactly when a key is not a field's exact name but encoding/json decodes
@@ -130,7 +135,7 @@ func checkKeysAgainstEncodingJSON(t *testing.T, keys ...string) {
 		kv = append(kv, k, fmt.Sprint("v", i))
 	}
 	args := object(kv...)
-	refused := schema.TargetFor[fzKeys]().CheckKeys(args)
+	refused := keysRefused(schema.TargetFor[fzKeys](), args)
 	exact := map[string]string{} // what a policy reading exact names sees
 	var folded []string
 	for i, k := range keys {
@@ -168,7 +173,7 @@ func checkKeysAgainstEncodingJSON(t *testing.T, keys ...string) {
 	// The same object below a map, a slice of maps of pointers and an
 	// array is refused exactly when it is refused alone.
 	nested := fmt.Sprintf(`{"m":{"k":%s},"lm":[{"k":%s}],"a":[%s]}`, args, args, args)
-	if vs := schema.TargetFor[fzOuter]().CheckKeys([]byte(nested)); vs != nil {
+	if vs := keysRefused(schema.TargetFor[fzOuter](), []byte(nested)); vs != nil {
 		t.Fatalf("nested %s: %v", nested, vs)
 	}
 }
@@ -254,7 +259,7 @@ func TestG1_MapKeysMustBeInTheGoKeysCanonicalForm(t *testing.T) {
 		`{"lower":{"A":"x"}}`:                                  `/lower/A: map key is not in canonical form: it decodes to the key written "a"`,
 		`{"fold":{"a":"x","A":"y"}}`:                           `/fold/a: map key decodes to the same Go key as "A"`,
 	} {
-		vs := tg.CheckKeys([]byte(args))
+		vs := keysRefused(tg, []byte(args))
 		if want == "" {
 			if vs != nil {
 				t.Errorf("%s: %v", args, vs)
@@ -397,10 +402,11 @@ func (*panicky) UnmarshalJSON([]byte) error { panic("boom") }
 // TestG1_DecodeContainsPanickingUnmarshalers: Decode never panics, even when
 // a type's own decoder does.
 func TestG1_DecodeContainsPanickingUnmarshalers(t *testing.T) {
-	var x struct {
+	type withPanicky struct {
 		P panicky `json:"p"`
 	}
-	vs := schema.TargetOf(reflect.TypeOf(x)).Decode([]byte(`{"p":1}`), &x)
+	var x withPanicky
+	vs := schema.TargetFor[withPanicky]().Decode([]byte(`{"p":1}`), &x)
 	if len(vs) != 1 || !strings.Contains(vs[0].Message, "panicked: boom") {
 		t.Fatalf("%v", vs)
 	}
@@ -504,6 +510,6 @@ func FuzzTargetDecode(f *testing.F) {
 		if (vs == nil) != (uerr == nil) {
 			t.Fatalf("%s: Decode %v, json.Unmarshal %v", args, vs, uerr)
 		}
-		_ = outer.CheckKeys(args)
+		_ = keysRefused(outer, args)
 	})
 }

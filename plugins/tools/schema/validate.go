@@ -137,13 +137,6 @@ func ValidateArgsWith(s Spec, args []byte, o ArgsOptions) []Violation {
 	return sortViolations(vs)
 }
 
-// Matches reports whether args satisfy s (no [ValidateArgs] violations). It
-// is the soft validation a presenter uses to decide whether it can render
-// logged arguments.
-func (s Spec) Matches(args []byte) bool {
-	return len(ValidateArgs(s, args)) == 0
-}
-
 func decodeUseNumber(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
