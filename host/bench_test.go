@@ -147,3 +147,20 @@ func BenchmarkQuery4(b *testing.B) {
 		_, _, _ = host.Query(ctx, em, evSerial, "payload")
 	}
 }
+
+// BenchmarkServiceGet reads a provided service through its key, the way a
+// plugin reads the registry at each call.
+func BenchmarkServiceGet(b *testing.B) {
+	h := host.New()
+	defer h.Close()
+	if _, err := benchSvc.Provide(h.Root(), 1); err != nil {
+		b.Fatal(err)
+	}
+	root := h.Root()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := benchSvc.Get(root); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -146,6 +146,18 @@ func (s Service[T]) LookupAny(c *Context) (any, bool) {
 // value is not a T because another Service declared the same name with
 // another type.
 func (s Service[T]) Get(c *Context) (T, error) {
+	if s.name != "" {
+		if x, ok := c.h.lookup(c.key(s.name)); ok {
+			if v, ok := x.(T); ok {
+				return v, nil
+			}
+		}
+	}
+	return s.getErr(c)
+}
+
+// getErr is the slow path of Get: it says why there was no T.
+func (s Service[T]) getErr(c *Context) (T, error) {
 	var zero T
 	if err := s.check(); err != nil {
 		return zero, err
@@ -154,11 +166,10 @@ func (s Service[T]) Get(c *Context) (T, error) {
 	if !ok {
 		return zero, fmt.Errorf("host: service %q, read by %s: %w", s.name, c.fiber.Name(), ErrNoService)
 	}
-	v, ok := x.(T)
-	if !ok {
-		return zero, fmt.Errorf("host: service %q, read by %s as a %s: its value is a %T (two Services declare the name with different types)", s.name, c.fiber.Name(), typeName[T](), x)
+	if v, ok := x.(T); ok {
+		return v, nil // provided since Get looked
 	}
-	return v, nil
+	return zero, fmt.Errorf("host: service %q, read by %s as a %s: its value is a %T (two Services declare the name with different types)", s.name, c.fiber.Name(), typeName[T](), x)
 }
 
 type slotKey struct {
