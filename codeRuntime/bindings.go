@@ -45,7 +45,8 @@ func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.V
 			}
 			args = json.RawMessage(s.String())
 		}
-		c := &call{name: name, fn: b, args: args, resolve: resolve, reject: reject}
+		r.seq++
+		c := &call{name: name, fn: b, args: args, seq: r.seq, resolve: resolve, reject: reject}
 		r.pending++
 		if r.active < r.cfg.MaxConcurrentCalls {
 			r.start(c)

@@ -90,6 +90,7 @@ type run struct {
 	queue   []*call
 	active  int
 	pending int
+	seq     uint64 // binding calls accepted so far (the last CallSeq)
 	wg      sync.WaitGroup
 
 	logs     []Log

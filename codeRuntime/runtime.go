@@ -59,6 +59,22 @@ var _ Runtime = RuntimeFunc{}
 // call (Code Mode logs each).
 type Binding func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 
+// callSeqKey is the context key of a binding call's submission number.
+type callSeqKey struct{}
+
+// CallSeq returns the submission number of the binding call that ctx was
+// passed to: 1 for the first call of a run that reached its binding, 2 for
+// the next, and so on, in the order the program made them (even when
+// calls in flight at once reach their bindings in another order, each on
+// its own goroutine). The shipped runtime sets it on every binding call
+// and delivers every number exactly once; ok is false for a context
+// without one (another runtime's). A host that runs binding calls
+// concurrently restores submission order from it (Code Mode does).
+func CallSeq(ctx context.Context) (n uint64, ok bool) {
+	n, ok = ctx.Value(callSeqKey{}).(uint64)
+	return n, ok
+}
+
 // Program is a model-written program and the host functions it may call.
 type Program struct {
 	// Source is TypeScript: the body of an async function (top-level await and return work).

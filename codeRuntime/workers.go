@@ -11,6 +11,7 @@ type call struct {
 	name    string
 	fn      Binding
 	args    json.RawMessage
+	seq     uint64 // submission number (see CallSeq)
 	resolve func(any) error
 	reject  func(any) error
 }
@@ -90,5 +91,5 @@ func invoke(ctx context.Context, c *call) (res json.RawMessage, err error) {
 			res, err = nil, fmt.Errorf("binding %q panicked: %v", c.name, x)
 		}
 	}()
-	return c.fn(ctx, c.args)
+	return c.fn(context.WithValue(ctx, callSeqKey{}, c.seq), c.args)
 }

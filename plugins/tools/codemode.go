@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,11 +35,6 @@ const (
 	CodeDispatchEvent = "tool/code-dispatch"
 	// CodeLanguage is the language a Code Mode runtime must report.
 	CodeLanguage = "typescript"
-	// CodeRunSettled is the error code of a binding call refused because
-	// its run had already settled (the runtime kept the binding and called
-	// it after Run returned): the call is neither dispatched nor logged.
-	// It is the code the shipped runtime gives such calls too.
-	CodeRunSettled = "RUN_SETTLED"
 )
 
 // runCodeDescription is run_code's wire description: the contract in one
@@ -183,7 +179,7 @@ func (r *Registry) newTransport() *Tool {
 		Description:   runCodeDescription,
 		Parameters:    json.RawMessage(runCodeParameters),
 		Execute:       r.runCode,
-		ValidateArgs:  validateRunCodeArgs,
+		ValidateArgs:  func(e *Execution) error { return validateRunCodeArgs(e.argBytes()) },
 		PresentCall:   presentRunCode,
 		PresentResult: nil,
 	}, "")
@@ -281,7 +277,7 @@ func (e *CodeRunFailedError) Error() string {
 }
 
 // Code implements [Coder]: CODE_RUN_FAILED.
-func (e *CodeRunFailedError) Code() string { return CodeCodeRunFailed }
+func (e *CodeRunFailedError) Code() string { return string(CodeCodeRunFailed) }
 
 // Name implements [Namer].
 func (e *CodeRunFailedError) Name() string { return "CodeRunFailedError" }
@@ -341,7 +337,7 @@ type CodeCallError struct {
 func (e *CodeCallError) Error() string { return sdkAccess(e.Tool) + ": " + e.Message }
 
 // Code implements [Coder].
-func (e *CodeCallError) Code() string { return e.Info.Code }
+func (e *CodeCallError) Code() string { return string(e.Info.Code) }
 
 // Name implements [Namer].
 func (e *CodeCallError) Name() string { return e.Info.Name }
@@ -365,17 +361,35 @@ var (
 // runCode is run_code's body: the dispatch bridge.
 //
 // The program gets one binding per end capability of the call's agent (a
-// snapshot taken when the run starts) and runs with MaxConcurrentCalls 1.
-// The bridge itself also runs binding calls one at a time, in the order
-// they reach it (their submission order), whatever the runtime does with
-// MaxConcurrentCalls or how many goroutines it calls them from. Each call
-// is canonicalized (a value that is not lossless JSON rejects that call
-// only, before dispatch) and executed through the full pipeline as
-// Call{ID: "<outer call id>:code:<n>" (n from 1 per run, in execution
-// order), Agent: the outer agent, Parent: the outer token}; its additional
-// context is dropped; it is appended to the session log as a
+// snapshot taken when the run starts) and runs with MaxConcurrentCalls set
+// to the registry's cap on parallel sub-calls (Config.MaxParallelSubCalls,
+// default [DefaultMaxParallel]). Each call is canonicalized (a value that
+// is not lossless JSON rejects that call only, before dispatch) and
+// executed through the full pipeline as Call{ID: "<outer call id>:code:<n>"
+// (n from 1 per run, in submission order), Agent: the outer agent, Parent:
+// the outer token}; it is appended to the session log as a
 // tool/code-dispatch event; an isError rejects the binding with a
 // [*CodeCallError].
+//
+// The sub-calls of one run are one batch, scheduled as
+// [Registry.ExecuteBatch] schedules a model turn, in submission order: the
+// order the program made the calls (the runtime's coderuntime.CallSeq;
+// for a runtime that does not give it, the order the calls reach the
+// bridge), whatever goroutines the runtime calls the bindings from. So
+// policy stages, tools/result, the log events and the ids follow
+// submission order; a sub-call whose tool declares it parallel overlaps
+// neighbouring parallel ones in its tools/execute stage and body only (at
+// most the cap at once); every other sub-call is a barrier (the calls
+// before it finished, the calls after it wait). A binding's promise
+// settles once its sub-call's result was emitted, so under Promise.all a
+// fast call made after a slow one resolves after it.
+//
+// What a sub-call defers goes to run_code's result: its additional
+// context is appended to run_code's (before run_code's own wrappers' and
+// post-execute's), in submission order, and kept when the run fails; a
+// successful sub-call's ConcludeTurn makes a successful run_code conclude
+// the turn. The logged tool/code-dispatch event does not repeat the
+// context (it is delivered once, through the parent).
 //
 // A sub-call runs under the run_code body's context, cancelled also when
 // the context the runtime passed to the binding is done (with its cause),
@@ -411,7 +425,8 @@ func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error)
 		return Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
-	b := &bridge{r: r, outer: exec, runCtx: runCtx}
+	b := &bridge{r: r, outer: exec, runCtx: runCtx, nextSeq: 1, sched: newSched(r, r.maxSubCalls)}
+	b.sched.done = b.done
 	if exec.agent != "" {
 		b.log, _ = SessionLogService.Lookup(r.c)
 	}
@@ -424,12 +439,17 @@ func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error)
 	o := b.run(rt, coderuntime.Program{
 		Source:             exec.Arg("code").String(),
 		Bindings:           bindings,
-		MaxConcurrentCalls: 1,
+		MaxConcurrentCalls: b.sched.cap,
 	})
 	cancelRun(coderuntime.ErrRunSettled)
 	b.settle()
 	r.codeRuns.Delete(exec.token)
-	return o.output()
+	out, err := o.output()
+	b.mu.Lock()
+	out.AdditionalContext = b.contexts
+	out.ConcludeTurn = err == nil && b.conclude
+	b.mu.Unlock()
+	return out, err
 }
 
 // runOutcome is how a runtime's Run ended.
@@ -578,58 +598,165 @@ func formatLogs(logs []coderuntime.Log) string {
 }
 
 // bridge is the state of one run_code execution: the gate binding calls
-// pass (open until the run settles), the turn they take one at a time, and
-// the count of calls accepted and not yet finished.
+// pass (open until the run settles), the scheduler their sub-calls go
+// through in submission order, the count of calls accepted and not yet
+// finished, and what the sub-calls defer to run_code's result.
 type bridge struct {
 	r      *Registry
 	outer  *Execution
 	log    SessionLog      // nil: logging skipped
 	runCtx context.Context // cancelled when the run settles
+	sched  *sched
 
-	mu      sync.Mutex
-	settled bool            // no call is accepted any more
-	seq     int64           // calls accepted so far: the n of the next id
-	busy    bool            // a call holds the turn
-	waiting []chan struct{} // calls waiting for the turn, in order; closing one hands it over
-	pending int             // calls accepted and not finished
-	drained chan struct{}   // closed when settled and pending drops to 0
+	mu       sync.Mutex
+	settled  bool                   // no call is accepted any more
+	n        int64                  // calls admitted so far: the n of the last id
+	last     *entry                 // the last admitted call's entry
+	nextSeq  uint64                 // the runtime submission number admitted next
+	parked   map[uint64]*parkedCall // calls that reached the bridge before an earlier-submitted one
+	pending  int                    // calls accepted and not finished
+	drained  chan struct{}          // closed when settled and pending drops to 0
+	contexts []string               // the sub-calls' additional context, in submission order
+	conclude bool                   // a sub-call asked to conclude the turn
 }
 
-// acquire admits a call and waits for its turn: it returns the call's
-// number, or false when the run has settled (the call must not be made).
-func (b *bridge) acquire() (n int64, ok bool) {
+// parkedCall is a call waiting for its submission number to come up, or
+// (skip) a number whose call was rejected before it entered the batch.
+type parkedCall struct {
+	admitted chan struct{} // closed once n and e are set
+	n        int64
+	e        *entry
+	skip     bool
+}
+
+// accept admits a call into the run's batch: it returns the call's number
+// and its entry, in submission order, or false when the run has settled
+// (the call must not be made). A call that carries a submission number
+// (coderuntime.CallSeq) ahead of the next one waits until the calls
+// submitted before it were admitted, or until the run's context is done
+// (then the calls waiting are admitted at once, in submission-number
+// order: the shipped runtime delivers every number, so this only bounds a
+// runtime that skips one).
+func (b *bridge) accept(rctx context.Context) (int64, *entry, bool) {
+	seq, hasSeq := safeCallSeq(rctx)
 	b.mu.Lock()
 	if b.settled {
 		b.mu.Unlock()
-		return 0, false
+		return 0, nil, false
 	}
-	b.seq++
-	n = b.seq
 	b.pending++
-	if !b.busy {
-		b.busy = true
+	if !hasSeq || seq <= b.nextSeq || b.parked[seq] != nil {
+		n, e := b.admitLocked()
+		if hasSeq && seq == b.nextSeq {
+			b.nextSeq++
+			b.admitParkedLocked()
+		}
 		b.mu.Unlock()
-		return n, true
+		return n, e, true
 	}
-	turn := make(chan struct{})
-	b.waiting = append(b.waiting, turn)
+	p := &parkedCall{admitted: make(chan struct{})}
+	if b.parked == nil {
+		b.parked = map[uint64]*parkedCall{}
+	}
+	b.parked[seq] = p
 	b.mu.Unlock()
-	<-turn
-	return n, true
+	select {
+	case <-p.admitted:
+	case <-b.runCtx.Done():
+		b.mu.Lock()
+		b.flushParkedLocked()
+		b.mu.Unlock()
+		<-p.admitted
+	}
+	return p.n, p.e, true
 }
 
-// release ends an accepted call and hands the turn to the next one.
+// pass consumes the submission number of a call rejected before it
+// entered the batch (its argument is not lossless JSON), so that the calls
+// submitted after it need not wait for it.
+func (b *bridge) pass(rctx context.Context) {
+	seq, hasSeq := safeCallSeq(rctx)
+	if !hasSeq {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case seq == b.nextSeq:
+		b.nextSeq++
+		b.admitParkedLocked()
+	case seq > b.nextSeq && b.parked[seq] == nil:
+		if b.parked == nil {
+			b.parked = map[uint64]*parkedCall{}
+		}
+		b.parked[seq] = &parkedCall{skip: true}
+	}
+}
+
+// admitLocked numbers the next call and chains its entry after the last
+// one; b.mu held.
+func (b *bridge) admitLocked() (int64, *entry) {
+	b.n++
+	e := &entry{index: int(b.n - 1), prev: b.last, released: make(chan struct{}), finished: make(chan struct{})}
+	b.last = e
+	return b.n, e
+}
+
+// admitParkedLocked admits the parked calls whose numbers now come up, in
+// order; b.mu held.
+func (b *bridge) admitParkedLocked() {
+	for {
+		p := b.parked[b.nextSeq]
+		if p == nil {
+			return
+		}
+		delete(b.parked, b.nextSeq)
+		b.nextSeq++
+		if !p.skip {
+			p.n, p.e = b.admitLocked()
+			close(p.admitted)
+		}
+	}
+}
+
+// flushParkedLocked admits every parked call, in submission-number order;
+// b.mu held.
+func (b *bridge) flushParkedLocked() {
+	seqs := make([]uint64, 0, len(b.parked))
+	for seq := range b.parked {
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	for _, seq := range seqs {
+		p := b.parked[seq]
+		delete(b.parked, seq)
+		b.nextSeq = max(b.nextSeq, seq+1)
+		if !p.skip {
+			p.n, p.e = b.admitLocked()
+			close(p.admitted)
+		}
+	}
+}
+
+// safeCallSeq is coderuntime.CallSeq for a context a runtime made, read
+// under recover.
+func safeCallSeq(ctx context.Context) (n uint64, ok bool) {
+	defer func() {
+		if recover() != nil {
+			n, ok = 0, false
+		}
+	}()
+	if ctx == nil {
+		return 0, false
+	}
+	return coderuntime.CallSeq(ctx)
+}
+
+// release ends an accepted call.
 func (b *bridge) release() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.pending--
-	if len(b.waiting) > 0 {
-		close(b.waiting[0])
-		b.waiting[0] = nil
-		b.waiting = b.waiting[1:]
-	} else {
-		b.busy = false
-	}
 	if b.settled && b.pending == 0 && b.drained != nil {
 		close(b.drained)
 	}
@@ -647,6 +774,20 @@ func (b *bridge) settle() {
 	drained := b.drained
 	b.mu.Unlock()
 	<-drained
+}
+
+// done is the scheduler's hook after a sub-call's tools/result, in
+// submission order: the call is logged, and what it deferred is kept for
+// run_code's result.
+func (b *bridge) done(ctx context.Context, e *entry, _ *Execution, res Result) {
+	deferred := res.AdditionalContext
+	// Delivered once, through run_code's result.
+	res.AdditionalContext = nil
+	b.append(ctx, e.call.ID, e.call.Name, e.call.Arguments, res)
+	b.mu.Lock()
+	b.contexts = append(b.contexts, deferred...)
+	b.conclude = b.conclude || res.ConcludeTurn
+	b.mu.Unlock()
 }
 
 // callContext is the context of one sub-call: a child of the run's
@@ -680,10 +821,11 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 	return func(rctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 		if err != nil {
+			b.pass(rctx)
 			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
 		}
-		n, ok := b.acquire()
+		n, e, ok := b.accept(rctx)
 		if !ok {
 			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "RunSettledError", Code: CodeRunSettled},
 				Message: "the call was not made: its run_code run had already settled (" + coderuntime.ErrRunSettled.Error() + ")",
@@ -693,11 +835,8 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		ctx, stop := b.callContext(rctx)
 		defer stop()
 		id := b.outer.callID + ":code:" + strconv.FormatInt(n, 10)
-		res := b.r.Execute(ctx, Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.agent, Parent: b.outer.token})
-		// Inserting context inside a running parent call would break
-		// tool-call/result adjacency: dropped.
-		res.AdditionalContext = nil
-		b.append(ctx, id, name, canon, res)
+		e.call = Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.agent, Parent: b.outer.token}
+		res := b.sched.run(ctx, e, e.call)
 		if res.IsError {
 			info := ErrorInfo{Name: "ToolError", Code: CodeToolError}
 			if res.Error != nil {
@@ -773,7 +912,7 @@ func encodeDispatch(name string, args []byte, res Result) ([]byte, error) {
 		}
 		size += 24 + len(c.Text)
 	}
-	if len(res.Meta) > 0 || len(res.AdditionalContext) > 0 {
+	if len(res.Meta) > 0 || len(res.AdditionalContext) > 0 || res.ConcludeTurn {
 		return json.Marshal(CodeDispatch{Name: name, Arguments: args, Result: res})
 	}
 	b := make([]byte, 0, size)
@@ -798,7 +937,7 @@ func encodeDispatch(name string, args []byte, res Result) ([]byte, error) {
 		b = append(b, `,"error":{"name":`...)
 		b = canonjson.AppendString(b, res.Error.Name)
 		b = append(b, `,"code":`...)
-		b = canonjson.AppendString(b, res.Error.Code)
+		b = canonjson.AppendString(b, string(res.Error.Code))
 		b = append(b, '}')
 	}
 	return append(b, "}}"...), nil

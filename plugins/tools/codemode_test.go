@@ -635,11 +635,11 @@ func TestC5_FullPipelineParentTokenAndEvents(t *testing.T) {
 		return tools.Output{Content: []tools.Content{tools.Text("caption"), tools.Image("aGk=", "image/png")}}, nil
 	}))
 	mustRegister(t, e.reg, e.root, echo("guarded", "never"))
-	must2(t)(e.reg.Guard(a, func(x *tools.Execution) string {
+	must2(t)(e.reg.Guard(a, func(x *tools.Execution) error {
 		if x.Name() == "guarded" {
-			return "guard says no"
+			return errors.New("guard says no")
 		}
-		return ""
+		return nil
 	}))
 
 	var (
@@ -684,10 +684,12 @@ return "done"`
 	if res.IsError || text(res) != wantText {
 		t.Fatalf("result = %+v\nwant %q", res, wantText)
 	}
-	// Sub-call additional context is dropped; only run_code's own
-	// post-execute context remains.
-	if !slices.Equal(res.AdditionalContext, []string{"from post-execute of run_code"}) {
-		t.Errorf("run_code additional context = %q", res.AdditionalContext)
+	// Sub-call additional context is deferred through run_code's result,
+	// in submission order (each call's in the order tool, post-execute),
+	// before run_code's own post-execute context.
+	if want := []string{"from the tool", "from post-execute of read", "from post-execute of secret",
+		"from post-execute of guarded", "from post-execute of img", "from post-execute of run_code"}; !slices.Equal(res.AdditionalContext, want) {
+		t.Errorf("run_code additional context = %q, want %q", res.AdditionalContext, want)
 	}
 	// The full pipeline ran for every sub-call, with the outer token as
 	// parent and the outer agent.
@@ -922,7 +924,7 @@ func TestC6_FailedRunIsCodeRunFailed(t *testing.T) {
 func TestC7_OnlyPrintedAndReturnedOutputReturns(t *testing.T) {
 	e := newCodeEnv(t, codeOpts{mode: tools.Code})
 	mustRegister(t, e.reg, e.root, toolFunc("secret", func(context.Context, *tools.Execution) (tools.Output, error) {
-		return tools.Output{Content: []tools.Content{tools.Text("SECRET-CONTENT")}, Meta: json.RawMessage(`{"m":1}`), AdditionalContext: []string{"SECRET-CONTEXT"}}, nil
+		return tools.Output{Content: []tools.Content{tools.Text("SECRET-CONTENT")}, Meta: json.RawMessage(`{"m":1}`), AdditionalContext: []string{"DEFERRED-CONTEXT"}}, nil
 	}))
 	cases := []struct{ src, want string }{
 		{"await tools.secret({})\nreturn 42", "42"},
@@ -934,8 +936,14 @@ func TestC7_OnlyPrintedAndReturnedOutputReturns(t *testing.T) {
 	}
 	for i, tc := range cases {
 		res := e.reg.Execute(context.Background(), runCode(fmt.Sprint("c", i), tc.src, "agent"))
-		if res.IsError || len(res.Content) != 1 || text(res) != tc.want || res.Meta != nil || res.AdditionalContext != nil {
-			t.Errorf("%q: %+v, want text %q", tc.src, res, tc.want)
+		// A sub-call's additional context is not output: it is deferred
+		// to after the step, through run_code's result.
+		var wantContext []string
+		if strings.Contains(tc.src, "tools.secret") {
+			wantContext = []string{"DEFERRED-CONTEXT"}
+		}
+		if res.IsError || len(res.Content) != 1 || text(res) != tc.want || res.Meta != nil || !slices.Equal(res.AdditionalContext, wantContext) {
+			t.Errorf("%q: %+v, want text %q and context %q", tc.src, res, tc.want, wantContext)
 		}
 		if strings.Contains(text(res), "SECRET") {
 			t.Errorf("%q: unprinted tool output leaked", tc.src)

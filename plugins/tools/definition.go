@@ -17,13 +17,15 @@ import (
 // MaxNameLen is the longest accepted tool name, in bytes.
 const MaxNameLen = 128
 
-// ExecuteFunc is a tool body. It runs on the goroutine that called
-// [Registry.Execute], under the call's (possibly wrapper-derived) context,
-// and should return promptly once ctx is done; a body that does not is
-// waited for. exec is the call's immutable identity; exec.Args() are the
-// canonical argument bytes. An error becomes an isError result whose
-// error.code is the error's [Coder] code, or TOOL_ERROR; a panic is
-// recovered into TOOL_ERROR.
+// ExecuteFunc is a tool body. It runs on the goroutine that calls the
+// tools/execute stage's innermost next: the goroutine that called
+// [Registry.Execute] unless a tools/execute wrapper runs next on a
+// goroutine of its own. It runs under the call's (possibly
+// wrapper-derived) context and should return promptly once ctx is done; a
+// body that does not is waited for. exec is the call's immutable identity;
+// exec.Args() are the canonical argument bytes. An error becomes an
+// isError result whose error.code is the error's [Coder] code, or
+// TOOL_ERROR; a panic is recovered into TOOL_ERROR.
 type ExecuteFunc func(ctx context.Context, exec *Execution) (Output, error)
 
 // Output is what a tool body returns: the model-facing Content, plus an
@@ -32,10 +34,17 @@ type ExecuteFunc func(ctx context.Context, exec *Execution) (Output, error)
 // optional AdditionalContext for the agent loop (first in the order tool,
 // wrapper, post-execute). The spec's bare-array return form is an Output
 // with only Content.
+//
+// AdditionalContext is deferred: the agent loop appends it after every
+// tool result of the step (see [BatchContext]); it is kept even when the
+// body also returns an error. ConcludeTurn asks the agent loop to end the
+// turn after this step instead of calling the model again; it counts only
+// on a successful result (see [ConcludesTurn]).
 type Output struct {
 	Content           []Content
 	Meta              json.RawMessage
 	AdditionalContext []string
+	ConcludeTurn      bool
 }
 
 // Definition is what a tool plugin registers: the wire schema (Name,
@@ -66,10 +75,18 @@ type Definition struct {
 	// enforced by plugins/timeout-policy. Zero means none; negative is
 	// invalid.
 	Timeout time.Duration
-	// ValidateArgs, when set, checks the canonical arguments before any
-	// policy runs; an error becomes an INVALID_ARGS result. [Define] sets
-	// it; raw (MCP) definitions leave it nil.
-	ValidateArgs func(args []byte) error
+	// ValidateArgs, when set, checks a call's canonical arguments
+	// (exec.ArgsString(), exec.Arg, exec.Decode) before any policy runs; an
+	// error becomes an INVALID_ARGS result. It is called on the goroutine
+	// running the call, once per call, and must not block. [Define] sets it;
+	// raw (MCP) definitions usually leave it nil.
+	ValidateArgs func(exec *Execution) error
+	// Concurrency declares which calls of the tool may run alongside
+	// others in a batch ([Registry.ExecuteBatch], Code Mode sub-calls):
+	// [Parallel] for every call, a [ConcurrencyFunc] deciding per call from
+	// its arguments, or nil (and [Exclusive]) for none: each call is then
+	// a barrier. A fixed value other than Exclusive or Parallel is invalid.
+	Concurrency ConcurrencyRule
 }
 
 // Validate checks d without registering it. Every problem is reported,
@@ -113,6 +130,9 @@ func (d Definition) canonicalParameters() (string, error) {
 	if d.Execute == nil {
 		errs = append(errs, errors.New("nil Execute"))
 	}
+	if err := checkConcurrencyRule(d.Concurrency); err != nil {
+		errs = append(errs, err)
+	}
 	if d.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("negative Timeout %v", d.Timeout))
 	}
@@ -147,8 +167,9 @@ type Tool struct {
 	presentCall   func(args json.RawMessage) CallView
 	presentResult func(args json.RawMessage, r ResultData) ResultView
 	timeout       time.Duration
-	validate      func(args []byte) error
+	validate      func(exec *Execution) error
 	layer         host.ScopeKey
+	concurrency   ConcurrencyRule
 }
 
 func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
@@ -160,6 +181,7 @@ func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
 		name: d.Name, description: d.Description, params: params,
 		exec: d.Execute, presentCall: d.PresentCall, presentResult: d.PresentResult,
 		timeout: d.Timeout, validate: d.ValidateArgs, layer: layer,
+		concurrency: d.Concurrency,
 	}, nil
 }
 
@@ -182,6 +204,11 @@ func (t *Tool) Layer() host.ScopeKey { return t.layer }
 // [Define]).
 func (t *Tool) Typed() bool { return t.validate != nil }
 
+// ConcurrencyRule returns the tool's declared [ConcurrencyRule] (nil: every
+// call exclusive). [DescribeConcurrency] renders it for a catalog;
+// [Registry.Concurrency] answers for one call.
+func (t *Tool) ConcurrencyRule() ConcurrencyRule { return t.concurrency }
+
 // Schema returns the tool's wire schema, as the model sees it (a fresh
 // copy): name, description and parameters, without callbacks or the
 // timeout budget.
@@ -195,7 +222,7 @@ func (t *Tool) Definition() Definition {
 	return Definition{
 		Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params),
 		Execute: t.exec, PresentCall: t.presentCall, PresentResult: t.presentResult,
-		Timeout: t.timeout, ValidateArgs: t.validate,
+		Timeout: t.timeout, ValidateArgs: t.validate, Concurrency: t.concurrency,
 	}
 }
 

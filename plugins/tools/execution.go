@@ -118,6 +118,9 @@ type Execution struct {
 	callID string
 	name   string
 	args   string // canonical JSON; "" when the input was rejected
+	// raw is the canonical JSON args was copied from, for this package's
+	// own decoders (argBytes); it is never handed to user code.
+	raw    []byte
 	agent  host.ScopeKey
 	parent Token
 	tool   *Tool
@@ -131,6 +134,10 @@ type Execution struct {
 	// bodies coordinates tool bodies with the end of the tools/execute
 	// stage.
 	bodies bodies
+	// decoded hands a typed tool's arguments, decoded while they were
+	// validated, to the body: a *decoded[A] that the body takes once (see
+	// Define). Policy code cannot reach it.
+	decoded atomic.Value
 }
 
 // bodies is the dispatch state of one execution: a small state machine,
@@ -247,6 +254,18 @@ func (e *Execution) Args() json.RawMessage {
 	return json.RawMessage(e.args)
 }
 
+// argBytes returns the canonical arguments as bytes ("{}" when the input
+// was rejected), for this package's own decoders, which only read them.
+func (e *Execution) argBytes() []byte {
+	if e.raw != nil {
+		return e.raw
+	}
+	if e.args == "" {
+		return []byte("{}")
+	}
+	return []byte(e.args)
+}
+
 // ArgsString returns the canonical arguments as a string, without copying.
 func (e *Execution) ArgsString() string { return e.args }
 
@@ -343,10 +362,12 @@ func (e *Execution) Parent() Token { return e.parent }
 // when the call entered the pipeline, or nil for an unknown tool.
 func (e *Execution) Tool() *Tool { return e.tool }
 
-// ErrorInfo is the structured failure class of an isError result.
+// ErrorInfo is the structured failure class of an isError result: Code is
+// the stable code to switch on, Name the failure's class name (a [Namer]'s
+// Name, or the error's Go type name).
 type ErrorInfo struct {
-	Name string `json:"name"`
-	Code string `json:"code"`
+	Name string    `json:"name"`
+	Code ErrorCode `json:"code"`
 }
 
 // Result is the outcome of one call (the spec's ToolExecutionResult). It is
@@ -368,8 +389,15 @@ type Result struct {
 	// never on a success, so a failed result's Error is never nil.
 	Error *ErrorInfo `json:"error,omitempty"`
 	// AdditionalContext is context for the agent loop to append after the
-	// step's tool results, in the order tool, wrapper, post-execute.
+	// step's tool results, in the order tool, wrapper, post-execute (for
+	// run_code: its sub-calls' first, in submission order). See
+	// [BatchContext].
 	AdditionalContext []string `json:"additionalContext,omitempty"`
+	// ConcludeTurn asks the agent loop to end the turn after this step
+	// instead of calling the model again (the tool, a wrapper, or for
+	// run_code one of its sub-calls asked). Only a successful result
+	// carries it: finalize clears it on an isError. See [ConcludesTurn].
+	ConcludeTurn bool `json:"concludeTurn,omitempty"`
 	// Meta is the tool's opaque presentation payload (lossless JSON) from a
 	// successful execute.
 	Meta json.RawMessage `json:"meta,omitempty"`

@@ -48,7 +48,7 @@ var Stages = []Stage{
 		OnFailure: "deny / error", FailTo: "post-execute"},
 	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*, with the policy's reason); the call cancelled when the answer arrives → ABORTED_BEFORE_DISPATCH, whatever the answer (a rejection is kept).",
 		OnFailure: "not granted", FailTo: "post-execute"},
-	{Name: "guards", Doc: "Global guards, then the agent's: a reason denies (DENIED), monotonically; a panic → GUARD_FAILED.",
+	{Name: "guards", Doc: "Global guards, then the agent's: an error denies (its code, or DENIED), monotonically; a panic → GUARD_FAILED.",
 		OnFailure: "DENIED", FailTo: "post-execute"},
 	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR. When the stage returns, bodies still running are cancelled and waited for, and next starts none.",
 		OnFailure: "short-circuit / error", FailTo: "post-execute"},
@@ -140,19 +140,49 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	return res
 }
 
-// run is stages 1–9; it contains any panic of the pipeline itself.
+// run is stages 1–9; it contains any panic of the pipeline itself. The
+// pipeline is three parts, which [Registry.ExecuteBatch] schedules
+// separately: the policy prefix (admit: stages 1–2, policy: stages 3–5),
+// the dispatch (execute: stages 6–7), and the suffix (post, finalize, and
+// stage 10, observe).
 func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Result) {
-	defer func() {
-		if v := recover(); v != nil {
-			r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", call.Name).Msg("tool pipeline panicked")
-			if exec.token.IsZero() {
-				exec.token = newToken()
-			}
-			res = failure(CodeInternal, "InternalError", panicMessage("the tool pipeline", v))
-			res.CallID = exec.callID
-		}
-	}()
+	defer r.contain(exec, call.Name, &res)
+	res, ok := r.admit(exec, call)
+	if !ok {
+		return r.finalize(exec, res)
+	}
+	em := r.h.Emitter(exec.agent)
+	if res, ok = r.policy(ctx, em, exec); ok {
+		res = r.execute(ctx, em, exec)
+	}
+	res = r.post(ctx, em, exec, res)
+	exec.stage = stageFinalize
+	return r.finalize(exec, res)
+}
 
+// contain, deferred, turns a panic of the pipeline itself into an
+// INTERNAL result in *res.
+func (r *Registry) contain(exec *Execution, tool string, res *Result) {
+	if v := recover(); v != nil {
+		r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", tool).Msg("tool pipeline panicked")
+		if exec.token.IsZero() {
+			exec.token = newToken()
+		}
+		*res = failure(CodeInternal, "InternalError", panicMessage("the tool pipeline", v))
+		res.CallID = exec.callID
+	}
+}
+
+// admit is stages 1–2, which run no policy: it fills exec in, or returns
+// the call's rejection (INVALID_CALL, INVALID_ARGS), which goes straight
+// to finalize, and false.
+func (r *Registry) admit(exec *Execution, call Call) (Result, bool) {
+	return admitCall(exec, call, r.resolveCall)
+}
+
+// admitCall is stages 1–2 with the tool resolved by resolve (the
+// registry's resolveCall, or NewExecution's frozen definition).
+func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (Result, bool) {
 	// Stage 1, snapshot: the execution gets a fresh token (the caller may
 	// only name a parent), the call id is checked (it must survive JSON and
 	// a log line: see Call.ID; an invalid one is INVALID_CALL and the
@@ -166,36 +196,38 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 	exec.token, exec.callID, exec.name, exec.agent, exec.parent = newToken(), call.ID, call.Name, call.Agent, call.Parent
 	if why := checkCallID(call.ID); why != "" {
 		exec.callID = repairCallID(call.ID)
-		return r.finalize(exec, failure(CodeInvalidCall, "InvalidCall", fmt.Sprintf("invalid call to tool %q: the call id %s", call.Name, why)))
+		return failure(CodeInvalidCall, "InvalidCall", fmt.Sprintf("invalid call to tool %q: the call id %s", call.Name, why)), false
 	}
-	exec.tool, _ = r.Get(call.Name, call.Agent)
-	// Under Code, end capabilities are reachable only from a run_code
-	// program (a call whose Parent is a run_code execution in progress); a
-	// direct call is an unknown tool whose message says how to reach it.
-	if t := exec.tool; t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent, call.Agent) {
-		exec.tool, exec.hint = nil, codeOnlyHint(call.Name)
-	}
+	exec.tool, exec.hint = resolve(call)
 	canon, err := canonjson.CanonicalizeObject(call.Arguments, canonjson.Options{})
 	if err != nil {
-		return r.finalize(exec, argsFailure(call.Name, err))
+		return argsFailure(call.Name, err), false
 	}
-	exec.args = string(canon)
+	exec.args, exec.raw = string(canon), canon
 
 	// Stage 2, validate-args: a typed tool (Define) checks the arguments
 	// against its schema; every violation is listed in the INVALID_ARGS
 	// text. Raw (MCP) tools validate their own input.
 	if t := exec.tool; t != nil && t.validate != nil {
 		exec.stage = stageValidateArgs
-		if err := safeValidate(t.validate, canon); err != nil {
-			return r.finalize(exec, argsFailure(call.Name, err))
+		if err := safeValidate(t.validate, exec); err != nil {
+			return argsFailure(call.Name, err), false
 		}
 	}
+	return Result{}, true
+}
 
-	em := r.h.Emitter(exec.agent)
-	res = r.decide(ctx, em, exec)
-	res = r.post(ctx, em, exec, res)
-	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+// resolveCall resolves call's tool for its agent, once per call (stage 1),
+// with the hint an unknown tool's message ends with. Under Code, end
+// capabilities are reachable only from a run_code program (a call whose
+// Parent is a run_code execution in progress); a direct call is an unknown
+// tool whose message says how to reach it.
+func (r *Registry) resolveCall(call Call) (*Tool, string) {
+	t, _ := r.Get(call.Name, call.Agent)
+	if t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent, call.Agent) {
+		return nil, codeOnlyHint(call.Name)
+	}
+	return t, ""
 }
 
 // argsFailure is the INVALID_ARGS result for err (a canonicalization or
@@ -215,13 +247,13 @@ func argsFailure(tool string, err error) Result {
 	return Result{Content: []Content{Text(msg)}, IsError: true, Error: &ErrorInfo{Name: name, Code: CodeInvalidArgs}}
 }
 
-func safeValidate(f func([]byte) error, args []byte) (err error) {
+func safeValidate(f func(*Execution) error, exec *Execution) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = errors.New(panicMessage("argument validation", v))
 		}
 	}()
-	return f(args)
+	return f(exec)
 }
 
 // waterfall dispatches one of the tools/* waterfalls. A listener's panic is
@@ -243,11 +275,12 @@ func waterfall[P, R any](ctx context.Context, em host.Emitter, ev *events.Waterf
 	return res, err
 }
 
-// decide is stages 3–7: policy, then dispatch. Every failure returns its
-// isError result, which then goes on to post-execute.
-func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution) Result {
+// policy is stages 3–5. It reports whether the call may be dispatched;
+// otherwise it returns the call's isError result, which goes on to
+// post-execute.
+func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution) (Result, bool) {
 	if ctx.Err() != nil {
-		return aborted(ctx, CodeAbortedBeforeDispatch)
+		return aborted(ctx, CodeAbortedBeforeDispatch), false
 	}
 
 	// Stage 3, tools/pre-execute: the reorderable gate. The base of the
@@ -258,14 +291,14 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	exec.stage = stagePreExecute
 	dec, err := waterfall(ctx, em, PreExecute, exec, allowBase)
 	if err != nil {
-		return listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)
+		return listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch), false
 	}
 	if err := dec.Validate(); err != nil {
-		return failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error())
+		return failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error()), false
 	}
 	switch dec.Kind {
 	case Deny:
-		return failure(CodeDenied, "ToolDenied", "Tool call denied: "+dec.Reason)
+		return failure(CodeDenied, "ToolDenied", "Tool call denied: "+dec.Reason), false
 
 	// Stage 4, approval: an ask is put to the approval service, looked up
 	// per ask (non-reactively) through the registry's context. No service,
@@ -278,24 +311,30 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	case Ask:
 		exec.stage = stageApproval
 		if res, ok := r.approve(ctx, exec, dec.Reason); !ok {
-			return res
+			return res, false
 		}
 	}
 
 	// Stage 5, guards: global guards, then the agent's own, in
-	// registration order. The first reason denies, and nothing after can
-	// re-allow (guards run after the waterfall precisely so that listener
-	// order cannot override them). A panicking guard denies.
+	// registration order. The first error denies, with the error's code or
+	// DENIED, and nothing after can re-allow (guards run after the
+	// waterfall precisely so that listener order cannot override them). A
+	// panicking guard denies (GUARD_FAILED).
 	exec.stage = stageGuards
 	global, scoped := r.guards(exec.agent)
 	for _, gs := range [2][]*guardEntry{global, scoped} {
 		for _, g := range gs {
 			if res, denied := runGuard(g.fn, exec); denied {
-				return res
+				return res, false
 			}
 		}
 	}
+	return Result{}, true
+}
 
+// execute is stages 6–7, for a call that policy allowed. Every failure
+// returns its isError result, which goes on to post-execute.
+func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution) Result {
 	if ctx.Err() != nil {
 		return aborted(ctx, CodeAbortedBeforeDispatch)
 	}
@@ -311,7 +350,10 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 	// ABORTED if a body started, ABORTED_BEFORE_DISPATCH if none did (a
 	// wrapper short-circuited, or its next was refused).
 	exec.stage = stageExecute
-	var res Result
+	var (
+		res Result
+		err error
+	)
 	if r.h.ListenerCount(executeEventName) == 0 {
 		// No wrapper anywhere: dispatch is called once, here, under the
 		// caller's own context.
@@ -321,6 +363,13 @@ func (r *Registry) decide(ctx context.Context, em host.Emitter, exec *Execution)
 			return r.dispatch(ctx, wctx, exec), nil
 		})
 	}
+	return endExecute(ctx, exec, res, err)
+}
+
+// endExecute ends stage 6 with what the wrappers returned: the stage is
+// over (settle), then a wrapper's failure or the caller's cancellation
+// decides the result.
+func endExecute(ctx context.Context, exec *Execution, res Result, err error) Result {
 	abortCode := CodeAbortedBeforeDispatch
 	if exec.bodies.settle(ErrAbandoned) {
 		abortCode = CodeAborted
@@ -392,8 +441,8 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 			res, denied = failure(CodeGuardFailed, "GuardFailed", "Tool call denied: "+panicMessage("a guard", v)), true
 		}
 	}()
-	if reason := g(exec); reason != "" {
-		return failure(CodeDenied, "GuardDenied", "Tool call denied: "+reason), true
+	if err := g(exec); err != nil {
+		return errorResult("Tool call denied", err, CodeDenied, "GuardDenied"), true
 	}
 	return Result{}, false
 }
@@ -449,26 +498,34 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 }
 
 // runBody calls the body and turns what it returned into a Result; the
-// error it returned is read under containment (errorText, errorInfo).
+// error it returned is read under containment (errorText, errorInfo). The
+// body's additional context is kept on a failure too (a failed run_code
+// still defers its sub-calls' context); a panic keeps nothing.
 func (r *Registry) runBody(body context.Context, t *Tool, exec *Execution) Result {
 	out, err, panicked := r.callBody(body, t, exec)
+	var res Result
 	switch {
 	case panicked:
 		return errorResult("", err, CodeToolError, "ToolPanic")
 	case err != nil && body.Err() != nil && isContextErr(body, err):
-		return aborted(body, CodeAborted)
+		res = aborted(body, CodeAborted)
 	case err != nil:
-		return errorResult("", err, CodeToolError, "ToolError")
+		res = errorResult("", err, CodeToolError, "ToolError")
 	case body.Err() != nil:
-		return aborted(body, CodeAborted)
+		res = aborted(body, CodeAborted)
+	default:
+		return Result{Content: out.Content, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn}
 	}
-	return Result{Content: out.Content, Meta: out.Meta, AdditionalContext: out.AdditionalContext}
+	res.AdditionalContext = out.AdditionalContext
+	return res
 }
 
 func (r *Registry) callBody(ctx context.Context, t *Tool, exec *Execution) (out Output, err error, panicked bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", t.name).Msg("tool body panicked")
+			if r.c != nil { // nil: run by NewExecution's offline stages
+				r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", t.name).Msg("tool body panicked")
+			}
 			out, err, panicked = Output{}, errors.New(panicMessage(fmt.Sprintf("tool %q", t.name), v)), true
 		}
 	}()
@@ -483,7 +540,7 @@ func isContextErr(ctx context.Context, err error) bool {
 	return errorIs(err, context.Canceled, context.DeadlineExceeded, context.Cause(ctx))
 }
 
-func aborted(ctx context.Context, code string) Result {
+func aborted(ctx context.Context, code ErrorCode) Result {
 	why := "context canceled"
 	if cause := context.Cause(ctx); cause != nil {
 		why = errorText(cause)
@@ -497,7 +554,7 @@ func aborted(ctx context.Context, code string) Result {
 // listenerFailure turns a propagated listener failure into a result: the
 // error's own code when it has one; abortCode when it failed because ctx
 // is done; else LISTENER_ERROR.
-func listenerFailure(ctx context.Context, event string, err error, abortCode string) Result {
+func listenerFailure(ctx context.Context, event string, err error, abortCode ErrorCode) Result {
 	if ctx.Err() != nil && errorInfo(err, "", "").Code == "" && isContextErr(ctx, err) {
 		return aborted(ctx, abortCode)
 	}
@@ -546,10 +603,14 @@ func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kin
 // on failures), has its meta canonicalized, and is detached from every
 // slice a tool or listener might still hold. An invalid result is replaced
 // by an INVALID_RESULT isError. Every isError result leaves with error
-// info: one that a wrapper made without any gets TOOL_ERROR.
+// info: one that a wrapper made without any gets TOOL_ERROR, and without
+// ConcludeTurn (only a success may end the turn).
 func (r *Registry) finalize(exec *Execution, res Result) Result {
 	if res.IsError && res.Error == nil {
 		res.Error = &ErrorInfo{Name: "ToolError", Code: CodeToolError}
+	}
+	if res.IsError {
+		res.ConcludeTurn = false
 	}
 	if meta, err := validateResult(res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
@@ -580,7 +641,7 @@ func validateResult(res Result) (json.RawMessage, error) {
 	if !res.IsError && res.Error != nil {
 		return nil, fmt.Errorf("error info %+v on a successful result", *res.Error)
 	}
-	if res.Error != nil && (res.Error.Code == "" || !utf8.ValidString(res.Error.Code) || !utf8.ValidString(res.Error.Name)) {
+	if res.Error != nil && (res.Error.Code == "" || !utf8.ValidString(string(res.Error.Code)) || !utf8.ValidString(res.Error.Name)) {
 		return nil, fmt.Errorf("malformed error info %+v", *res.Error)
 	}
 	if len(res.Meta) == 0 {
@@ -621,6 +682,15 @@ func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 	if exec.stage == stageResult {
 		return
 	}
+	res := r.goexitResult(exec)
+	exec.stage = stageResult
+	r.observe(ctx, exec, res)
+}
+
+// goexitResult is the final result of a call whose goroutine is exiting
+// through runtime.Goexit in stage exec.stage (before tools/result); the
+// caller has settled its bodies.
+func (r *Registry) goexitResult(exec *Execution) Result {
 	if exec.token.IsZero() {
 		exec.token = newToken()
 	}
@@ -643,7 +713,5 @@ func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 		where, code = "a tools/post-execute listener", CodeListenerError
 	}
 	r.c.Logger().Error().Str("tool", exec.name).Str("call", exec.callID).Msg(where + " called runtime.Goexit; the call's goroutine is exiting")
-	res := r.finalize(exec, failure(code, "Goexit", fmt.Sprintf("Tool call ended: %s called runtime.Goexit, which ends the goroutine running the call", where)))
-	exec.stage = stageResult
-	r.observe(ctx, exec, res)
+	return r.finalize(exec, failure(code, "Goexit", fmt.Sprintf("Tool call ended: %s called runtime.Goexit, which ends the goroutine running the call", where)))
 }

@@ -32,14 +32,24 @@ const (
 type Config struct {
 	// Mode is the presentation mode; empty means Native.
 	Mode Mode `json:"mode,omitempty" yaml:"mode,omitempty"`
+	// MaxParallelSubCalls caps the sub-calls of one Code Mode run in their
+	// tools/execute stage at once (parallel-safe calls the program makes
+	// together, as under Promise.all; see [Registry.ExecuteBatch] for the
+	// scheduling). Zero means [DefaultMaxParallel]; 1 runs them one at a
+	// time; negative is invalid.
+	MaxParallelSubCalls int `json:"maxParallelSubCalls,omitempty" yaml:"maxParallelSubCalls,omitempty"`
 }
 
 // supportedModes lists the modes this build accepts, in the order error
 // messages name them.
 var supportedModes = []Mode{Native, Code, Both}
 
-// Validate reports an unsupported mode, naming the allowed values.
+// Validate reports an unsupported mode, naming the allowed values, and a
+// negative MaxParallelSubCalls.
 func (c Config) Validate() error {
+	if c.MaxParallelSubCalls < 0 {
+		return fmt.Errorf("tools: config maxParallelSubCalls is %d; it must be positive, or 0 for the default %d", c.MaxParallelSubCalls, DefaultMaxParallel)
+	}
 	m := c.Mode
 	if m == "" {
 		m = Native
@@ -140,6 +150,7 @@ func (plugin) Apply(c *host.Context) error {
 		return err
 	}
 	r := newRegistry(c, mode)
+	r.maxSubCalls = cfg.MaxParallelSubCalls
 	if err := c.Host().Declare(Events()...); err != nil {
 		return err
 	}

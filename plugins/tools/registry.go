@@ -83,6 +83,8 @@ type Registry struct {
 	// their agent, a host.ScopeKey): under Code, only calls whose Parent is
 	// one of them, for the same agent, may reach an end capability.
 	codeRuns sync.Map
+	// maxSubCalls is Config.MaxParallelSubCalls (0: DefaultMaxParallel).
+	maxSubCalls int
 
 	mu     sync.RWMutex
 	layers map[host.ScopeKey]*layer
