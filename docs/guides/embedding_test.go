@@ -59,7 +59,7 @@ func Example_embedding() {
 		e, r := n.Execution(), n.Result()
 		ev := logger.Info().Str("agent", string(e.Agent())).Str("call", e.CallID()).Str("tool", e.Name())
 		if r.IsError && r.Error != nil {
-			ev = ev.Str("code", r.Error.Code)
+			ev = ev.Str("code", string(r.Error.Code))
 		}
 		ev.Msg("tool result")
 		return nil
@@ -173,7 +173,7 @@ func Example_embeddingCancel() {
 		if r.Error == nil {
 			return fmt.Sprint("isError=", r.IsError)
 		}
-		return r.Error.Code
+		return string(r.Error.Code)
 	}
 	ctx := context.Background()
 

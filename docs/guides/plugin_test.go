@@ -369,11 +369,11 @@ var CountPolicy = host.Define("count-policy", []host.ServiceKey{tools.Service}, 
 	if err != nil {
 		return err
 	}
-	_, err = reg.Guard(c, func(e *tools.Execution) string {
+	_, err = reg.Guard(c, func(e *tools.Execution) error {
 		if len(e.Arg("text").String()) > 20 {
-			return "text longer than 20 bytes"
+			return errors.New("text longer than 20 bytes")
 		}
-		return "" // no objection
+		return nil // no objection
 	})
 	return err
 })
@@ -390,7 +390,7 @@ func Example_pluginPolicy() {
 
 	// A guard registered through an agent scope applies to that agent only.
 	intern, _ := root.Scope("intern")
-	_, _ = reg.Guard(intern, func(e *tools.Execution) string { return "interns may not count" })
+	_, _ = reg.Guard(intern, func(e *tools.Execution) error { return errors.New("interns may not count") })
 
 	for _, c := range []tools.Call{
 		{ID: "1", Agent: "ada", Name: "count", Arguments: json.RawMessage(`{"text":"a b"}`)},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"strings"
@@ -23,14 +24,14 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	if err != nil {
 		return err
 	}
-	if _, err := reg.Guard(c, func(e *tools.Execution) string {
+	if _, err := reg.Guard(c, func(e *tools.Execution) error {
 		switch e.Name() {
 		case "read", "write", "edit":
 			if p := e.Arg("path").String(); path.Base(p) == ".env" {
-				return "secrets files (.env) are off limits"
+				return errors.New("secrets files (.env) are off limits")
 			}
 		}
-		return ""
+		return nil
 	}); err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		status := "ok"
 		if r := n.Result(); r.IsError && r.Error != nil {
-			status = "error " + r.Error.Code
+			status = "error " + string(r.Error.Code)
 		}
 		fmt.Fprintf(o.Out, "  ↳ %s %s: %s\n", e.CallID(), e.Name(), status)
 		return nil
@@ -227,7 +227,7 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 		view := reg.PresentResult(c.Name, agentKey, c.Arguments, res.Data())
 		code := ""
 		if res.Error != nil {
-			code = res.Error.Code
+			code = string(res.Error.Code)
 		}
 		fmt.Fprint(s.out, cardtext.Result(view, res.Data(), code))
 		pendingContext = append(pendingContext, res.AdditionalContext...)

@@ -93,7 +93,7 @@ func (e *env) exec(ctx context.Context, id string, agent host.ScopeKey) tools.Re
 	return e.reg.Execute(ctx, tools.Call{ID: id, Name: "bash", Arguments: []byte(`{"command":"rm -rf build"}`), Agent: agent})
 }
 
-func code(r tools.Result) string {
+func code(r tools.Result) tools.ErrorCode {
 	if r.Error == nil {
 		return ""
 	}
@@ -108,7 +108,7 @@ func answer(o tools.ApprovalOutcome) approval.AnswerFunc {
 func TestX2_Outcomes(t *testing.T) {
 	for _, tc := range []struct {
 		outcome tools.ApprovalOutcome
-		code    string
+		code    tools.ErrorCode
 		ran     bool
 	}{
 		{tools.AllowedOnce, "", true},
@@ -156,7 +156,7 @@ func TestP4_AskWithoutServiceOrAgentDenies(t *testing.T) {
 func TestP4_DenialPassesThroughPostExecute(t *testing.T) {
 	e := newEnv(t)
 	e.approval(t, approval.Config{Answerer: answer(tools.Rejected)})
-	var seen string
+	var seen tools.ErrorCode
 	if _, err := host.OnWaterfall(e.root, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next events.Next[tools.PostDecision]) (tools.PostDecision, error) {
 		seen = code(in.Result())
 		return next(ctx)

@@ -73,7 +73,7 @@ func ok(s string) (tools.Output, error) {
 	return tools.Output{Content: []tools.Content{tools.Text(s)}}, nil
 }
 
-func code(r tools.Result) string {
+func code(r tools.Result) tools.ErrorCode {
 	if r.Error == nil {
 		return ""
 	}

@@ -160,9 +160,9 @@ func TestG5_SettlementCancelsInFlightAndAbortsQueuedSubCalls(t *testing.T) {
 		name string
 		// end ends the run; cancel cancels the outer call.
 		end      func(ctx context.Context, cancel context.CancelFunc) (*coderuntime.Result, error)
-		wantCode string // of run_code; "" = success
-		wantText string // in run_code's text
-		cause    error  // the in-flight sub-call's cancellation cause
+		wantCode tools.ErrorCode // of run_code; "" = success
+		wantText string          // in run_code's text
+		cause    error           // the in-flight sub-call's cancellation cause
 	}
 	triggers := []trigger{
 		{"returns a value", func(context.Context, context.CancelFunc) (*coderuntime.Result, error) {
@@ -275,7 +275,7 @@ func TestG5_BindingCalledAfterSettlementIsRefused(t *testing.T) {
 				t.Fatalf("late call = %s, %v; want a coderuntime.ErrRunSettled refusal", out, err)
 			}
 			var ce *tools.CodeCallError
-			if !errors.As(err, &ce) || ce.Tool != "fast" || ce.Code() != tools.CodeRunSettled || !strings.Contains(err.Error(), "not made") {
+			if !errors.As(err, &ce) || ce.Tool != "fast" || ce.Info.Code != tools.CodeRunSettled || !strings.Contains(err.Error(), "not made") {
 				t.Errorf("late call error = %#v (%v)", err, err)
 			}
 			if b := g.bodies(); len(b) != 0 {
@@ -383,12 +383,12 @@ func TestG5_GoroutinesCallingBindingsAfterRunReturned(t *testing.T) {
 			case err == nil:
 			case !errors.As(err, &ce):
 				t.Fatalf("round %d: binding error %v is not a CodeCallError", round, err)
-			case ce.Code() == tools.CodeRunSettled:
+			case ce.Info.Code == tools.CodeRunSettled:
 				if !errors.Is(err, coderuntime.ErrRunSettled) {
 					t.Fatalf("round %d: refusal %v does not match ErrRunSettled", round, err)
 				}
 				continue
-			case ce.Code() != tools.CodeAbortedBeforeDispatch && ce.Code() != tools.CodeAborted:
+			case ce.Info.Code != tools.CodeAbortedBeforeDispatch && ce.Info.Code != tools.CodeAborted:
 				t.Fatalf("round %d: unexpected binding error %v (%s)", round, err, ce.Code())
 			}
 			accepted++
@@ -460,7 +460,7 @@ func TestG5_UncooperativeRuntimeIsWaitedForAndDispatchesNothingAfterCancel(t *te
 	}
 	for i, err := range lateErrs {
 		var ce *tools.CodeCallError
-		if !errors.As(err, &ce) || ce.Code() != tools.CodeAbortedBeforeDispatch {
+		if !errors.As(err, &ce) || ce.Info.Code != tools.CodeAbortedBeforeDispatch {
 			t.Errorf("binding call %d after cancel = %v", i+1, err)
 		}
 	}

@@ -7,80 +7,97 @@ import (
 	"strings"
 )
 
-// Stable failure codes carried in [ErrorInfo].Code of an isError [Result].
-// They are part of the public contract: retry, sandbox and replay plugins
-// switch on them.
+// ErrorCode is the stable failure class of an isError [Result] (its
+// [ErrorInfo].Code, "error.code" on the wire): an upper-case ASCII word
+// such as "DENIED". Codes are part of the public contract: retry, sandbox
+// and replay plugins switch on them. The codes the registry, its Code Mode
+// and the policy plugins of this module produce are the constants below;
+// a tool or policy may carry its own (any non-empty string), through a
+// [Coder] error or [NewError].
+type ErrorCode string
+
+// The codes of this module, in one place.
 const (
 	// CodeUnknownTool: no tool of that name is visible to the call's agent.
-	CodeUnknownTool = "UNKNOWN_TOOL"
+	CodeUnknownTool ErrorCode = "UNKNOWN_TOOL"
 	// CodeInvalidArgs: the arguments are not lossless JSON, not an object,
 	// or fail a typed tool's schema (the message lists every violation).
-	CodeInvalidArgs = "INVALID_ARGS"
+	CodeInvalidArgs ErrorCode = "INVALID_ARGS"
 	// CodeInvalidCall: the call itself is malformed: its ID is not a valid
 	// call id (see [Call].ID: invalid UTF-8, a control character, longer
 	// than [MaxCallIDLen]). Like INVALID_ARGS it is decided before any
 	// policy runs; the result carries a repaired CallID (see [Result]).
-	CodeInvalidCall = "INVALID_CALL"
+	CodeInvalidCall ErrorCode = "INVALID_CALL"
 	// CodeAborted: the call's context was cancelled while the tool body ran;
 	// reported after the body returned.
-	CodeAborted = "ABORTED"
+	CodeAborted ErrorCode = "ABORTED"
 	// CodeAbortedBeforeDispatch: the call's context was done before the tool
 	// body started (including while waiting for approval): the body never
 	// ran, whatever context a tools/execute wrapper passed to next and
 	// whether or not a wrapper short-circuited. Also the answer of a next
 	// called after the tools/execute stage was over.
-	CodeAbortedBeforeDispatch = "ABORTED_BEFORE_DISPATCH"
+	CodeAbortedBeforeDispatch ErrorCode = "ABORTED_BEFORE_DISPATCH"
 	// CodeToolError: the tool body returned an error that carries no code of
 	// its own, panicked, or called runtime.Goexit.
-	CodeToolError = "TOOL_ERROR"
+	CodeToolError ErrorCode = "TOOL_ERROR"
 	// CodeDenied: a tools/pre-execute listener returned a deny decision, or a
-	// guard returned a reason.
-	CodeDenied = "DENIED"
+	// guard returned an error without a code of its own.
+	CodeDenied ErrorCode = "DENIED"
 	// CodeGuardFailed: a guard panicked or called runtime.Goexit; the call
 	// is denied (fail closed).
-	CodeGuardFailed = "GUARD_FAILED"
+	CodeGuardFailed ErrorCode = "GUARD_FAILED"
 	// CodeApprovalRejected: an ask was answered "rejected".
-	CodeApprovalRejected = "APPROVAL_REJECTED"
+	CodeApprovalRejected ErrorCode = "APPROVAL_REJECTED"
 	// CodeApprovalCancelled: an ask was answered "cancelled" (the user
 	// dismissed the prompt).
-	CodeApprovalCancelled = "APPROVAL_CANCELLED"
+	CodeApprovalCancelled ErrorCode = "APPROVAL_CANCELLED"
 	// CodeApprovalUnavailable: an ask could not be put to anyone: no approval
 	// service is mounted, the call has no agent, or the service answered
 	// "unavailable".
-	CodeApprovalUnavailable = "APPROVAL_UNAVAILABLE"
+	CodeApprovalUnavailable ErrorCode = "APPROVAL_UNAVAILABLE"
 	// CodeApprovalFailed: the approval service returned an error, panicked,
 	// called runtime.Goexit or answered with an unknown outcome; the call is
 	// denied (fail closed).
-	CodeApprovalFailed = "APPROVAL_FAILED"
+	CodeApprovalFailed ErrorCode = "APPROVAL_FAILED"
 	// CodeBlocked: a tools/post-execute listener blocked the result; the
 	// content is its feedback.
-	CodeBlocked = "BLOCKED"
+	CodeBlocked ErrorCode = "BLOCKED"
 	// CodeListenerError: a tools/* waterfall listener returned an error
 	// without a code of its own, panicked, or called runtime.Goexit.
-	CodeListenerError = "LISTENER_ERROR"
+	CodeListenerError ErrorCode = "LISTENER_ERROR"
 	// CodeInvalidDecision: a listener returned a malformed decision (zero or
 	// unknown kind, deny without a reason, a field that does not belong to
 	// the kind). The call fails closed.
-	CodeInvalidDecision = "INVALID_DECISION"
+	CodeInvalidDecision ErrorCode = "INVALID_DECISION"
 	// CodeInvalidResult: the final result is not lossless JSON (invalid
 	// UTF-8, an unknown content type, a missing required content field,
 	// meta that is not lossless JSON, error info on a success).
-	CodeInvalidResult = "INVALID_RESULT"
+	CodeInvalidResult ErrorCode = "INVALID_RESULT"
 	// CodeToolTimeout: the timeout policy's own deadline for the tool's
 	// Timeout fired (set by plugins/timeout-policy, not by this package).
-	CodeToolTimeout = "TOOL_TIMEOUT"
-	// CodeCodeRunFailed: a Code Mode program failed (reserved for Code
-	// Mode).
-	CodeCodeRunFailed = "CODE_RUN_FAILED"
+	CodeToolTimeout ErrorCode = "TOOL_TIMEOUT"
+	// CodeCodeRunFailed: a Code Mode program failed: run_code's result
+	// (see [CodeRunFailedError]).
+	CodeCodeRunFailed ErrorCode = "CODE_RUN_FAILED"
+	// CodeRunSettled: a Code Mode binding call refused because its run had
+	// already settled (the runtime kept the binding and called it after Run
+	// returned): the call is neither dispatched nor logged. It is the code
+	// the shipped runtime gives such calls too.
+	CodeRunSettled ErrorCode = "RUN_SETTLED"
 	// CodeInternal: the pipeline itself panicked. It should never appear;
 	// it exists so that even then the call gets exactly one result.
-	CodeInternal = "INTERNAL_ERROR"
+	CodeInternal ErrorCode = "INTERNAL_ERROR"
 )
 
 // Coder is implemented by typed errors that carry a stable failure code
 // (such as *schema.ArgsError, "INVALID_ARGS"). When a tool, listener or
 // guard fails with a Coder anywhere in its error chain, the result's
-// error.code is that code.
+// error.code is c.Code() (an empty code counts as none).
+//
+// The method returns a plain string rather than an [ErrorCode] so that
+// errors of packages that do not import tools (schema, a code runtime,
+// another library) implement it as they are; return string(tools.CodeX)
+// to use one of this package's codes, or use [Error].
 type Coder interface {
 	Code() string
 }
@@ -104,7 +121,7 @@ type Error struct {
 }
 
 // NewError returns an *Error with the given code, name and message.
-func NewError(code, name, message string) *Error {
+func NewError(code ErrorCode, name, message string) *Error {
 	return &Error{Info: ErrorInfo{Code: code, Name: name}, Message: message}
 }
 
@@ -118,14 +135,14 @@ func (e *Error) Error() string {
 	case e.Err != nil:
 		return e.Err.Error()
 	}
-	return e.Info.Code
+	return string(e.Info.Code)
 }
 
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Code implements [Coder].
-func (e *Error) Code() string { return e.Info.Code }
+func (e *Error) Code() string { return string(e.Info.Code) }
 
 // Name implements [Namer].
 func (e *Error) Name() string { return e.Info.Name }
@@ -267,12 +284,12 @@ func safeName(n Namer) (s string) {
 // fallback code with the fallback name. A Coder whose Code method panics
 // or reports no code gives the fallback; one whose Name method panics is
 // named by its type; a code or name that is not valid UTF-8 is repaired.
-func errorInfo(err error, fallbackCode, fallbackName string) *ErrorInfo {
+func errorInfo(err error, fallbackCode ErrorCode, fallbackName string) *ErrorInfo {
 	c, ok := errorAs[Coder](err)
 	if !ok || c == nil {
 		return &ErrorInfo{Name: fallbackName, Code: fallbackCode}
 	}
-	code := safeCode(c)
+	code := ErrorCode(safeCode(c))
 	if code == "" {
 		return &ErrorInfo{Name: fallbackName, Code: fallbackCode}
 	}
@@ -326,12 +343,12 @@ func errorIs(err error, targets ...error) (found bool) {
 }
 
 // failure builds an isError result with one text block.
-func failure(code, name, text string) Result {
+func failure(code ErrorCode, name, text string) Result {
 	return Result{Content: []Content{Text(text)}, IsError: true, Error: &ErrorInfo{Name: name, Code: code}}
 }
 
 // errorResult builds an isError result from err, prefixing its message.
-func errorResult(prefix string, err error, fallbackCode, fallbackName string) Result {
+func errorResult(prefix string, err error, fallbackCode ErrorCode, fallbackName string) Result {
 	msg := errorText(err)
 	if prefix != "" {
 		msg = prefix + ": " + msg

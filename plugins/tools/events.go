@@ -247,12 +247,17 @@ func Events() []events.Handle {
 	return []events.Handle{PreExecute, ExecuteEvent, PostExecute, ResultEvent, Change}
 }
 
-// Guard is a monotonic, synchronous execution guard: a non-empty returned
-// reason denies the call (code DENIED), and nothing later can re-allow it.
-// Guards run after tools/pre-execute (and approval), global guards before
-// the agent's own, each in registration order. A panicking guard denies
-// (GUARD_FAILED). A guard must not block.
-type Guard func(exec *Execution) (reason string)
+// Guard is a monotonic, synchronous execution guard. It returns nil to let
+// the call through, or an error to deny it, and nothing later can re-allow
+// a denied call. The result is an isError whose text is "Tool call denied:
+// " and the error's message, and whose error.code is the error's [Coder]
+// code (a *[Error] made with [NewError], say), or DENIED for a plain error
+// (errors.New("interns may not write")). Guards run after tools/pre-execute
+// (and approval), global guards before the agent's own, each in
+// registration order; the first error wins. A panicking guard denies
+// (GUARD_FAILED). A guard must not block; it may be called concurrently
+// for different calls.
+type Guard func(exec *Execution) error
 
 // ApprovalService is the service the pipeline looks the [Approver] up
 // through, per ask, non-reactively ([host.Service.Lookup]); package

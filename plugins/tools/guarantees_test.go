@@ -130,7 +130,7 @@ func TestG2_AnApprovalAnsweredAfterWithdrawalGrantsNothing(t *testing.T) {
 	for _, tc := range []struct {
 		outcome tools.ApprovalOutcome
 		err     error
-		want    string
+		want    tools.ErrorCode
 	}{
 		{tools.AllowedOnce, nil, tools.CodeAbortedBeforeDispatch},
 		{tools.Cancelled, nil, tools.CodeAbortedBeforeDispatch},
@@ -147,7 +147,7 @@ func TestG2_AnApprovalAnsweredAfterWithdrawalGrantsNothing(t *testing.T) {
 			must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(context.Context, *tools.Execution, tools.PreNext) (tools.PreDecision, error) {
 				return tools.Asked("needs a human"), nil
 			}))
-			must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { later.Add(1); return "" }))
+			must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { later.Add(1); return nil }))
 			must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 				later.Add(1)
 				return next(context.Background())
@@ -303,21 +303,21 @@ func hostileErrors() map[string]error {
 func TestG4_HostileErrorValuesBecomeOrdinaryResults(t *testing.T) {
 	type source struct {
 		name  string
-		codes []string // acceptable codes
+		codes []tools.ErrorCode // acceptable codes
 		// cyclic chains hang errors.As inside the host's own listener
 		// failure logging; they are checked for the sources the pipeline
 		// reads alone.
 		noCycles bool
 	}
 	sources := []source{
-		{name: "body", codes: []string{tools.CodeToolError, "E_NAMED"}},
-		{name: "body panic", codes: []string{tools.CodeToolError}},
-		{name: "body during cancellation", codes: []string{tools.CodeToolError, tools.CodeAborted, "E_NAMED"}},
-		{name: "pre-execute", codes: []string{tools.CodeListenerError, "E_NAMED"}, noCycles: true},
-		{name: "execute wrapper", codes: []string{tools.CodeListenerError, "E_NAMED"}, noCycles: true},
-		{name: "post-execute", codes: []string{tools.CodeListenerError, "E_NAMED"}, noCycles: true},
-		{name: "approver", codes: []string{tools.CodeApprovalFailed}},
-		{name: "guard panic", codes: []string{tools.CodeGuardFailed}},
+		{name: "body", codes: []tools.ErrorCode{tools.CodeToolError, "E_NAMED"}},
+		{name: "body panic", codes: []tools.ErrorCode{tools.CodeToolError}},
+		{name: "body during cancellation", codes: []tools.ErrorCode{tools.CodeToolError, tools.CodeAborted, "E_NAMED"}},
+		{name: "pre-execute", codes: []tools.ErrorCode{tools.CodeListenerError, "E_NAMED"}, noCycles: true},
+		{name: "execute wrapper", codes: []tools.ErrorCode{tools.CodeListenerError, "E_NAMED"}, noCycles: true},
+		{name: "post-execute", codes: []tools.ErrorCode{tools.CodeListenerError, "E_NAMED"}, noCycles: true},
+		{name: "approver", codes: []tools.ErrorCode{tools.CodeApprovalFailed}},
+		{name: "guard panic", codes: []tools.ErrorCode{tools.CodeGuardFailed}},
 	}
 	for _, src := range sources {
 		for name, herr := range hostileErrors() {
@@ -359,9 +359,9 @@ func TestG4_HostileErrorValuesBecomeOrdinaryResults(t *testing.T) {
 						return tools.AllowedOnce, herr
 					})))
 				case "guard panic":
-					must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { panic(herr) }))
+					must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { panic(herr) }))
 				}
-				var postSaw []string
+				var postSaw []tools.ErrorCode
 				must2(t)(host.OnWaterfall(e.root, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
 					postSaw = append(postSaw, code(in.Result()))
 					if src.name == "post-execute" {
@@ -395,7 +395,7 @@ func TestG4_HostileErrorValuesBecomeOrdinaryResults(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
+func contains(list []tools.ErrorCode, s tools.ErrorCode) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -410,7 +410,10 @@ func contains(list []string, s string) bool {
 // still gets exactly one tools/result, an isError naming the stage. A body
 // a wrapper left running is waited for first.
 func TestG4_GoexitInUserCodeStillYieldsExactlyOneResult(t *testing.T) {
-	for _, tc := range []struct{ where, code string }{
+	for _, tc := range []struct {
+		where string
+		code  tools.ErrorCode
+	}{
 		{"body", tools.CodeToolError},
 		{"validate", tools.CodeInvalidArgs},
 		{"pre-execute", tools.CodeListenerError},
@@ -437,7 +440,7 @@ func TestG4_GoexitInUserCodeStillYieldsExactlyOneResult(t *testing.T) {
 				return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
 			}
 			if tc.where == "validate" {
-				d.ValidateArgs = func([]byte) error { runtime.Goexit(); return nil }
+				d.ValidateArgs = func(*tools.Execution) error { runtime.Goexit(); return nil }
 			}
 			mustRegister(t, e.reg, e.root, d)
 			goexitIn := func(where string) {
@@ -456,7 +459,7 @@ func TestG4_GoexitInUserCodeStillYieldsExactlyOneResult(t *testing.T) {
 				goexitIn("approver")
 				return tools.AllowedOnce, nil
 			})))
-			must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { goexitIn("guard"); return "" }))
+			must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { goexitIn("guard"); return nil }))
 			var spawned sync.WaitGroup
 			must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 				goexitIn("wrapper")

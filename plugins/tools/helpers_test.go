@@ -83,7 +83,7 @@ func text(r tools.Result) string {
 	return s
 }
 
-func code(r tools.Result) string {
+func code(r tools.Result) tools.ErrorCode {
 	if r.Error == nil {
 		return ""
 	}

@@ -25,7 +25,7 @@ func TestP1_PhaseOrder(t *testing.T) {
 		return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
 	}
 	mustRegister(t, e.reg, e.root, d)
-	must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { rec("guard"); return "" }))
+	must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { rec("guard"); return nil }))
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		rec("pre")
 		return next(ctx)
@@ -70,7 +70,7 @@ func TestP2_OneTokenOneSnapshotPerCall(t *testing.T) {
 		return tools.Output{}, nil
 	}
 	mustRegister(t, e.reg, e.root, d)
-	must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) string { note("guard", x); return "" }))
+	must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) error { note("guard", x); return nil }))
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		note("pre", x)
 		return next(ctx)
@@ -169,7 +169,7 @@ func TestP4_DenyAskAndApproval(t *testing.T) {
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		return decision, nil
 	}))
-	var postSaw []string
+	var postSaw []tools.ErrorCode
 	must2(t)(host.OnWaterfall(e.root, tools.PostExecute, func(ctx context.Context, p tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
 		postSaw = append(postSaw, code(p.Result()))
 		return next(ctx)
@@ -184,7 +184,7 @@ func TestP4_DenyAskAndApproval(t *testing.T) {
 	if res := exec("a"); code(res) != tools.CodeDenied || !strings.Contains(text(res), "not today") || ran != 0 {
 		t.Errorf("deny: %+v", res)
 	}
-	if !slices.Equal(postSaw, []string{tools.CodeDenied}) {
+	if !slices.Equal(postSaw, []tools.ErrorCode{tools.CodeDenied}) {
 		t.Errorf("post-execute saw %v", postSaw)
 	}
 	decision = tools.Asked("dangerous")
@@ -207,7 +207,7 @@ func TestP4_DenyAskAndApproval(t *testing.T) {
 	for _, tc := range []struct {
 		outcome tools.ApprovalOutcome
 		err     error
-		code    string
+		code    tools.ErrorCode
 	}{
 		{tools.Rejected, nil, tools.CodeApprovalRejected},
 		{tools.Cancelled, nil, tools.CodeApprovalCancelled},
@@ -605,12 +605,12 @@ func TestP3_TypedToolCaseVariantKeyCannotSmuggleAValuePastPolicy(t *testing.T) {
 	})
 	mustRegister(t, e.reg, e.root, def)
 	var seen []string
-	must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) string {
+	must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) error {
 		seen = append(seen, x.Arg("path").String()+"|"+x.Arg("opt", "mode").String())
 		if x.Arg("path").String() != "/safe" {
-			return "only /safe"
+			return errors.New("only /safe")
 		}
-		return ""
+		return nil
 	}))
 	for _, a := range []string{
 		`{"path":"/safe","PATH":"/secret"}`,
@@ -658,7 +658,7 @@ func TestP6_RetainedExecuteNextCannotRunTheBodyAfterTheCallSettled(t *testing.T)
 		t.Fatalf("first call: %+v, runs %d", res, runs)
 	}
 	_ = off()
-	must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { return "no more removals" }))
+	must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { return errors.New("no more removals") }))
 	res, err := kept(context.Background())
 	if runs != 1 {
 		t.Errorf("the body ran again after the call settled (res %+v, err %v)", res, err)

@@ -160,13 +160,13 @@ func TestP1_P5_P10_G2_G3_G4_PropertyRandomListeners(t *testing.T) {
 				}
 			}
 			gk := choose(6)
-			if _, err := e.reg.Guard(c, func(*tools.Execution) string {
+			if _, err := e.reg.Guard(c, func(*tools.Execution) error {
 				switch gk {
 				case 0:
 					mu.Lock()
 					guardDeny = true
 					mu.Unlock()
-					return "random guard"
+					return errors.New("random guard")
 				case 1:
 					mu.Lock()
 					guardDeny = true
@@ -180,7 +180,7 @@ func TestP1_P5_P10_G2_G3_G4_PropertyRandomListeners(t *testing.T) {
 					mu.Unlock()
 					runtime.Goexit()
 				}
-				return ""
+				return nil
 			}); err != nil {
 				return err
 			}
@@ -480,7 +480,7 @@ func TestR_ConcurrentExecuteRegisterDispose(t *testing.T) {
 				}
 				_, _ = e.reg.Register(ag, echo("stable", "scoped"))
 				_, _ = e.reg.Restrict(ag, tools.Restriction{Deny: []string{"stable"}})
-				_, _ = e.reg.Guard(ag, func(*tools.Execution) string { return "" })
+				_, _ = e.reg.Guard(ag, func(*tools.Execution) error { return nil })
 				_ = e.reg.Schemas(ag.ScopeKey())
 				_ = off()
 				_ = ag.Fiber().Dispose()

@@ -327,16 +327,16 @@ func TestR6_Guards(t *testing.T) {
 	mustRegister(t, e.reg, e.root, d)
 	var order []string
 	// Registered scoped first: global still runs first.
-	offScoped := must2(t)(e.reg.Guard(ag, func(x *tools.Execution) string {
+	offScoped := must2(t)(e.reg.Guard(ag, func(x *tools.Execution) error {
 		order = append(order, "scoped")
-		return ""
+		return nil
 	}))
-	offGlobal := must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) string {
+	offGlobal := must2(t)(e.reg.Guard(e.root, func(x *tools.Execution) error {
 		order = append(order, "global")
 		if x.Arg("block").Bool() {
-			return "blocked by policy"
+			return errors.New("blocked by policy")
 		}
-		return ""
+		return nil
 	}))
 	// A pre-execute listener that explicitly allows cannot override a guard.
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
@@ -366,7 +366,7 @@ func TestR6_Guards(t *testing.T) {
 		t.Errorf("other agent: order = %v", order)
 	}
 	// Panicking guard fails closed.
-	offPanic := must2(t)(e.reg.Guard(e.root, func(*tools.Execution) string { panic("boom") }))
+	offPanic := must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { panic("boom") }))
 	if res := e.reg.Execute(context.Background(), c); code(res) != tools.CodeGuardFailed || ran != 2 {
 		t.Errorf("panicking guard: %+v ran=%d", res, ran)
 	}
@@ -420,7 +420,7 @@ func TestH2_DisposingThePluginFiberUndoesRegistrations(t *testing.T) {
 		if _, err := e.reg.Register(c, echo("mine", "x")); err != nil {
 			return err
 		}
-		if _, err := e.reg.Guard(c, func(*tools.Execution) string { return "no" }); err != nil {
+		if _, err := e.reg.Guard(c, func(*tools.Execution) error { return errors.New("no") }); err != nil {
 			return err
 		}
 		ag, err := c.Scope("agent")

@@ -1,13 +1,11 @@
 package tools
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
-	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
@@ -41,6 +39,11 @@ type TypedTool[A any] struct {
 	// Timeout is the optional cooperative budget (the spec's timeoutMs);
 	// it must not be negative. Zero means none.
 	Timeout time.Duration
+	// Concurrency declares which calls may run alongside others in a
+	// batch (see [Definition].Concurrency): [Parallel], a
+	// [ConcurrencyFunc] reading the validated arguments (exec.Arg,
+	// exec.Decode), or nil for exclusive.
+	Concurrency ConcurrencyRule
 }
 
 // Define turns a typed tool into a [Definition]. It fails when the spec is
@@ -67,13 +70,13 @@ type TypedTool[A any] struct {
 //     type's range, a date that time.Time refuses, a value A's own
 //     UnmarshalJSON or UnmarshalText rejects, ...), located at the value.
 //
-// The arguments are decoded into A once, during validation. That value
-// goes to the body of the call that validated it (an atomic hand-over,
-// matched on the exact argument bytes), never to policy; a second run of
-// the body (a tools/execute wrapper calling next again) or a call whose
-// value was taken by a concurrent call with other arguments decodes the
-// frozen arguments afresh, so no two body runs share a value. A decoded
-// value whose call was denied is kept until the tool's next call.
+// The arguments are decoded into A once, during validation, and the value
+// is kept on the call's [Execution], where no policy can reach it; the
+// body takes it from there, once. A second run of the body on the same
+// execution (a tools/execute wrapper calling next again) decodes the
+// frozen arguments afresh, so no two body runs share a value, and so does
+// a body called on an execution that was not validated by this
+// definition.
 func Define[A any](t TypedTool[A]) (Definition, error) {
 	spec := t.Parameters
 	if spec == nil {
@@ -103,23 +106,23 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 		Description: t.Description,
 		Parameters:  params,
 		Timeout:     t.Timeout,
-		ValidateArgs: func(args []byte) error {
-			v := new(decoded[A])
-			if vs := dec.decode(args, &v.value); len(vs) > 0 {
+		Concurrency: t.Concurrency,
+		ValidateArgs: func(exec *Execution) error {
+			v := &decoded[A]{by: dec}
+			if vs := dec.decode(exec.argBytes(), &v.value); len(vs) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
-			v.args = string(args)
-			dec.ready.Store(v)
+			exec.decoded.Store(v)
 			return nil
 		},
 	}
 	if body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
-			if v := dec.ready.Swap(nil); v != nil && v.args == exec.ArgsString() {
+			if v := dec.take(exec); v != nil {
 				return body(ctx, v.value, exec)
 			}
 			var a A
-			if vs := dec.decode([]byte(cmp.Or(exec.ArgsString(), "{}")), &a); len(vs) > 0 {
+			if vs := dec.decode(exec.argBytes(), &a); len(vs) > 0 {
 				// Unreachable through the pipeline, which validated these
 				// bytes; a caller running Execute directly gets the same
 				// refusal.
@@ -156,15 +159,25 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 type typedDecoder[A any] struct {
 	spec   schema.Spec
 	target *schema.Target
-	// ready is the value decoded by the last successful validation, for
-	// the body of that call.
-	ready atomic.Pointer[decoded[A]]
 }
 
-// decoded is a value decoded from exactly args.
+// decoded is a value of A that the decoder by decoded from an execution's
+// arguments during validation, waiting on the execution for its body.
 type decoded[A any] struct {
-	args  string
+	by    *typedDecoder[A]
 	value A
+}
+
+// take returns the value the validation of exec by d decoded, and removes
+// it from exec, or nil when there is none (exec was not validated by d, or
+// a body run took the value already). Of concurrent takers at most one
+// gets the value.
+func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
+	v, ok := exec.decoded.Load().(*decoded[A])
+	if !ok || v == nil || v.by != d || !exec.decoded.CompareAndSwap(v, (*decoded[A])(nil)) {
+		return nil
+	}
+	return v
 }
 
 // decode validates canonical arguments against the spec and A's keys and
@@ -200,5 +213,5 @@ func MustDefine[A any](t TypedTool[A]) Definition {
 // (schema.ErrInvalidArgs or an INVALID_ARGS coded error).
 func IsArgsError(err error) bool {
 	var c Coder
-	return errors.Is(err, schema.ErrInvalidArgs) || errors.As(err, &c) && c.Code() == CodeInvalidArgs
+	return errors.Is(err, schema.ErrInvalidArgs) || errors.As(err, &c) && ErrorCode(c.Code()) == CodeInvalidArgs
 }

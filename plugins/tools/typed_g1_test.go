@@ -68,7 +68,7 @@ func runG1[A any](t *testing.T, args string, policyPath string) *g1Probe[A] {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e.reg.Guard(e.root, func(*tools.Execution) string { atomic.AddInt32(&p.policy, 1); return "" })
+	e.reg.Guard(e.root, func(*tools.Execution) error { atomic.AddInt32(&p.policy, 1); return nil })
 	p.res = e.reg.Execute(context.Background(), tools.Call{ID: "c", Name: "g1", Arguments: json.RawMessage(args)})
 	return p
 }

@@ -70,7 +70,7 @@ func TestT2_ArgsValidatedBeforeExecute(t *testing.T) {
 		},
 	})
 	mustRegister(t, e.reg, e.root, def)
-	e.reg.Guard(e.root, func(*tools.Execution) string { policy++; return "" })
+	e.reg.Guard(e.root, func(*tools.Execution) error { policy++; return nil })
 	res := e.reg.Execute(context.Background(), call("read_file", `{"offset":"ten","mode":"hex"}`))
 	if code(res) != tools.CodeInvalidArgs || res.Error.Name != "ToolArgsError" || ran != 0 || policy != 0 {
 		t.Fatalf("%+v", res)
