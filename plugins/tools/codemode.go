@@ -835,7 +835,7 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		ctx, stop := b.callContext(rctx)
 		defer stop()
 		id := b.outer.callID + ":code:" + strconv.FormatInt(n, 10)
-		e.call = Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.agent, Parent: b.outer.token}
+		e.call = Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.agent, Parent: b.outer.token, subCall: true}
 		res := b.sched.run(ctx, e, e.call)
 		if res.IsError {
 			info := ErrorInfo{Name: "ToolError", Code: CodeToolError}

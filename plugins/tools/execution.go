@@ -40,18 +40,30 @@ type Call struct {
 	// Parent is the token of an enclosing execution (a Code Mode sub-call),
 	// or zero.
 	Parent Token
+	// subCall marks a Code Mode sub-call, whose ID the bridge built from
+	// its run_code call's checked ID (see MaxCallIDLen). Only this package
+	// can set it.
+	subCall bool
 }
 
 // MaxCallIDLen is the longest accepted [Call].ID, in bytes. Provider ids
 // are a few dozen bytes; the limit only stops an id from carrying a
-// payload into every log event. Code Mode sub-call ids ("<outer
-// id>:code:<n>") are checked like any other.
+// payload into every log event. It bounds the ids callers give: a Code
+// Mode sub-call's id, "<outer id>:code:<n>", which the registry builds
+// from its run_code call's id, may exceed it by that suffix (at most
+// maxSubCallSuffix bytes), so a run_code call whose id is up to
+// MaxCallIDLen bytes long can make sub-calls.
 const MaxCallIDLen = 1024
 
-// checkCallID reports why id is not a valid call id, or "" when it is.
-func checkCallID(id string) string {
-	if len(id) > MaxCallIDLen {
-		return fmt.Sprintf("is %d bytes long, longer than %d", len(id), MaxCallIDLen)
+// maxSubCallSuffix is the longest suffix a Code Mode sub-call id adds to
+// its run_code call's id: ":code:" and a positive int64 in decimal.
+const maxSubCallSuffix = len(":code:") + 19
+
+// checkCallID reports why id is not a valid call id of at most max bytes,
+// or "" when it is.
+func checkCallID(id string, max int) string {
+	if len(id) > max {
+		return fmt.Sprintf("is %d bytes long, longer than %d", len(id), max)
 	}
 	for i, r := range id {
 		switch {

@@ -194,7 +194,11 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	// deep or too large) or not an object is rejected here, before any
 	// policy runs, so policy and tool always see the same value.
 	exec.token, exec.callID, exec.name, exec.agent, exec.parent = newToken(), call.ID, call.Name, call.Agent, call.Parent
-	if why := checkCallID(call.ID); why != "" {
+	maxID := MaxCallIDLen
+	if call.subCall {
+		maxID += maxSubCallSuffix
+	}
+	if why := checkCallID(call.ID, maxID); why != "" {
 		exec.callID = repairCallID(call.ID)
 		return failure(CodeInvalidCall, "InvalidCall", fmt.Sprintf("invalid call to tool %q: the call id %s", call.Name, why)), false
 	}
