@@ -66,13 +66,22 @@ type callSeqKey struct{}
 // passed to: 1 for the first call of a run that reached its binding, 2 for
 // the next, and so on, in the order the program made them (even when
 // calls in flight at once reach their bindings in another order, each on
-// its own goroutine). The shipped runtime sets it on every binding call
-// and delivers every number exactly once; ok is false for a context
-// without one (another runtime's). A host that runs binding calls
-// concurrently restores submission order from it (Code Mode does).
+// its own goroutine). ok is false for a context without one. A host that
+// runs binding calls concurrently restores submission order from it (Code
+// Mode does).
 func CallSeq(ctx context.Context) (n uint64, ok bool) {
 	n, ok = ctx.Value(callSeqKey{}).(uint64)
 	return n, ok
+}
+
+// WithCallSeq returns ctx carrying submission number n for [CallSeq]. The
+// shipped runtime sets it on the context of every binding call. A runtime
+// that sets it must number the calls of a run 1, 2, 3, ... in submission
+// order and deliver every number to its binding exactly once (a call it
+// refuses gets no number): a host may hold a call until the calls
+// numbered before it arrived, or until the run's context is done.
+func WithCallSeq(ctx context.Context, n uint64) context.Context {
+	return context.WithValue(ctx, callSeqKey{}, n)
 }
 
 // Program is a model-written program and the host functions it may call.

@@ -91,5 +91,5 @@ func invoke(ctx context.Context, c *call) (res json.RawMessage, err error) {
 			res, err = nil, fmt.Errorf("binding %q panicked: %v", c.name, x)
 		}
 	}()
-	return c.fn(context.WithValue(ctx, callSeqKey{}, c.seq), c.args)
+	return c.fn(WithCallSeq(ctx, c.seq), c.args)
 }

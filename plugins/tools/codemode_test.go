@@ -55,6 +55,8 @@ type codeOpts struct {
 	runtime   coderuntime.Config
 	noRuntime bool
 	noLog     bool
+	// maxParallel is the tools plugin's MaxParallelSubCalls.
+	maxParallel int
 }
 
 type codeEnv struct {
@@ -94,7 +96,7 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	if !o.noRuntime {
 		load(coderuntime.Plugin, o.runtime)
 	}
-	load(tools.Plugin, tools.Config{Mode: o.mode})
+	load(tools.Plugin, tools.Config{Mode: o.mode, MaxParallelSubCalls: o.maxParallel})
 	reg, err := tools.Service.Get(root)
 	if err != nil {
 		t.Fatal(err)
