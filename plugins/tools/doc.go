@@ -9,7 +9,7 @@
 //	config mode                   Config{Mode}: Native, Code or Both
 //	register / restrict / guard   Registry.Register / Restrict / Guard (layer = c.ScopeKey())
 //	get / visible / knownNames    Registry.Get / Visible / KnownNames
-//	schemas                       Registry.Schemas ([]Schema: name, description, parameters)
+//	schemas                       Registry.Schemas ([]systemprompt.ToolSchema)
 //	execute                       Registry.Execute(ctx, Call) Result
 //	ToolDefinition                Definition (frozen into *Tool at registration)
 //	timeoutMs                     Definition.Timeout (time.Duration; 0 = none)
