@@ -156,6 +156,15 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 // string (JSON encoders silently replace invalid UTF-8, so such a block
 // would not reach the model or the session log as the tool wrote it).
 func (c Content) Validate() error {
+	if err := c.check(); err != nil {
+		return fmt.Errorf("tools: invalid content: %w", err)
+	}
+	return nil
+}
+
+// check is Validate without the package prefix, for messages that place
+// the block (content[i]).
+func (c Content) check() error {
 	var strs []string
 	switch c.Type {
 	case ContentText:

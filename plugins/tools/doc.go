@@ -21,7 +21,7 @@
 //	HarnessError                  any error with Code() string (Coder), optionally Name() (Namer); *Error
 //	PreToolDecision               PreDecision{Kind: Allow|Deny|Ask, Reason}
 //	PostToolDecision              PostDecision{Kind: Accept|Block, Content, Feedback, AdditionalContext}
-//	ToolGuard                     Guard func(*Execution) string
+//	ToolGuard                     Guard func(*Execution) error
 //	ToolCallView / ToolResultView CallView / ResultView (GenericCall, TerminalCall, DiffCall, ...)
 //	ctx.approval                  Approver, looked up per ask under ApprovalService ("approval")
 //	tools/pre-execute ...         PreExecute, ExecuteEvent, PostExecute, ResultEvent, Change

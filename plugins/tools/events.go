@@ -40,6 +40,15 @@ func Asked(reason string) PreDecision { return PreDecision{Kind: Ask, Reason: re
 
 // Validate reports why d is malformed, or nil.
 func (d PreDecision) Validate() error {
+	if err := d.check(); err != nil {
+		return fmt.Errorf("tools: malformed pre-execute decision: %w", err)
+	}
+	return nil
+}
+
+// check is Validate without the package prefix, for the pipeline's
+// INVALID_DECISION text.
+func (d PreDecision) check() error {
 	switch d.Kind {
 	case Allow:
 		if d.Reason != "" {
@@ -91,13 +100,22 @@ func Blocked(feedback string) PostDecision { return PostDecision{Kind: Block, Fe
 
 // Validate reports why d is malformed, or nil.
 func (d PostDecision) Validate() error {
+	if err := d.check(); err != nil {
+		return fmt.Errorf("tools: malformed post-execute decision: %w", err)
+	}
+	return nil
+}
+
+// check is Validate without the package prefix, for the pipeline's
+// INVALID_DECISION text.
+func (d PostDecision) check() error {
 	switch d.Kind {
 	case Accept:
 		if d.Feedback != "" {
 			return fmt.Errorf("accept decision with feedback (feedback belongs to block)")
 		}
 		for i, c := range d.Content {
-			if err := c.Validate(); err != nil {
+			if err := c.check(); err != nil {
 				return fmt.Errorf("accept decision content[%d]: %w", i, err)
 			}
 		}

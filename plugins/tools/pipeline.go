@@ -297,7 +297,7 @@ func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution)
 	if err != nil {
 		return listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch), false
 	}
-	if err := dec.Validate(); err != nil {
+	if err := dec.check(); err != nil {
 		return failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error()), false
 	}
 	switch dec.Kind {
@@ -581,7 +581,7 @@ func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, r
 		f.AdditionalContext = res.AdditionalContext
 		return f
 	}
-	if err := dec.Validate(); err != nil {
+	if err := dec.check(); err != nil {
 		f := failure(CodeInvalidDecision, "InvalidDecision", "tools/post-execute returned a malformed decision: "+err.Error())
 		f.AdditionalContext = res.AdditionalContext
 		return f
@@ -633,7 +633,7 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 // when absent).
 func validateResult(res Result) (json.RawMessage, error) {
 	for i, c := range res.Content {
-		if err := c.Validate(); err != nil {
+		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
 	}

@@ -176,7 +176,7 @@ func (r *Registry) Register(c *host.Context, def Definition) (host.Disposer, err
 	r.mu.Lock()
 	if gone {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("registering tool %q: %w", t.name, host.ErrFiberClosed)
+		return nil, fmt.Errorf("tools: registering tool %q: %w", t.name, host.ErrFiberClosed)
 	}
 	l := r.layerLocked(scope)
 	if _, dup := l.tools[t.name]; dup {
@@ -263,7 +263,7 @@ func (r *Registry) Restrict(c *host.Context, f Restriction) (host.Disposer, erro
 	r.mu.Lock()
 	if gone {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("restricting: %w", host.ErrFiberClosed)
+		return nil, fmt.Errorf("tools: restricting: %w", host.ErrFiberClosed)
 	}
 	l := r.layerLocked(scope)
 	l.restrictions = append(slices.Clip(l.restrictions), rs)
@@ -309,7 +309,7 @@ func (r *Registry) Guard(c *host.Context, g Guard) (host.Disposer, error) {
 	r.mu.Lock()
 	if gone {
 		r.mu.Unlock()
-		return nil, fmt.Errorf("registering a guard: %w", host.ErrFiberClosed)
+		return nil, fmt.Errorf("tools: registering a guard: %w", host.ErrFiberClosed)
 	}
 	l := r.layerLocked(scope)
 	l.guards = append(slices.Clip(l.guards), entry)

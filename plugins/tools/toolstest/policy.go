@@ -52,7 +52,7 @@ func RunPreExecute(ctx context.Context, exec *tools.Execution, l events.Waterfal
 		return tools.PreDecision{}, err
 	}
 	if verr := dec.Validate(); verr != nil {
-		return tools.PreDecision{}, fmt.Errorf("toolstest: malformed pre-execute decision: %w", verr)
+		return tools.PreDecision{}, verr
 	}
 	return dec, nil
 }
