@@ -277,7 +277,7 @@ func (s *sched) run(ctx context.Context, e *entry, call Call) Result {
 	// Stage 10 of the call, in model order.
 	exec.stage = stageResult
 	s.r.observe(ctx, exec, res)
-	s.finish(ctx, e, exec, res)
+	s.finish(ctx, e, exec, res, false)
 	finished = true
 	return res
 }
@@ -390,7 +390,9 @@ func (s *sched) suffixTurn(e *entry) {
 
 // finish ends e after its tools/result: the done hook, then the entry
 // and suffix turns pass on (even when the hook calls runtime.Goexit).
-func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result) {
+// exiting says that the goroutine is exiting (runtime.Goexit), so it will
+// not go on to the next call itself.
+func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result, exiting bool) {
 	returned := false
 	defer func() {
 		if e.over {
@@ -398,7 +400,7 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 		}
 		e.over = true
 		e.prev = nil
-		s.release(e, !returned)
+		s.release(e, exiting || !returned)
 		close(e.finished)
 	}()
 	if !e.doneRan {
@@ -412,16 +414,19 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 
 // goexit completes a call whose goroutine is exiting through
 // runtime.Goexit, as Registry.goexit does for Execute, keeping the batch's
-// order: bodies still running are waited for, the slot and the entry are
-// released, and the call's one result is emitted after the previous
-// call's, unless the Goexit happened while it was being emitted.
+// order: bodies still running are waited for, the slot is released, the
+// call's one result is emitted after the previous call's (unless the
+// Goexit happened while it was being emitted), and then the call
+// finishes as any other (an exclusive call keeps the entry until then).
 func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Result) {
 	exec.bodies.settle(ErrAbandoned)
 	if e.slot {
 		s.releaseSlot(e)
 	}
-	s.release(e, true)
-	defer func() { s.finish(ctx, e, exec, res) }()
+	if e.class == Parallel {
+		s.release(e, true)
+	}
+	defer func() { s.finish(ctx, e, exec, res, true) }()
 	if exec.stage == stageResult {
 		return
 	}

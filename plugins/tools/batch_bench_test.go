@@ -1,0 +1,105 @@
+package tools_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// The batch benchmarks measure wall time on the real clock (goals from
+// the issue; the tests assert no time). Bodies that wait use time.Sleep.
+
+func sleepTool(name string, c tools.ConcurrencyRule) tools.Definition {
+	return tools.Definition{
+		Name: name, Description: "Sleeps.", Concurrency: c,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"}}}`),
+		Execute: func(_ context.Context, x *tools.Execution) (tools.Output, error) {
+			time.Sleep(time.Duration(x.Arg("ms").Int()) * time.Millisecond)
+			return tools.Output{Content: []tools.Content{tools.Text("ok")}}, nil
+		},
+	}
+}
+
+// BenchmarkBatchSleep: ten calls whose bodies each wait 50 ms. Goals:
+// all parallel ≤ 60 ms (one body's time), one exclusive in the middle
+// ≤ 110 ms (two).
+func BenchmarkBatchSleep(b *testing.B) {
+	e := newEnv(b)
+	mustRegister(b, e.reg, e.root, sleepTool("psleep", tools.Parallel))
+	mustRegister(b, e.reg, e.root, sleepTool("xsleep", nil))
+	for _, tc := range []struct {
+		name      string
+		exclusive int
+	}{{"10-parallel", -1}, {"exclusive-in-the-middle", 5}} {
+		calls := make([]tools.Call, 10)
+		for i := range calls {
+			name := "psleep"
+			if i == tc.exclusive {
+				name = "xsleep"
+			}
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: name, Arguments: json.RawMessage(`{"ms":50}`)}
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				for _, r := range e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{}) {
+					if r.IsError {
+						b.Fatal(r)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBatchOverhead: ten trivial calls as one batch against ten
+// sequential Execute calls (goal: batch ≤ 1.3× sequential), for exclusive
+// (undeclared) and parallel tools.
+func BenchmarkBatchOverhead(b *testing.B) {
+	e := newEnv(b)
+	mustRegister(b, e.reg, e.root, trivial())
+	par := trivial()
+	par.Name, par.Concurrency = "trivial-parallel", tools.Parallel
+	mustRegister(b, e.reg, e.root, par)
+	ctx := context.Background()
+	for _, name := range []string{"trivial", "trivial-parallel"} {
+		calls := make([]tools.Call, 10)
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: name, Arguments: benchArgs}
+		}
+		b.Run(name+"/sequential-Execute", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, c := range calls {
+					sink = e.reg.Execute(ctx, c)
+				}
+			}
+		})
+		b.Run(name+"/ExecuteBatch", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9]
+			}
+		})
+	}
+}
+
+// BenchmarkRunCodePromiseAll100: Promise.all of 100 parallel sub-calls
+// that each wait 10 ms, with the default cap of 10 (goal ≤ 150 ms; ten
+// rounds of 10 ms).
+func BenchmarkRunCodePromiseAll100(b *testing.B) {
+	e := newCodeEnv(b, codeOpts{mode: tools.Code})
+	mustRegister(b, e.reg, e.root, sleepTool("psleep", tools.Parallel))
+	c := runCode("c1", `return (await Promise.all(Array.from({ length: 100 }, () => tools.psleep({ ms: 10 })))).length`, "agent")
+	for b.Loop() {
+		e.log.mu.Lock()
+		e.log.events = e.log.events[:0]
+		e.log.mu.Unlock()
+		if sink = e.reg.Execute(context.Background(), c); sink.IsError || text(sink) != "100" {
+			b.Fatal(sink)
+		}
+	}
+}
