@@ -6,13 +6,11 @@ import (
 	"fmt"
 
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
 func boot() (*host.Host, *tools.Registry) {
 	h := host.New()
-	_, _ = h.Root().Plugin(systemprompt.Plugin, nil)
 	_, _ = h.Root().Plugin(tools.Plugin, tools.Config{Mode: tools.Native})
 	reg, err := tools.Service.Get(h.Root())
 	if err != nil {
