@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -296,22 +297,32 @@ type containedErr struct {
 
 func (c *containedErr) Error() string { return c.msg }
 
-func (c *containedErr) Is(target error) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	return errors.Is(c.err, target)
-}
+func (c *containedErr) Is(target error) bool { return errorIs(c.err, target) }
 
+// As is errors.As over the runtime's error, bounded like [errorIs]: a
+// cyclic or absurdly deep chain is cut instead of hanging the call, and a
+// panicking method counts as no match.
 func (c *containedErr) As(target any) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	return errors.As(c.err, target)
+	val := reflect.ValueOf(target)
+	if target == nil || val.Kind() != reflect.Pointer || val.IsNil() {
+		return false
+	}
+	want := val.Type().Elem()
+	return walkError(c.err, func(e error) bool {
+		if reflect.TypeOf(e).AssignableTo(want) {
+			val.Elem().Set(reflect.ValueOf(e))
+			return true
+		}
+		if x, is := e.(interface{ As(any) bool }); is && x.As(target) {
+			return true
+		}
+		return false
+	})
 }
 
 // CodeCallError is how a failed binding call reaches the program: the

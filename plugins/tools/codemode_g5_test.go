@@ -506,6 +506,14 @@ func TestG5_HostileRuntimeResultsAreContained(t *testing.T) {
 			runtime.Goexit()
 			return nil, nil
 		}, "(internal): the code runtime called runtime.Goexit"},
+		{"error whose Unwrap chain is a cycle", func(context.Context, context.CancelFunc) (*coderuntime.Result, error) {
+			return nil, newCyclicErr()
+		}, "(internal): cyclic"},
+		{"cyclic chain, after cancellation", func(ctx context.Context, cancel context.CancelFunc) (*coderuntime.Result, error) {
+			cancel() // the pipeline then checks the error for cancellation
+			<-ctx.Done()
+			return nil, newCyclicErr()
+		}, "cyclic"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -523,6 +531,30 @@ func TestG5_HostileRuntimeResultsAreContained(t *testing.T) {
 			if n := rc.count(); n != 1 {
 				t.Errorf("%d tools/result notices", n)
 			}
+			if n := cyclicUnwraps.Load(); n > 10_000 {
+				t.Errorf("the error chain was walked %d times: unbounded", n)
+			}
+			cyclicUnwraps.Store(0)
 		})
 	}
+}
+
+// cyclicErr wraps itself: errors.Is and errors.As never end on it. Its
+// Unwrap panics after a million calls so that a regression fails instead of
+// hanging the test.
+type cyclicErr struct{ n *int }
+
+// cyclicUnwraps counts Unwrap calls of every cyclicErr of the running test.
+var cyclicUnwraps atomic.Int64
+
+func newCyclicErr() cyclicErr { return cyclicErr{n: new(int)} }
+
+func (e cyclicErr) Error() string { return "cyclic" }
+
+func (e cyclicErr) Unwrap() error {
+	cyclicUnwraps.Add(1)
+	if *e.n++; *e.n > 1_000_000 {
+		panic("cyclicErr: unbounded chain walk")
+	}
+	return e
 }
