@@ -12,7 +12,6 @@ import (
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/host/hosttest"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -283,13 +282,9 @@ func countTool() (tools.Definition, error) {
 	})
 }
 
-// CountPlugin registers the count tool. It injects the registry, so it
-// waits for the tools plugin and restarts with it.
-var CountPlugin = host.Define("count", []host.ServiceKey{tools.Service}, func(c *host.Context) error {
-	reg, err := tools.Service.Get(c)
-	if err != nil {
-		return err
-	}
+// CountPlugin registers the count tool. tools.DefinePlugin injects the
+// registry: the plugin waits for the tools plugin and restarts with it.
+var CountPlugin = tools.DefinePlugin("count", func(c *host.Context, reg *tools.Registry) error {
 	def, err := countTool()
 	if err != nil {
 		return err
@@ -304,7 +299,6 @@ func Example_pluginTool() {
 	defer h.Close()
 	root := h.Root()
 	_, _ = root.Plugin(CountPlugin, nil) // order does not matter
-	_, _ = root.Plugin(systemprompt.Plugin, nil)
 	_, _ = root.Plugin(tools.Plugin, tools.Config{})
 	reg, _ := tools.Service.Get(root)
 
@@ -331,7 +325,6 @@ func Example_pluginCards() {
 	h := host.New()
 	defer h.Close()
 	root := h.Root()
-	_, _ = root.Plugin(systemprompt.Plugin, nil)
 	_, _ = root.Plugin(tools.Plugin, tools.Config{})
 	_, _ = root.Plugin(CountPlugin, nil)
 	reg, _ := tools.Service.Get(root)
@@ -355,12 +348,8 @@ func Example_pluginCards() {
 // CountPolicy gates the count tool: a pre-execute listener (reorderable,
 // may allow, deny or ask) and a guard (monotonic: nothing can re-allow
 // what it denies).
-var CountPolicy = host.Define("count-policy", []host.ServiceKey{tools.Service}, func(c *host.Context) error {
-	reg, err := tools.Service.Get(c)
-	if err != nil {
-		return err
-	}
-	_, err = host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+var CountPolicy = tools.DefinePlugin("count-policy", func(c *host.Context, reg *tools.Registry) error {
+	_, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		if e.Name() == "count" && e.Arg("unit").String() == "lines" {
 			return tools.Asked("line counts are slow on large texts"), nil
 		}
@@ -383,7 +372,7 @@ func Example_pluginPolicy() {
 	h := host.New()
 	defer h.Close()
 	root := h.Root()
-	for _, p := range []host.Plugin{systemprompt.Plugin, tools.Plugin, CountPlugin, CountPolicy} {
+	for _, p := range []host.Plugin{tools.Plugin, CountPlugin, CountPolicy} {
 		_, _ = root.Plugin(p, nil)
 	}
 	reg, _ := tools.Service.Get(root)
@@ -417,7 +406,7 @@ func Example_pluginScoped() {
 	h := host.New()
 	defer h.Close()
 	root := h.Root()
-	for _, p := range []host.Plugin{systemprompt.Plugin, tools.Plugin, CountPlugin} {
+	for _, p := range []host.Plugin{tools.Plugin, CountPlugin} {
 		_, _ = root.Plugin(p, nil)
 	}
 	reg, _ := tools.Service.Get(root)
@@ -444,11 +433,8 @@ func Example_pluginScoped() {
 func TestCountPluginConformance(t *testing.T) {
 	hosttest.Run(t, hosttest.Case{
 		Plugin: CountPlugin,
-		// CountPlugin injects the registry: load it (and what it needs) first.
+		// CountPlugin injects the registry: load it first.
 		Setup: func(root *host.Context) error {
-			if _, err := root.Plugin(systemprompt.Plugin, nil); err != nil {
-				return err
-			}
 			_, err := root.Plugin(tools.Plugin, tools.Config{})
 			return err
 		},
