@@ -4,23 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-
-	"github.com/rs/zerolog"
 
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
 // Example_readme is the embedding example of the top-level README.
 func Example_readme() {
 	ctx := context.Background()
-	h := host.New(host.WithLogger(zerolog.New(os.Stderr).Level(zerolog.WarnLevel)))
+	h := host.New()
 	defer h.Close()
 	root := h.Root()
-	root.Plugin(systemprompt.Plugin, systemprompt.Config{})
-	root.Plugin(tools.Plugin, tools.Config{Mode: tools.Native})
+	root.Plugin(tools.Plugin, nil) // the registry, native mode
 	reg, _ := tools.Service.Get(root)
 
 	type GreetArgs struct {
@@ -29,7 +24,7 @@ func Example_readme() {
 	greet, _ := tools.Define(tools.TypedTool[GreetArgs]{
 		Name: "greet", Description: "Greet someone.",
 		Execute: func(ctx context.Context, a GreetArgs, _ *tools.Execution) (tools.Output, error) {
-			return tools.Output{Content: []tools.Content{tools.Text("hello, " + a.Name)}}, nil
+			return tools.TextOutput("hello, " + a.Name), nil
 		},
 	})
 	agent, _ := root.Scope("agent-1") // everything registered through agent dies with it
