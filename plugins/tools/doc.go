@@ -1,35 +1,40 @@
-// Package tools is the tool registry and execution pipeline of dsh (the
-// spec's dsh-tools; import path github.com/dsh-go/dsh/plugins/tools,
-// package name tools).
+// Package tools is the tool registry and execution pipeline for LLM agent
+// runtimes (import path github.com/dsh-go/dsh/plugins/tools, package name
+// tools). Load [Plugin] on a host; it provides a [*Registry] through
+// [Service].
 //
-// # Mapping to the spec
+// Tool plugins register tools; the agent runtime executes the model's tool
+// calls through the registry; policy plugins decide, around each call,
+// whether and how it runs. A tool is a [Definition] (name, description,
+// JSON Schema parameters, body, optional presentation cards and timeout);
+// [Define] builds one from a Go argument type, whose fields give the schema
+// and against which the arguments are validated and decoded before any
+// policy runs. [DefinePlugin] is the usual way to write a plugin that
+// registers tools or policy:
 //
-//	spec                          package tools
-//	ctx.tools (ToolRegistry)      *Registry, provided by Plugin through Service ("tools")
-//	config mode                   Config{Mode}: Native, Code or Both
-//	register / restrict / guard   Registry.Register / Restrict / Guard (layer = c.ScopeKey())
-//	get / visible / knownNames    Registry.Get / Visible / KnownNames
-//	schemas                       Registry.Schemas ([]systemprompt.ToolSchema)
-//	execute                       Registry.Execute(ctx, Call) Result
-//	ToolDefinition                Definition (frozen into *Tool at registration)
-//	timeoutMs                     Definition.Timeout (time.Duration; 0 = none)
-//	defineTool / SchemaSpec       Define[A](TypedTool[A]) with schema.Spec, or derived from struct A
-//	ToolExecutionInput            Call; its signal is the ctx passed to Execute
-//	ToolExecutionToken            Token (comparable, zero = none, assigned by the registry)
-//	ToolExecution                 *Execution (immutable; Args / Arg (by keys) / ArgPath (gjson) / Decode)
-//	ToolExecutionResult           Result (a value; error info in ErrorInfo)
-//	HarnessError                  any error with Code() string (Coder), optionally Name() (Namer); *Error
-//	PreToolDecision               PreDecision{Kind: Allow|Deny|Ask, Reason}
-//	PostToolDecision              PostDecision{Kind: Accept|Block, Content, Feedback, AdditionalContext}
-//	ToolGuard                     Guard func(*Execution) error
-//	ToolCallView / ToolResultView CallView / ResultView (GenericCall, TerminalCall, DiffCall, ...)
-//	ctx.approval                  Approver, looked up per ask under ApprovalService ("approval")
-//	tools/pre-execute ...         PreExecute, ExecuteEvent, PostExecute, ResultEvent, Change
-//	ctx.codeRuntime               coderuntime.Runtime, looked up through coderuntime.Service
-//	run_code / tools:sdk          RunCodeName / SDKSection (order SDKSectionOrder); Registry.SDK
-//	CodeRunFailedError            *CodeRunFailedError (CODE_RUN_FAILED); a failed sub-call: *CodeCallError
-//	tool/code-dispatch            SessionEvent{Type: CodeDispatchEvent, Data: CodeDispatch}, appended
-//	                              to the SessionLog provided under SessionLogService ("session-log")
+//	var Echo = tools.DefinePlugin("echo", func(c *host.Context, reg *tools.Registry) error {
+//		def, err := tools.Define(tools.TypedTool[EchoArgs]{
+//			Name: "echo", Description: "Echo a text.",
+//			Execute: func(ctx context.Context, a EchoArgs, _ *tools.Execution) (tools.Output, error) {
+//				return tools.TextOutput(a.Text), nil
+//			},
+//		})
+//		if err != nil {
+//			return err
+//		}
+//		_, err = reg.Register(c, def) // unregistered when the plugin is disposed
+//		return err
+//	})
+//
+//	res := reg.Execute(ctx, tools.Call{ID: "c1", Name: "echo", Arguments: args, Agent: "agent-1"})
+//
+// Registration is layered: through a plain plugin context a tool is
+// global; through an agent's scoped context (host.Context.Scope) it exists
+// for that agent only and shadows a global tool of the same name there.
+// [Registry.Restrict] masks the global tools for one agent, and
+// [Registry.Guard] adds a monotonic deny rule. [Registry.Get],
+// [Registry.Visible], [Registry.KnownNames] and [Registry.Schemas] answer
+// what one agent sees, and always agree with what Execute dispatches.
 //
 // # The pipeline
 //
@@ -41,9 +46,14 @@
 // one tools/result, whatever fails; failures carry a stable code (the
 // Code* constants).
 //
-// The spec's "a wrapper may change only the signal" is a tools/execute
-// listener passing a derived context.Context to next; the body still
-// observes the caller's cancellation.
+// The pipeline's guarantees hold against any listener, guard, wrapper,
+// approver or tool body: policy reads exactly the arguments the body gets;
+// a body never starts unless every policy stage allowed it and the caller
+// had not cancelled (a tools/execute wrapper may only derive the
+// cancellation context it passes to next, and the caller's cancellation
+// still reaches the body); no body runs after its call's result was given;
+// every error, result and decision handed back is read under containment,
+// and even runtime.Goexit in user code leaves the call exactly one result.
 //
 // # Lossless arguments
 //
