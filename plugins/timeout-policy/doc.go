@@ -11,7 +11,7 @@
 // # What it does
 //
 // For every call that reaches tools/execute, the wrapper takes the tool's
-// budget ([tools.Tool.Timeout], the spec's timeoutMs) or, when the tool
+// budget ([tools.Tool.Timeout]) or, when the tool
 // declares none, [Config.Default] (zero: no budget, the call passes through
 // untouched). It derives a context with context.WithTimeoutCause whose cause
 // is a fresh error private to this call, and passes only that derived
