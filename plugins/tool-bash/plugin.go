@@ -57,7 +57,7 @@ var Plugin host.Plugin = plugin{}
 
 type plugin struct{}
 
-func (plugin) Name() string     { return "tool-bash" }
+func (plugin) Name() string              { return "tool-bash" }
 func (plugin) Inject() []host.ServiceKey { return []host.ServiceKey{tools.Service} }
 
 func (plugin) Apply(c *host.Context) error {

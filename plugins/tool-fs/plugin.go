@@ -37,7 +37,7 @@ var Plugin host.Plugin = plugin{}
 
 type plugin struct{}
 
-func (plugin) Name() string     { return "tool-fs" }
+func (plugin) Name() string              { return "tool-fs" }
 func (plugin) Inject() []host.ServiceKey { return []host.ServiceKey{tools.Service} }
 
 func (plugin) Apply(c *host.Context) error {
