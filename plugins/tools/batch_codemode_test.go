@@ -249,8 +249,7 @@ func TestB3_CodeModeCancelledWithParallelSubCalls(t *testing.T) {
 // and logged in submission order.
 func TestB2_CodeModeCallSeqRestoresSubmissionOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var e *codeEnv
-		e = newHostileEnv(t, tools.Code, func(ctx context.Context, p coderuntime.Program) (*coderuntime.Result, error) {
+		e := newHostileEnv(t, tools.Code, func(ctx context.Context, p coderuntime.Program) (*coderuntime.Result, error) {
 			var wg sync.WaitGroup
 			for _, n := range []uint64{3, 2, 1} {
 				wg.Go(func() {
