@@ -7,8 +7,8 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
-// Service is the service [Plugin] provides its [Runtime] through (the
-// spec's ctx.codeRuntime). Consumers read it non-reactively:
+// Service is the service [Plugin] provides its [Runtime] through.
+// Consumers read it non-reactively:
 //
 //	rt, ok := coderuntime.Service.Lookup(c)
 var Service = host.NewService[Runtime]("code-runtime")

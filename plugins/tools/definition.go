@@ -32,8 +32,8 @@ type ExecuteFunc func(ctx context.Context, exec *Execution) (Output, error)
 // optional opaque Meta presentation payload (lossless JSON, persisted on
 // the session's tool/result event and handed back to presentResult) and
 // optional AdditionalContext for the agent loop (first in the order tool,
-// wrapper, post-execute). The spec's bare-array return form is an Output
-// with only Content.
+// wrapper, post-execute). A body with only content to return can use
+// [TextOutput] or an Output with only Content.
 //
 // AdditionalContext is deferred: the agent loop appends it after every
 // tool result of the step (see [BatchContext]); it is kept even when the
@@ -71,7 +71,7 @@ type Definition struct {
 	PresentCall func(args json.RawMessage) CallView
 	// PresentResult optionally renders a completed call; same rules.
 	PresentResult func(args json.RawMessage, r ResultData) ResultView
-	// Timeout is the spec's timeoutMs: a cooperative budget for the body,
+	// Timeout is a cooperative budget for the body,
 	// enforced by plugins/timeout-policy. Zero means none; negative is
 	// invalid.
 	Timeout time.Duration

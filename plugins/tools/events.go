@@ -18,8 +18,8 @@ const (
 	Ask   PreKind = "ask"
 )
 
-// PreDecision is the result of the tools/pre-execute waterfall (the spec's
-// PreToolDecision): Allow, Deny with a Reason, or Ask with an optional
+// PreDecision is the result of the tools/pre-execute waterfall:
+// Allow, Deny with a Reason, or Ask with an optional
 // Reason shown to the approver. The pipeline validates it exactly: the zero
 // value, an unknown kind, Deny without a reason, or Allow with a reason (a
 // field that does not belong to the kind) fail closed as INVALID_DECISION.
@@ -76,8 +76,8 @@ const (
 	Block  PostKind = "block"
 )
 
-// PostDecision is the result of the tools/post-execute waterfall (the
-// spec's PostToolDecision). Accept keeps the result, replacing its content
+// PostDecision is the result of the tools/post-execute waterfall.
+// Accept keeps the result, replacing its content
 // when Content is non-nil (an empty non-nil slice replaces it with
 // nothing). Block turns it into an isError (code BLOCKED) whose content is
 // Feedback. Either may attach AdditionalContext, which is appended after

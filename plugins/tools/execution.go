@@ -17,8 +17,7 @@ import (
 	"github.com/dsh-go/dsh/host"
 )
 
-// Call is the caller-supplied description of one tool call (the spec's
-// ToolExecutionInput). The caller's cancellation is the context.Context
+// Call is the caller-supplied description of one tool call. The caller's cancellation is the context.Context
 // passed to [Registry.Execute] next to it.
 type Call struct {
 	// ID is the model's tool-call id; it is copied onto the result. It may
@@ -382,7 +381,7 @@ type ErrorInfo struct {
 	Code ErrorCode `json:"code"`
 }
 
-// Result is the outcome of one call (the spec's ToolExecutionResult). It is
+// Result is the outcome of one call. It is
 // a value: every copy the pipeline hands out (to the caller, to each
 // observer, to each post-execute listener) shares no mutable memory with
 // another, so nobody can change what someone else sees. Use

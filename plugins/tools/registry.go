@@ -57,8 +57,8 @@ func (l *layer) empty() bool {
 	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0
 }
 
-// Registry is the tool registry service (the spec's ToolRegistry, service
-// name "tools"). It is safe for concurrent use.
+// Registry is the tool registry service (provided through
+// [Service], name "tools"). It is safe for concurrent use.
 //
 // Tools live in layers: the global layer (registered through a plain
 // context) and one layer per agent scope (registered through that agent's

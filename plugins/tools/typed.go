@@ -12,13 +12,12 @@ import (
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
 
-// TypedTool is the author-facing form of a typed tool (the spec's
-// defineTool): the parameters are a schema DSL ([schema.Spec]) and the
+// TypedTool is the author-facing form of a typed tool: the parameters are a schema DSL ([schema.Spec]) and the
 // body and presenters receive decoded arguments of type A.
 //
 // A is usually a struct whose fields and tags describe the parameters
 // (see schema.FromStruct); Parameters may then be left nil and is derived
-// from A. For the spec's DSL form use A = map[string]any and set
+// from A. For the DSL form use A = map[string]any and set
 // Parameters.
 type TypedTool[A any] struct {
 	Name        string
@@ -36,7 +35,7 @@ type TypedTool[A any] struct {
 	PresentCall func(args A) CallView
 	// PresentResult renders a completed call; same rules.
 	PresentResult func(args A, r ResultData) ResultView
-	// Timeout is the optional cooperative budget (the spec's timeoutMs);
+	// Timeout is the optional cooperative budget;
 	// it must not be negative. Zero means none.
 	Timeout time.Duration
 	// Concurrency declares which calls may run alongside others in a
