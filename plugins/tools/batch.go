@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/dsh-go/dsh/host"
 )
 
 // This file is the batch scheduler: the calls of one model turn
@@ -85,13 +87,21 @@ var ErrBatchStopped = errors.New("tools: the batch was stopped by its CancelWhen
 // [ConcludesTurn] reports whether any successful call asked to end the
 // turn. Neither affects the other calls of the batch.
 //
-// The calls run on goroutines of the batch's own (the calling goroutine
-// only waits), so runtime.Goexit anywhere in a call ends only that call's
-// goroutine: the call gets its one isError result (error.name "Goexit",
-// as for Execute, without post-execute), and the batch goes on.
-// ExecuteBatch returns once every call's tools/result was emitted and every
-// goroutine it started has ended. It is safe for concurrent use; a tool
-// body may call it (or Execute) recursively.
+// Goroutines: the calling goroutine runs every call's policy prefix, in
+// order, and an exclusive call entirely; a parallel call's tools/execute
+// stage, body and suffix run on a goroutine of the batch's own (a
+// wrapper may run next elsewhere still). ExecuteBatch returns once every
+// call's tools/result was emitted and every goroutine it started has
+// ended. It holds no lock while user code runs, is safe for concurrent
+// use, and a tool body may call it (or Execute) recursively.
+//
+// runtime.Goexit ends the goroutine it is called on, as Go requires, and
+// the call gets its one isError result (error.name "Goexit", without
+// post-execute, as with Execute), in model order. On one of the batch's
+// goroutines that is all: the batch goes on and ExecuteBatch returns.
+// On the calling goroutine ExecuteBatch does not return: the rest of the
+// batch goes on (on a goroutine of its own) and completes, every call
+// with its one result, before the calling goroutine exits.
 func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOptions) []Result {
 	results := make([]Result, len(calls))
 	if len(calls) == 0 {
@@ -107,17 +117,22 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	for i := range b.entries {
 		e := &b.entries[i]
 		e.index = i
-		e.released, e.finished = make(chan struct{}), make(chan struct{})
-		if i > 0 {
-			e.prev = &b.entries[i-1]
-		}
 	}
 	b.s = newSched(r, opts.MaxParallel)
 	b.s.handOff = b.handOff
 	b.s.done = b.done
+	returned := false
+	defer func() {
+		if !returned {
+			// runtime.Goexit on this goroutine: the chain went on
+			// elsewhere; the batch completes before the goroutine exits.
+			b.wg.Wait()
+		}
+	}()
 	b.wg.Add(1)
-	go b.worker(0)
+	b.chain(0)
 	b.wg.Wait()
+	returned = true
 	return results
 }
 
@@ -156,30 +171,92 @@ type batchRun struct {
 	cancelWhen func(Result) bool
 	stop       context.CancelCauseFunc
 	wg         sync.WaitGroup
+
+	// The workers that run parallel calls' rest: a worker that finished
+	// one waits (idle) for the next until the chain has entered every
+	// call, so that a batch reuses a few goroutines (and their grown
+	// stacks) instead of starting one per call.
+	mu       sync.Mutex
+	idle     []chan func() // each idle worker's inbox
+	chainEnd bool          // every call entered: no more work comes
 }
 
-// worker runs calls from i on, in order, on this goroutine, until a call
-// hands the entry of the next one to a new goroutine (it was dispatched
-// in parallel) or the batch ends.
-func (b *batchRun) worker(i int) {
+// chain runs the calls from i on, in order: each call's policy prefix
+// here, an exclusive call's rest here too, a parallel call's rest (its
+// dispatch and suffix) on a worker. A runtime.Goexit here hands the chain
+// to a new goroutine (see handOff).
+func (b *batchRun) chain(i int) {
 	defer b.wg.Done()
 	for ; i < len(b.calls); i++ {
-		e := &b.entries[i]
-		b.s.run(b.ctx, e, b.calls[i])
-		if e.handedOff {
+		e, c := &b.entries[i], b.calls[i]
+		exec := &Execution{}
+		res, st := b.s.enter(b.ctx, e, exec, c)
+		if e.class == Parallel {
+			b.submit(func() { b.s.complete(b.ctx, e, exec, c.Name, res, st) })
+			continue
+		}
+		b.s.complete(b.ctx, e, exec, c.Name, res, st)
+	}
+	b.endChain()
+}
+
+// handOff continues the chain after e on a new goroutine: e's goroutine,
+// which ran the chain, is exiting (runtime.Goexit).
+func (b *batchRun) handOff(e *entry) {
+	if next := e.index + 1; next < len(b.calls) {
+		b.wg.Add(1)
+		go b.chain(next)
+		return
+	}
+	b.endChain()
+}
+
+// submit runs work on an idle worker, or on a new one.
+func (b *batchRun) submit(work func()) {
+	b.mu.Lock()
+	if n := len(b.idle); n > 0 {
+		inbox := b.idle[n-1]
+		b.idle = b.idle[:n-1]
+		b.mu.Unlock()
+		inbox <- work
+		return
+	}
+	b.mu.Unlock()
+	b.wg.Add(1)
+	go b.worker(work)
+}
+
+// worker runs work, then whatever it is handed while idle, until the
+// chain ended.
+func (b *batchRun) worker(work func()) {
+	defer b.wg.Done()
+	growStack(len(b.calls))
+	inbox := make(chan func(), 1)
+	for {
+		work()
+		b.mu.Lock()
+		if b.chainEnd {
+			b.mu.Unlock()
+			return
+		}
+		b.idle = append(b.idle, inbox)
+		b.mu.Unlock()
+		var ok bool
+		if work, ok = <-inbox; !ok {
 			return
 		}
 	}
 }
 
-// handOff starts the call after e on a goroutine of its own (e released
-// the entry before finishing).
-func (b *batchRun) handOff(e *entry) {
-	e.handedOff = true
-	if next := e.index + 1; next < len(b.calls) {
-		b.wg.Add(1)
-		go b.worker(next)
+// endChain records that every call entered, and lets the idle workers go.
+func (b *batchRun) endChain() {
+	b.mu.Lock()
+	b.chainEnd = true
+	for _, inbox := range b.idle {
+		close(inbox)
 	}
+	b.idle = nil
+	b.mu.Unlock()
 }
 
 // done records a call's result and asks the stop policy.
@@ -199,16 +276,25 @@ func stopAsked(f func(Result) bool, res Result) (stop bool) {
 	return f(res)
 }
 
-// sched schedules the calls of one batch. Calls are entries in a chain
-// (each knows the one before it); every wait is on the previous entry or
-// on a free slot, so a call never waits for a later one.
+// sched schedules the calls of one batch. Calls are entries numbered in
+// model order. Entries leave the policy prefix (release) and finish in
+// that order, so two counters say how far the batch is; every wait is for
+// an earlier entry or for a free slot, so a call never waits for a later
+// one, and a slot is only ever waited for by the call holding the entry.
+//
+// A call is two halves: enter (the policy prefix, up to a dispatch slot)
+// and complete (dispatch, suffix, tools/result). Code Mode runs both on
+// the goroutine that made the call; ExecuteBatch runs enter on its chain
+// goroutine and complete there too for an exclusive call, on a goroutine
+// of its own for a parallel one. Each half survives runtime.Goexit as
+// Execute does: the call still gets its one result, in model order.
 type sched struct {
 	r   *Registry
 	cap int
-	// handOff, when set, is called when an entry releases the entry turn
-	// before finishing, on its goroutine (ExecuteBatch starts the next
-	// call's goroutine); nil when each call brings its own goroutine (Code
-	// Mode).
+	// handOff, when set, is called when the goroutine that entered a call
+	// exits (runtime.Goexit) before the next call entered: ExecuteBatch
+	// continues its chain elsewhere. Nil when each call brings its own
+	// goroutine (Code Mode).
 	handOff func(e *entry)
 	// done is called once per call, after its tools/result and before the
 	// next call may run its suffix, on the call's goroutine.
@@ -217,6 +303,16 @@ type sched struct {
 	mu       sync.Mutex
 	active   int           // calls holding a dispatch slot
 	slotFree chan struct{} // closed (and cleared) when a slot frees; nil when nobody waits
+	released int           // entries [0, released) left the policy prefix
+	finished int           // entries [0, finished) finished
+	waiters  []waiter      // calls waiting for released or finished to grow
+}
+
+// waiter is a call waiting until *counter reaches n.
+type waiter struct {
+	counter *int
+	n       int
+	ready   chan struct{}
 }
 
 func newSched(r *Registry, maxParallel int) *sched {
@@ -226,55 +322,118 @@ func newSched(r *Registry, maxParallel int) *sched {
 	return &sched{r: r, cap: maxParallel}
 }
 
-// entry is one call's place in its batch. The channels are the only
-// fields other goroutines read; the rest belongs to the goroutine running
-// the call.
+// entry is one call's place in its batch. Only the goroutine running the
+// call's current half uses it; a half hands it over when it starts the
+// next (a go statement or a plain call).
+//
+// A call releases the entry when it leaves the policy prefix (dispatched
+// in parallel, refused before dispatch, or finished): the next call may
+// enter. It finishes after its tools/result and the done hook: the next
+// call may run its suffix, and a barrier after it may start.
 type entry struct {
-	index int
-	prev  *entry // nil for the first call (dropped once the call finished)
-	// released is closed when the call leaves the entry stages (dispatched
-	// in parallel, refused before dispatch, or finished): the next call
-	// may enter.
-	released chan struct{}
-	// finished is closed after the call's tools/result (and the done hook):
-	// the next call may run its suffix, and a barrier after it may start.
-	finished chan struct{}
+	index int // in model (submission) order, from 0
 	// call is the call as submitted (Code Mode logs it).
 	call Call
+	em   host.Emitter
 
 	class       Concurrency
 	didRelease  bool
-	handedOff   bool
 	slot        bool // holds a dispatch slot
 	suffixReady bool // waited for the previous call's tools/result
 	doneRan     bool
-	over        bool // finished is closed
+	over        bool // finished
 }
 
-// run runs one call through the pipeline on the calling goroutine, taking
-// its turns, and returns its result. Like Execute it survives
-// runtime.Goexit in anything it calls: the call then still gets its one
-// result (in model order), its turns are released, and the goroutine
-// exits.
+// step is where a call goes after enter.
+type step int
+
+const (
+	// stepFinal: the result is final (rejected input, an internal
+	// failure): finalize and emit it.
+	stepFinal step = iota
+	// stepPost: refused before dispatch; the result goes through
+	// post-execute.
+	stepPost
+	// stepDispatch: allowed, holding a slot: dispatch.
+	stepDispatch
+)
+
+// run runs one call on the calling goroutine (Code Mode).
 func (s *sched) run(ctx context.Context, e *entry, call Call) Result {
 	exec := &Execution{}
-	var res Result
+	res, st := s.enter(ctx, e, exec, call)
+	return s.complete(ctx, e, exec, call.Name, res, st)
+}
+
+// enter is the policy prefix of a call: its turn to enter (after the
+// previous call left the prefix), stages 1–2, the barrier of an exclusive
+// call (every earlier call finished), stages 3–5, and a dispatch slot. A
+// parallel call then lets the next one enter. A pipeline panic is an
+// INTERNAL final result. On runtime.Goexit the call is completed (see
+// goexit) and the goroutine exits.
+func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call) (res Result, st step) {
+	r := s.r
+	entered := false
+	defer func() {
+		if !entered {
+			if v := recover(); v != nil {
+				// The pipeline itself panicked (stepFinal).
+				r.containValue(exec, call.Name, v, &res)
+			} else {
+				// Reached only by runtime.Goexit.
+				s.goexit(ctx, e, exec, res)
+			}
+		}
+	}()
+	s.wait(&s.released, e.index)
+	res, ok := r.admit(exec, call)
+	if !ok {
+		entered = true
+		return res, stepFinal
+	}
+	if e.class = r.classify(exec); e.class == Exclusive {
+		s.wait(&s.finished, e.index)
+		e.suffixReady = true
+	}
+	e.em = r.h.Emitter(exec.agent)
+	st = stepPost
+	if res, ok = r.policy(ctx, e.em, exec); ok {
+		switch {
+		case e.class == Exclusive:
+			// It runs alone: every earlier call finished, no later one
+			// entered.
+			st = stepDispatch
+		case s.acquire(ctx):
+			e.slot, st = true, stepDispatch
+		default:
+			res = aborted(ctx, CodeAbortedBeforeDispatch)
+		}
+	}
+	if e.class == Parallel {
+		s.release(e, false)
+	}
+	entered = true
+	return res, st
+}
+
+// complete is the rest of a call after enter: dispatch (stages 6–7) when
+// it holds a slot, then, after the previous call's tools/result,
+// post-execute, finalize and tools/result, and the done hook. It returns
+// the call's result. On runtime.Goexit the call is completed (see goexit)
+// and the goroutine exits.
+func (s *sched) complete(ctx context.Context, e *entry, exec *Execution, tool string, res Result, st step) Result {
 	finished := false
 	defer func() {
 		if !finished {
-			// Reached only by runtime.Goexit: stages contains every panic.
+			// Reached only by runtime.Goexit: tail contains every panic.
 			s.goexit(ctx, e, exec, res)
 		}
 	}()
-	res = s.stages(ctx, e, exec, call)
-	// A panic of the pipeline itself (contained by stages) may have left
-	// a slot or the suffix turn untaken.
-	if e.slot {
+	res = s.tail(ctx, e, exec, tool, res, st)
+	if e.slot { // a panic of the pipeline left it
 		s.releaseSlot(e)
 	}
 	s.suffixTurn(e)
-
-	// Stage 10 of the call, in model order.
 	exec.stage = stageResult
 	s.r.observe(ctx, exec, res)
 	s.finish(ctx, e, exec, res, false)
@@ -282,44 +441,30 @@ func (s *sched) run(ctx context.Context, e *entry, call Call) Result {
 	return res
 }
 
-// stages is stages 1–9 of one call, with its turns: entry after the
-// previous call released it, a barrier wait for an exclusive call, a
-// dispatch slot, the suffix after the previous call's tools/result.
-func (s *sched) stages(ctx context.Context, e *entry, exec *Execution, call Call) (res Result) {
+// tail is stages 6–9 of a call after enter; it contains any panic of the
+// pipeline itself.
+func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string, in Result, st step) (res Result) {
 	r := s.r
-	defer r.contain(exec, call.Name, &res)
-	if e.prev != nil {
-		<-e.prev.released
-	}
-	res, ok := r.admit(exec, call)
-	if !ok {
-		// Rejected input is exclusive: it runs no policy and no body, and
-		// its result comes in model order.
-		s.suffixTurn(e)
-		return r.finalize(exec, res)
-	}
-	if e.class = r.classify(exec); e.class == Exclusive && e.prev != nil {
-		<-e.prev.finished
-	}
-	em := r.h.Emitter(exec.agent)
-	if res, ok = r.policy(ctx, em, exec); ok {
-		if s.acquire(ctx, e) {
-			res = r.execute(ctx, em, exec)
+	defer r.contain(exec, tool, &res)
+	res = in
+	if st == stepDispatch {
+		res = r.execute(ctx, e.em, exec)
+		if e.slot {
 			s.releaseSlot(e)
-		} else {
-			res = aborted(ctx, CodeAbortedBeforeDispatch)
 		}
 	}
 	s.suffixTurn(e)
-	res = r.post(ctx, em, exec, res)
+	if st == stepFinal {
+		return r.finalize(exec, res)
+	}
+	res = r.post(ctx, e.em, exec, res)
 	exec.stage = stageFinalize
 	return r.finalize(exec, res)
 }
 
-// acquire takes a dispatch slot for e, waiting for one while the cap is
-// reached; it reports false, without a slot, when ctx is done first. A
-// parallel call releases the entry once it has its slot.
-func (s *sched) acquire(ctx context.Context, e *entry) bool {
+// acquire takes a dispatch slot, waiting for one while the cap is
+// reached; it reports false, without a slot, when ctx is done first.
+func (s *sched) acquire(ctx context.Context) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -339,11 +484,59 @@ func (s *sched) acquire(ctx context.Context, e *entry) bool {
 	}
 	s.active++
 	s.mu.Unlock()
-	e.slot = true
-	if e.class == Parallel {
-		s.release(e, true)
-	}
 	return true
+}
+
+// wait waits until counter (s.released or s.finished) reaches n: until
+// the entries before entry n released the entry or finished.
+func (s *sched) wait(counter *int, n int) {
+	s.mu.Lock()
+	if *counter >= n {
+		s.mu.Unlock()
+		return
+	}
+	ready := make(chan struct{})
+	s.waiters = append(s.waiters, waiter{counter, n, ready})
+	s.mu.Unlock()
+	<-ready
+}
+
+// advance records that entry i released the entry or finished (entries
+// do both in order), and wakes whoever waits for it.
+func (s *sched) advance(counter *int, i int) {
+	s.mu.Lock()
+	*counter = i + 1
+	s.wakeLocked()
+	s.mu.Unlock()
+}
+
+// wakeLocked wakes the waiters whose counter reached their mark; s.mu
+// held.
+func (s *sched) wakeLocked() {
+	kept := s.waiters[:0]
+	for _, w := range s.waiters {
+		if *w.counter >= w.n {
+			close(w.ready)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	clear(s.waiters[len(kept):])
+	s.waiters = kept
+}
+
+// finishEntry records that e finished (and released the entry, if it had
+// not), in one step; exiting is as for release.
+func (s *sched) finishEntry(e *entry, exiting bool) {
+	released := e.didRelease
+	e.didRelease = true
+	s.mu.Lock()
+	s.released, s.finished = e.index+1, e.index+1
+	s.wakeLocked()
+	s.mu.Unlock()
+	if !released && exiting && s.handOff != nil {
+		s.handOff(e)
+	}
 }
 
 // releaseSlot gives e's slot back and wakes whoever waits for one.
@@ -358,40 +551,36 @@ func (s *sched) releaseSlot(e *entry) {
 	s.mu.Unlock()
 }
 
-// release lets the next call enter; handOff says that e's goroutine will
-// not go on to the next call itself.
-func (s *sched) release(e *entry, handOff bool) {
+// release lets the next call enter; exiting says that the goroutine that
+// entered e is exiting before the next call entered (handOff).
+func (s *sched) release(e *entry, exiting bool) {
 	if e.didRelease {
 		return
 	}
 	e.didRelease = true
-	close(e.released)
-	if handOff && s.handOff != nil {
+	s.advance(&s.released, e.index)
+	if exiting && s.handOff != nil {
 		s.handOff(e)
 	}
 }
 
 // suffixTurn waits until e may run its suffix: after the previous call's
-// tools/result. A parallel call releases the entry first (it was refused
-// before dispatch, or dispatched already); an exclusive one keeps it until
-// it finished.
+// tools/result. A parallel call has released the entry already; an
+// exclusive one keeps it until it finished.
 func (s *sched) suffixTurn(e *entry) {
 	if e.suffixReady {
 		return
 	}
 	e.suffixReady = true
 	if e.class == Parallel {
-		s.release(e, true)
+		s.release(e, false)
 	}
-	if e.prev != nil {
-		<-e.prev.finished
-	}
+	s.wait(&s.finished, e.index)
 }
 
 // finish ends e after its tools/result: the done hook, then the entry
 // and suffix turns pass on (even when the hook calls runtime.Goexit).
-// exiting says that the goroutine is exiting (runtime.Goexit), so it will
-// not go on to the next call itself.
+// exiting says that the goroutine is exiting (runtime.Goexit).
 func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result, exiting bool) {
 	returned := false
 	defer func() {
@@ -399,9 +588,7 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 			return
 		}
 		e.over = true
-		e.prev = nil
-		s.release(e, exiting || !returned)
-		close(e.finished)
+		s.finishEntry(e, exiting || !returned)
 	}()
 	if !e.doneRan {
 		e.doneRan = true
@@ -431,9 +618,22 @@ func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Resul
 		return
 	}
 	res = s.r.goexitResult(exec)
-	if e.prev != nil {
-		<-e.prev.finished
-	}
+	s.wait(&s.finished, e.index)
 	exec.stage = stageResult
 	s.r.observe(ctx, exec, res)
 }
+
+// growStack pre-sizes a new worker's stack. The pipeline's frames take
+// several KB, and growing a fresh goroutine's stack to that by copying it
+// (while deep in the call) costs more than a trivial call itself; one
+// frame this large at the start grows it once, while it is empty (the
+// argument keeps the compiler from folding the frame away).
+//
+//go:noinline
+func growStack(i int) byte {
+	var buf [growBytes]byte
+	buf[i%growBytes] = byte(i)
+	return buf[(i*7)%growBytes]
+}
+
+const growBytes = 4 << 10

@@ -24,28 +24,34 @@ func sleepTool(name string, c tools.ConcurrencyRule) tools.Definition {
 	}
 }
 
-// BenchmarkBatchSleep: ten calls whose bodies each wait 50 ms. Goals:
-// all parallel ≤ 60 ms (one body's time), one exclusive in the middle
-// ≤ 110 ms (two).
+// BenchmarkBatchSleep: parallel-safe calls whose bodies each wait 50 ms.
+// Goals: ten of them ≤ 60 ms (one body's time); the same ten with an
+// exclusive call in the middle ≤ 110 ms (the five before it, then the
+// barrier, then the five after it: two bodies' time). The last case makes
+// the exclusive call wait 50 ms too: three bodies' time is the least a
+// barrier allows.
 func BenchmarkBatchSleep(b *testing.B) {
 	e := newEnv(b)
 	mustRegister(b, e.reg, e.root, sleepTool("psleep", tools.Parallel))
 	mustRegister(b, e.reg, e.root, sleepTool("xsleep", nil))
+	par := func(i int) tools.Call {
+		return tools.Call{ID: fmt.Sprint("c", i), Name: "psleep", Arguments: json.RawMessage(`{"ms":50}`)}
+	}
+	var ten []tools.Call
+	for i := range 10 {
+		ten = append(ten, par(i))
+	}
+	barrier := func(ms int) []tools.Call {
+		x := tools.Call{ID: "x", Name: "xsleep", Arguments: json.RawMessage(fmt.Sprintf(`{"ms":%d}`, ms))}
+		return append(append(append([]tools.Call{}, ten[:5]...), x), ten[5:]...)
+	}
 	for _, tc := range []struct {
-		name      string
-		exclusive int
-	}{{"10-parallel", -1}, {"exclusive-in-the-middle", 5}} {
-		calls := make([]tools.Call, 10)
-		for i := range calls {
-			name := "psleep"
-			if i == tc.exclusive {
-				name = "xsleep"
-			}
-			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: name, Arguments: json.RawMessage(`{"ms":50}`)}
-		}
+		name  string
+		calls []tools.Call
+	}{{"10-parallel", ten}, {"10-parallel+exclusive-in-the-middle", barrier(0)}, {"10-parallel+exclusive-50ms-in-the-middle", barrier(50)}} {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				for _, r := range e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{}) {
+				for _, r := range e.reg.ExecuteBatch(context.Background(), tc.calls, tools.BatchOptions{}) {
 					if r.IsError {
 						b.Fatal(r)
 					}
@@ -70,6 +76,25 @@ func BenchmarkBatchOverhead(b *testing.B) {
 		for i := range calls {
 			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: name, Arguments: benchArgs}
 		}
+		// Both measured alternately in one loop, so that the load of a
+		// shared machine weighs on both alike: ratio = batch / sequential.
+		b.Run(name+"/ratio", func(b *testing.B) {
+			var seqTime, batchTime time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				for _, c := range calls {
+					sink = e.reg.Execute(ctx, c)
+				}
+				t1 := time.Now()
+				sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9]
+				t2 := time.Now()
+				seqTime += t1.Sub(t0)
+				batchTime += t2.Sub(t1)
+			}
+			b.ReportMetric(float64(batchTime)/float64(seqTime), "batch/sequential")
+			b.ReportMetric(float64(seqTime.Nanoseconds())/float64(b.N), "sequential-ns/op")
+			b.ReportMetric(float64(batchTime.Nanoseconds())/float64(b.N), "batch-ns/op")
+		})
 		b.Run(name+"/sequential-Execute", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

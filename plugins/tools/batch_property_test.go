@@ -114,7 +114,7 @@ func randomBatch(t *testing.T, iter int, rng *rand.Rand) {
 	case 1:
 		opts.CancelWhen = func(r tools.Result) bool { return r.IsError }
 	}
-	res := e.reg.ExecuteBatch(ctx, calls, opts)
+	res, _ := e.batch(ctx, calls, opts)
 	evs := e.events()
 	fail := func(format string, a ...any) {
 		t.Helper()
@@ -159,6 +159,11 @@ func randomBatch(t *testing.T, iter int, rng *rand.Rand) {
 	}
 	if got := order(evs, "result"); !slices.Equal(got, seq(n)) {
 		fail("tools/result order %v", got)
+	}
+	for i, rs := range e.observed {
+		if len(rs) != 1 || rs[0].CallID != res[i].CallID || code(rs[0]) != code(res[i]) || text(rs[0]) != text(res[i]) {
+			fail("call %d: observed %+v, returned %+v", i, rs, res[i])
+		}
 	}
 	for _, kind := range []string{"pre", "ask", "post"} {
 		got := order(evs, kind)

@@ -38,6 +38,7 @@ type batchEnv struct {
 	maxActive int
 	asking    int // approval asks in progress
 	maxAsking int
+	observed  map[int][]tools.Result // tools/result notices by call index
 }
 
 // The test tools: each body waits for its "ms" argument (fake time) or
@@ -138,7 +139,14 @@ func newBatchEnv(t testing.TB) *batchEnv {
 		return next(ctx)
 	}))
 	must2(t)(host.On(e.root, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
-		e.add("result", callIndex(n.Execution().CallID()))
+		i := callIndex(n.Execution().CallID())
+		e.mu.Lock()
+		e.trace = append(e.trace, tev{"result", i})
+		if e.observed == nil {
+			e.observed = map[int][]tools.Result{}
+		}
+		e.observed[i] = append(e.observed[i], n.Result())
+		e.mu.Unlock()
 		return nil
 	}))
 	must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(ctx context.Context, r tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
@@ -166,6 +174,32 @@ func newBatchEnv(t testing.TB) *batchEnv {
 		return tools.AllowedOnce, nil
 	})))
 	return e
+}
+
+// batch runs ExecuteBatch on a goroutine of its own and returns its
+// results, or, when that goroutine was ended by runtime.Goexit (which
+// ExecuteBatch passes on from the calls it runs on it), returned false and
+// the results tools/result observers saw (each call's first).
+func (e *batchEnv) batch(ctx context.Context, calls []tools.Call, opts tools.BatchOptions) (res []tools.Result, returned bool) {
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		res = e.reg.ExecuteBatch(ctx, calls, opts)
+		returned = true
+	}()
+	<-exited
+	if returned {
+		return res, true
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	res = make([]tools.Result, len(calls))
+	for i := range res {
+		if len(e.observed[i]) > 0 {
+			res[i] = e.observed[i][0]
+		}
+	}
+	return res, false
 }
 
 func (e *batchEnv) add(kind string, i int) {
@@ -504,36 +538,54 @@ func TestB3_AFailureNeverCancelsItsSiblingsUnlessCancelWhenAsks(t *testing.T) {
 	})
 }
 
-// TestB3_GoexitInOneCallEndsOnlyThatCall: runtime.Goexit in a body or in a
-// pre-execute listener gives that call its Goexit result; the batch goes
-// on and returns every result in order.
-func TestB3_GoexitInOneCallEndsOnlyThatCall(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		e := newBatchEnv(t)
-		must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
-			if x.Arg("preGoexit").Bool() {
-				runtime.Goexit()
-			}
-			return next(ctx)
-		}))
-		calls := []tools.Call{
-			bcall(0, "par", `"ms":10`), bcall(1, "par", `"ms":5,"goexit":true`), bcall(2, "exc", `"preGoexit":true`),
-			bcall(3, "par", `"ms":10`), bcall(4, "exc", `"goexit":true`), bcall(5, "par", `"ms":1`),
-		}
-		res := e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
-		want := []tools.ErrorCode{"", tools.CodeToolError, tools.CodeListenerError, "", tools.CodeToolError, ""}
-		for i, r := range res {
-			if r.CallID != calls[i].ID || code(r) != want[i] {
-				t.Errorf("result %d = %s %s %q, want %s", i, r.CallID, code(r), text(r), want[i])
-			}
-			if want[i] != "" && r.Error.Name != "Goexit" {
-				t.Errorf("result %d named %q", i, r.Error.Name)
-			}
-		}
-		if got := order(e.events(), "result"); !slices.Equal(got, seq(6)) {
-			t.Errorf("tools/result order = %v", got)
-		}
-	})
+// TestB3_GoexitStillGivesEveryCallOneResult: runtime.Goexit in a
+// parallel call's body ends only the batch's goroutine running it: the
+// call gets its Goexit result and ExecuteBatch returns every result. On
+// the calling goroutine (an exclusive call's body, any call's policy
+// prefix) it ends that goroutine, as Execute does: ExecuteBatch does not
+// return, but the rest of the batch still runs and every call gets
+// exactly one tools/result, in model order, before the goroutine exits.
+func TestB3_GoexitStillGivesEveryCallOneResult(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		calls    []tools.Call
+		want     []tools.ErrorCode
+		returned bool
+	}{
+		{"parallel body", []tools.Call{bcall(0, "par", `"ms":10`), bcall(1, "par", `"ms":5,"goexit":true`), bcall(2, "par", `"ms":1`)},
+			[]tools.ErrorCode{"", tools.CodeToolError, ""}, true},
+		{"exclusive body", []tools.Call{bcall(0, "par", `"ms":10`), bcall(1, "exc", `"goexit":true`), bcall(2, "par", `"ms":1`), bcall(3, "exc", "")},
+			[]tools.ErrorCode{"", tools.CodeToolError, "", ""}, false},
+		{"pre-execute", []tools.Call{bcall(0, "par", `"ms":10`), bcall(1, "par", `"preGoexit":true`), bcall(2, "par", `"ms":1`), bcall(3, "exc", "")},
+			[]tools.ErrorCode{"", tools.CodeListenerError, "", ""}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newBatchEnv(t)
+				must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+					if x.Arg("preGoexit").Bool() {
+						runtime.Goexit()
+					}
+					return next(ctx)
+				}))
+				res, returned := e.batch(context.Background(), tc.calls, tools.BatchOptions{})
+				if returned != tc.returned {
+					t.Errorf("ExecuteBatch returned: %v, want %v", returned, tc.returned)
+				}
+				for i, r := range res {
+					if r.CallID != tc.calls[i].ID || code(r) != tc.want[i] {
+						t.Errorf("result %d = %s %s %q, want %s", i, r.CallID, code(r), text(r), tc.want[i])
+					}
+					if tc.want[i] != "" && r.Error.Name != "Goexit" {
+						t.Errorf("result %d named %q", i, r.Error.Name)
+					}
+				}
+				if got := order(e.events(), "result"); !slices.Equal(got, seq(len(tc.calls))) {
+					t.Errorf("tools/result order = %v", got)
+				}
+			})
+		})
+	}
 }
 
 // TestB3_DeferredContextAndTurnControl: each result carries its own

@@ -622,7 +622,6 @@ type bridge struct {
 	mu       sync.Mutex
 	settled  bool                   // no call is accepted any more
 	n        int64                  // calls admitted so far: the n of the last id
-	last     *entry                 // the last admitted call's entry
 	nextSeq  uint64                 // the runtime submission number admitted next
 	parked   map[uint64]*parkedCall // calls that reached the bridge before an earlier-submitted one
 	pending  int                    // calls accepted and not finished
@@ -704,13 +703,10 @@ func (b *bridge) pass(rctx context.Context) {
 	}
 }
 
-// admitLocked numbers the next call and chains its entry after the last
-// one; b.mu held.
+// admitLocked numbers the next call and gives it its entry; b.mu held.
 func (b *bridge) admitLocked() (int64, *entry) {
 	b.n++
-	e := &entry{index: int(b.n - 1), prev: b.last, released: make(chan struct{}), finished: make(chan struct{})}
-	b.last = e
-	return b.n, e
+	return b.n, &entry{index: int(b.n - 1)}
 }
 
 // admitParkedLocked admits the parked calls whose numbers now come up, in

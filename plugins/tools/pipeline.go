@@ -164,13 +164,18 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 // INTERNAL result in *res.
 func (r *Registry) contain(exec *Execution, tool string, res *Result) {
 	if v := recover(); v != nil {
-		r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", tool).Msg("tool pipeline panicked")
-		if exec.token.IsZero() {
-			exec.token = newToken()
-		}
-		*res = failure(CodeInternal, "InternalError", panicMessage("the tool pipeline", v))
-		res.CallID = exec.callID
+		r.containValue(exec, tool, v, res)
 	}
+}
+
+// containValue is contain for a panic value already recovered.
+func (r *Registry) containValue(exec *Execution, tool string, v any, res *Result) {
+	r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", tool).Msg("tool pipeline panicked")
+	if exec.token.IsZero() {
+		exec.token = newToken()
+	}
+	*res = failure(CodeInternal, "InternalError", panicMessage("the tool pipeline", v))
+	res.CallID = exec.callID
 }
 
 // admit is stages 1–2, which run no policy: it fills exec in, or returns
