@@ -92,6 +92,8 @@ func Definition(cfg Config) (tools.Definition, error) {
 		Name:        "bash",
 		Description: "Run a shell command in the workspace and return its combined output and exit code.",
 		Timeout:     cfg.Timeout,
+		// A command may change anything: never alongside another call.
+		Concurrency: tools.Exclusive,
 		Execute: func(ctx context.Context, a Args, _ *tools.Execution) (tools.Output, error) {
 			if a.TimeoutMs < 0 {
 				return tools.Output{}, fmt.Errorf("bash: timeout_ms must not be negative, got %d", a.TimeoutMs)

@@ -101,6 +101,8 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	read, err := tools.Define(tools.TypedTool[ReadArgs]{
 		Name:        "read",
 		Description: "Read a text file from the workspace. Optionally start at a 1-based line (offset) and return at most limit lines.",
+		// Reading changes nothing: reads may run alongside each other.
+		Concurrency: tools.Parallel,
 		Execute: func(ctx context.Context, a ReadArgs, _ *tools.Execution) (tools.Output, error) {
 			return doRead(ws, a, maxRead)
 		},
@@ -118,6 +120,8 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	write, err := tools.Define(tools.TypedTool[WriteArgs]{
 		Name:        "write",
 		Description: "Create or overwrite a file in the workspace with the given content. Parent directories are created.",
+		// A write is a barrier: a read beside it could see either content.
+		Concurrency: tools.Exclusive,
 		Execute: func(ctx context.Context, a WriteArgs, _ *tools.Execution) (tools.Output, error) {
 			return doWrite(ws, a)
 		},
@@ -132,6 +136,7 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	edit, err := tools.Define(tools.TypedTool[EditArgs]{
 		Name:        "edit",
 		Description: "Replace one exact, unique occurrence of old_string with new_string in a workspace file.",
+		Concurrency: tools.Exclusive,
 		Execute: func(ctx context.Context, a EditArgs, _ *tools.Execution) (tools.Output, error) {
 			return doEdit(ws, a)
 		},
