@@ -24,11 +24,16 @@ type ToolEntry struct {
 	// Config notes the configuration the plugin was booted with, and any
 	// choice a deployment must make (empty: the defaults).
 	Config string
+	// Concurrency is how a batch schedules the tool's calls, as
+	// tools.DescribeConcurrency words its declaration: "parallel",
+	// "exclusive" or "per call". Empty means exclusive.
+	Concurrency string
 }
 
 // RenderTools renders the tool catalog: every shipped tool, grouped by
-// package, with its description, JSON Schema (indented) and the services
-// its plugin needs. Deterministic: packages and tools sorted by name.
+// package, with its description, how a batch schedules its calls, JSON
+// Schema (indented) and the services its plugin needs. Deterministic:
+// packages and tools sorted by name.
 func RenderTools(entries []ToolEntry) (string, error) {
 	sorted := append([]ToolEntry(nil), entries...)
 	sort.Slice(sorted, func(i, j int) bool {
@@ -43,10 +48,13 @@ func RenderTools(entries []ToolEntry) (string, error) {
 	b.WriteString("Every tool the shipped plugins register, harvested by booting each tool plugin in-process " +
 		"and reading the registry's `Schemas()`. The schema is exactly what the model receives as the tool's " +
 		"`parameters`; execution-only fields (the timeout budget, presenters) never appear in it.\n\n")
+	b.WriteString("The batch column says how `ExecuteBatch` (and Code Mode, for a program's calls) schedules the tool's calls: " +
+		"`parallel` calls may run alongside other parallel calls of the same batch, an `exclusive` call is a barrier " +
+		"(the calls before it finish first, the calls after it wait for it), and `per call` depends on the arguments.\n\n")
 	fmt.Fprintf(&b, "%d tools.\n\n", len(sorted))
-	b.WriteString("| tool | package | description |\n|---|---|---|\n")
+	b.WriteString("| tool | package | batch | description |\n|---|---|---|---|\n")
 	for _, e := range sorted {
-		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | %s |\n", e.Schema.Name, anchor(e.Schema.Name), e.Package, firstSentence(e.Schema.Description))
+		fmt.Fprintf(&b, "| [`%s`](#%s) | `%s` | %s | %s |\n", e.Schema.Name, anchor(e.Schema.Name), e.Package, concurrency(e), firstSentence(e.Schema.Description))
 	}
 	pkg := ""
 	for _, e := range sorted {
@@ -56,6 +64,7 @@ func RenderTools(entries []ToolEntry) (string, error) {
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", e.Schema.Name, oneLine(e.Schema.Description))
 		fmt.Fprintf(&b, "- plugin: `%s`\n", e.Plugin)
+		fmt.Fprintf(&b, "- in a batch: %s\n", concurrency(e))
 		if len(e.Services) > 0 {
 			fmt.Fprintf(&b, "- requires services: %s\n", codeList(e.Services))
 		} else {
@@ -71,6 +80,14 @@ func RenderTools(entries []ToolEntry) (string, error) {
 		fmt.Fprintf(&b, "\n```json\n%s\n```\n", pretty.String())
 	}
 	return b.String(), nil
+}
+
+// concurrency is e's batch scheduling, exclusive when not given.
+func concurrency(e ToolEntry) string {
+	if e.Concurrency == "" {
+		return "exclusive"
+	}
+	return e.Concurrency
 }
 
 func firstSentence(s string) string {

@@ -130,13 +130,14 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 			return nil, err
 		}
 		name := tp.plugin.(host.Named).Name()
-		for _, s := range reg.Schemas("") {
+		for _, t := range reg.Visible("") {
 			out = append(out, catalog.ToolEntry{
-				Package:  pkgPath(tp.plugin),
-				Plugin:   name,
-				Schema:   s,
-				Services: injects(tp.plugin),
-				Config:   tp.note,
+				Package:     pkgPath(tp.plugin),
+				Plugin:      name,
+				Schema:      t.Schema(),
+				Services:    injects(tp.plugin),
+				Config:      tp.note,
+				Concurrency: tools.DescribeConcurrency(t.ConcurrencyRule()),
 			})
 		}
 		done()
@@ -164,14 +165,15 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 	if err != nil {
 		return catalog.ToolEntry{}, err
 	}
-	for _, s := range reg.Schemas("") {
-		if s.Name == tools.RunCodeName {
+	for _, t := range reg.Visible("") {
+		if t.Name() == tools.RunCodeName {
 			return catalog.ToolEntry{
-				Package:  pkgPath(tools.Plugin),
-				Plugin:   tools.Plugin.(host.Named).Name(),
-				Schema:   s,
-				Services: injects(tools.Plugin),
-				Config:   "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
+				Package:     pkgPath(tools.Plugin),
+				Plugin:      tools.Plugin.(host.Named).Name(),
+				Schema:      t.Schema(),
+				Services:    injects(tools.Plugin),
+				Config:      "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
+				Concurrency: tools.DescribeConcurrency(t.ConcurrencyRule()),
 			}, nil
 		}
 	}

@@ -42,7 +42,8 @@ const (
 // paragraph (the tools:sdk section repeats it with the declarations).
 const runCodeDescription = "Run a TypeScript program that calls your tools. `code` is the body of an async function: " +
 	"the tools are async functions declared in the tools:sdk section of the system prompt, called as " +
-	"`await tools.<name>({...})` (quoted names as `await tools[\"my-tool\"]({...})`); they run one at a time, in the order called. " +
+	"`await tools.<name>({...})` (quoted names as `await tools[\"my-tool\"]({...})`); they start in the order called, " +
+	"and calls made together (Promise.all) run at the same time when their tools allow it. " +
 	"Only what the program prints (console.log; console.warn/error are prefixed [warn]/[error]) and the value it returns " +
 	"come back to you, so print or return exactly what you need to see. A failed tool call rejects with an Error carrying " +
 	"`code` and `name` (catch it with try/catch); an uncaught error fails the run and shows its message and the output printed before it."
@@ -64,7 +65,9 @@ const sdkUsage = "# Code Mode\n\n" +
 	"so filter, slice or summarize large results inside the program.\n" +
 	"- A tool call resolves to a string when the tool answered with text, otherwise to an array of content blocks.\n" +
 	"- A failed or denied tool call rejects with an Error whose message names the tool and whose `code` (e.g. \"DENIED\", \"INVALID_ARGS\") and `name` say why; " +
-	"catch it with try/catch to handle it. Tool calls run one at a time, in the order you make them, even under Promise.all.\n" +
+	"catch it with try/catch to handle it.\n" +
+	"- Tool calls start in the order you make them. Calls you make together (`await Promise.all([...])`) run at the same time " +
+	"when their tools allow it (read-only tools usually do); the others run one at a time, and each call's promise settles in call order.\n" +
 	"- An uncaught error fails the run: you see its message, line, and what was printed before it.\n" +
 	"- The program has no file system, network, require, process or timers of its own: use the tools.\n\n" +
 	"```ts\n"

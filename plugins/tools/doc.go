@@ -107,14 +107,19 @@
 // and run_code fails with CODE_RUN_FAILED, kind "unavailable".
 //
 // The bridge (run_code's body) gives the program one binding per end
-// capability of the call's agent and runs it with MaxConcurrentCalls 1, so
-// binding calls execute one at a time in submission order, even under
-// Promise.all. A binding call's JSON argument is canonicalized first (a
-// value that is not lossless JSON rejects that call only, before dispatch;
-// BigInt and circular values are already rejected by the runtime), then
-// dispatched through the full pipeline as Call{ID: "<outer id>:code:<n>",
-// Agent: outer agent, Parent: outer token}, n counting from 1 per run. Its
-// additional context is dropped. It is appended to the [SessionLog] (when
+// capability of the call's agent. The sub-calls of one run are one batch
+// (see Batches below), in submission order: calls the program makes
+// together (Promise.all) overlap when their tools declare them parallel,
+// at most Config.MaxParallelSubCalls at once (default 10); every other
+// sub-call is a barrier. A binding call's JSON argument is canonicalized
+// first (a value that is not lossless JSON rejects that call only, before
+// dispatch; BigInt and circular values are already rejected by the
+// runtime), then dispatched through the full pipeline as Call{ID: "<outer
+// id>:code:<n>", Agent: outer agent, Parent: outer token}, n counting from
+// 1 per run in submission order. Its additional context is deferred to
+// run_code's result (in submission order, before run_code's own), and a
+// successful sub-call's ConcludeTurn makes a successful run_code conclude
+// the turn. It is appended to the [SessionLog] (when
 // one is provided and the call has an agent; an Append error is logged,
 // not fatal) as a tool/code-dispatch [SessionEvent] carrying
 // [CodeDispatch]{name, arguments, result}. An isError result rejects the
@@ -125,13 +130,14 @@
 // newlines), else to the content blocks.
 //
 // Settlement is the bridge's, whatever the runtime does (any
-// coderuntime.Runtime, the shipped one or not): the bridge itself runs
-// binding calls one at a time in arrival order, and when the run settles
-// (Run returns a result or an error, panics, or calls runtime.Goexit: the
-// last two are CODE_RUN_FAILED, kind "internal") it cancels the context of
-// the sub-call in flight and waits for it, so it still gets exactly one
-// result and its tool/code-dispatch event is appended before run_code
-// returns. Calls still queued at that moment are dispatched in order with
+// coderuntime.Runtime, the shipped one or not): the bridge itself orders
+// binding calls (by coderuntime.CallSeq when the runtime gives it, else by
+// arrival), and when the run settles (Run returns a result or an error,
+// panics, or calls runtime.Goexit: the last two are CODE_RUN_FAILED, kind
+// "internal") it cancels the context of the sub-calls in flight and waits
+// for them, so each still gets exactly one result and its
+// tool/code-dispatch event is appended before run_code returns. Calls
+// still waiting for their turn at that moment are dispatched in order with
 // the cancelled context (the queue is drained): each is aborted before its
 // body runs (ABORTED_BEFORE_DISPATCH), gets exactly one result and is
 // logged too. A binding called after that is refused without dispatch
@@ -147,13 +153,20 @@
 // Cancellation by the caller while the program runs is ABORTED, as for
 // every tool.
 //
-// # Later: batches
+// # Batches
 //
-// A batch API fits without changing this one: a Definition field (say
-// Concurrency, zero = exclusive) carried into *Tool, and
-// Registry.ExecuteBatch(ctx, []Call) []Result that runs stages 1–5 in
-// submission order and overlaps stages 6–10 of concurrency-safe calls up to
-// a cap. Execute already holds no lock while user code runs and is safe for
-// concurrent use; the Code Mode bridge would then raise MaxConcurrentCalls
-// for concurrency-safe bindings.
+// [Registry.ExecuteBatch] runs the tool calls of one model turn and returns
+// their results in model order. A tool declares which of its calls may run
+// alongside others ([Definition].Concurrency: [Parallel], a
+// [ConcurrencyFunc] of the call, or nothing); [Registry.Concurrency]
+// answers per call and agent, and the generated tool catalog shows each
+// declaration. Only an explicit Parallel opts in; every other call is
+// exclusive, a barrier. Policy stays in model order (pre-execute, approval
+// asks one at a time, guards, post-execute, tools/result); only the
+// tools/execute stage and the body of parallel calls overlap, at most
+// [BatchOptions].MaxParallel at once. Cancelling the batch gives calls not
+// yet dispatched ABORTED_BEFORE_DISPATCH and running ones ABORTED; one
+// call's failure cancels no other unless [BatchOptions].CancelWhen says so.
+// Each result carries its own deferred context ([BatchContext] joins them)
+// and may ask to conclude the turn ([ConcludesTurn]).
 package tools
