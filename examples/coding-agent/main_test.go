@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -52,6 +54,10 @@ func TestTranscriptShowsEveryPolicy(t *testing.T) {
 	for _, want := range []string{
 		"=== tools mode: native ===",
 		"Read README.md [read]",
+		"▶ p1 read (parallel)",             // a parallel turn: three reads...
+		"▶ p4 bash (exclusive)",            // ...and a barrier
+		"⏱ batch of 4 calls:",              // its timing
+		"(the turn concluded: a tool",      // finish, called from a program
 		"+\tfmt.Println(\"hello, world\")", // the edit's applied hunk
 		"$ ls && grep -n Println main.go",  // terminal card
 		"[exit 0]",
@@ -75,8 +81,33 @@ func TestTranscriptShowsEveryPolicy(t *testing.T) {
 			t.Errorf("transcript lacks %q", want)
 		}
 	}
+	if strings.Contains(out, "never played") {
+		t.Error("the turn after the concluding one was played")
+	}
 	if t.Failed() {
 		t.Log(out)
+	}
+}
+
+// TestParallelTurnTiming: in the turn with three reads and a bash, the
+// bash (exclusive) starts only after every read ended, as the batch clock
+// shows.
+func TestParallelTurnTiming(t *testing.T) {
+	out, _ := playSession(t, "yes", "")
+	line := regexp.MustCompile(`(?m)^\s+(p\d)\s+(\w+)\s+(parallel|exclusive)\s+\+([\d.]+)ms → \+([\d.]+)ms$`)
+	spans := map[string][2]float64{}
+	for _, m := range line.FindAllStringSubmatch(out, -1) {
+		from, _ := strconv.ParseFloat(m[4], 64)
+		to, _ := strconv.ParseFloat(m[5], 64)
+		spans[m[1]] = [2]float64{from, to}
+	}
+	if len(spans) != 4 {
+		t.Fatalf("timing lines for %d calls, want 4:\n%s", len(spans), out)
+	}
+	for _, r := range []string{"p1", "p2", "p3"} {
+		if spans["p4"][0] < spans[r][1] {
+			t.Errorf("bash started at %.2fms, before %s ended at %.2fms", spans["p4"][0], r, spans[r][1])
+		}
 	}
 }
 
@@ -112,7 +143,7 @@ func TestSessionLog(t *testing.T) {
 	for _, e := range evs {
 		if e.Type == "tool/code-dispatch" {
 			dispatched = append(dispatched, e.ID)
-			if e.Parent != "c8" {
+			if parent, _, _ := strings.Cut(e.ID, ":"); e.Parent != parent {
 				t.Fatalf("code-dispatch %s has parent %q", e.ID, e.Parent)
 			}
 		}
@@ -120,8 +151,22 @@ func TestSessionLog(t *testing.T) {
 			t.Fatalf("run_code's result came after %d of its 3 dispatches", len(dispatched))
 		}
 	}
-	if strings.Join(dispatched, ",") != "c8:code:1,c8:code:2,c8:code:3" {
+	if strings.Join(dispatched, ",") != "c8:code:1,c8:code:2,c8:code:3,c11:code:1" {
 		t.Fatalf("code-dispatch ids = %v", dispatched)
+	}
+	// The parallel turn: the model's four calls, then their four results,
+	// in model order.
+	var turn []string
+	for _, e := range evs {
+		if strings.HasPrefix(e.ID, "p") && (e.Type == "tool/call" || e.Type == "tool/result") {
+			turn = append(turn, e.Type+" "+e.ID)
+		}
+	}
+	if want := "tool/call p1,tool/call p2,tool/call p3,tool/call p4,tool/result p1,tool/result p2,tool/result p3,tool/result p4"; strings.Join(turn, ",") != want {
+		t.Errorf("parallel turn events = %v", turn)
+	}
+	if results["c12"] {
+		t.Error("the turn after the concluding one was played")
 	}
 	if count["context/message"] != 1 {
 		t.Fatalf("context messages = %d, want 1", count["context/message"])

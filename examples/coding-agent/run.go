@@ -111,18 +111,31 @@ func Run(ctx context.Context, o Options) error {
 	}); err != nil {
 		return err
 	}
+	// The batch clock: when each call's body ran, shown after a turn with
+	// several calls.
+	tm := &timing{}
+	if err := tm.watch(root); err != nil {
+		return err
+	}
 	agent, err := root.Scope(host.ScopeKey(script.Agent))
 	if err != nil {
 		return err
 	}
-	s := &session{h: h, root: root, agent: agent, log: log, out: o.Out, toolsFiber: toolsFiber}
+	s := &session{h: h, root: root, agent: agent, log: log, out: o.Out, toolsFiber: toolsFiber, timing: tm}
 	fmt.Fprintf(o.Out, "workspace: %s\nsession log: %s\n", ws, logPath)
+	played := 0
 	for i, t := range script.Turns {
-		if err := s.turn(ctx, i+1, t); err != nil {
+		played++
+		concluded, err := s.turn(ctx, i+1, t)
+		if err != nil {
 			return err
 		}
+		if concluded {
+			fmt.Fprintf(o.Out, "\n(the turn concluded: a tool asked to end it, so the model is not called again)\n")
+			break
+		}
 	}
-	fmt.Fprintf(o.Out, "\nsession over: %d turns, %d calls, %d log events\n", len(script.Turns), s.calls, log.seq)
+	fmt.Fprintf(o.Out, "\nsession over: %d turns, %d calls, %d log events\n", played, s.calls, log.seq)
 	return nil
 }
 
@@ -172,6 +185,7 @@ type session struct {
 	log        *sessionLog
 	out        io.Writer
 	toolsFiber *host.Fiber
+	timing     *timing
 	calls      int
 }
 
@@ -179,21 +193,23 @@ func (s *session) registry() (*tools.Registry, error) {
 	return tools.Service.Get(s.root)
 }
 
-func (s *session) turn(ctx context.Context, n int, t Turn) error {
+// turn plays one assistant turn: its calls as one batch. It reports
+// whether a result asked to conclude the turn.
+func (s *session) turn(ctx context.Context, n int, t Turn) (concluded bool, err error) {
 	if t.Mode != "" {
 		if err := s.toolsFiber.Update(tools.Config{Mode: tools.Mode(t.Mode)}); err != nil {
-			return fmt.Errorf("turn %d: switching tools mode to %s: %w", n, t.Mode, err)
+			return false, fmt.Errorf("turn %d: switching tools mode to %s: %w", n, t.Mode, err)
 		}
 		fmt.Fprintf(s.out, "\n=== tools mode: %s ===\n", t.Mode)
 	}
 	sp, err := systemprompt.ServiceKey.Get(s.root)
 	if err != nil {
-		return err
+		return false, err
 	}
 	agentKey := s.agent.ScopeKey()
 	prompt, err := sp.Assemble(ctx, agentKey)
 	if err != nil {
-		return fmt.Errorf("turn %d: assembling the prompt: %w", n, err)
+		return false, fmt.Errorf("turn %d: assembling the prompt: %w", n, err)
 	}
 	names := prompt.ToolNames()
 	var sections []string
@@ -201,28 +217,43 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 		sections = append(sections, sec.Name)
 	}
 	if err := s.log.append("request/header", fmt.Sprintf("turn-%d", n), string(agentKey), "", map[string]any{"tools": names, "sections": sections}); err != nil {
-		return err
+		return false, err
 	}
 	fmt.Fprintf(s.out, "\n--- turn %d (model sees tools: %s)\n", n, strings.Join(names, ", "))
 	fmt.Fprintf(s.out, "assistant: %s\n", t.Say)
 	if err := s.log.append("assistant/message", fmt.Sprintf("turn-%d", n), string(agentKey), "", map[string]any{"text": t.Say, "calls": t.Calls}); err != nil {
-		return err
+		return false, err
 	}
 	reg, err := s.registry()
 	if err != nil {
-		return err
+		return false, err
 	}
-	var pendingContext []string
-	for _, c := range t.Calls {
+	// The model's calls run as one batch, in model order: parallel-safe
+	// calls (read) overlap, exclusive ones (bash, write, edit, run_code)
+	// are barriers; policy and results stay in model order.
+	calls := make([]tools.Call, len(t.Calls))
+	class := make([]tools.Concurrency, len(t.Calls))
+	for i, c := range t.Calls {
 		s.calls++
-		fmt.Fprintf(s.out, "\n▶ %s %s\n", c.ID, c.Name)
+		calls[i] = tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Agent: agentKey}
+		class[i] = reg.Concurrency(calls[i])
+		fmt.Fprintf(s.out, "\n▶ %s %s (%s)\n", c.ID, c.Name, class[i])
 		fmt.Fprint(s.out, cardtext.Call(c.Name, c.Arguments, reg.PresentCall(c.Name, agentKey, c.Arguments)))
 		if err := s.log.append("tool/call", c.ID, string(agentKey), "", c); err != nil {
-			return err
+			return false, err
 		}
-		res := reg.Execute(ctx, tools.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Agent: agentKey})
+	}
+	s.timing.reset()
+	start := time.Now()
+	results := reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})
+	wall := time.Since(start)
+	for i, res := range results {
+		c := t.Calls[i]
 		if err := s.log.append("tool/result", c.ID, string(agentKey), "", res); err != nil {
-			return err
+			return false, err
+		}
+		if len(calls) > 1 {
+			fmt.Fprintf(s.out, "\n◀ %s %s\n", c.ID, c.Name)
 		}
 		view := reg.PresentResult(c.Name, agentKey, c.Arguments, res.Data())
 		code := ""
@@ -230,15 +261,17 @@ func (s *session) turn(ctx context.Context, n int, t Turn) error {
 			code = string(res.Error.Code)
 		}
 		fmt.Fprint(s.out, cardtext.Result(view, res.Data(), code))
-		pendingContext = append(pendingContext, res.AdditionalContext...)
+	}
+	if len(calls) > 1 {
+		s.timing.print(s.out, calls, class, wall)
 	}
 	// Additional context is appended after every tool result of the step,
 	// keeping tool-call/result adjacency.
-	for _, text := range pendingContext {
+	for _, text := range tools.BatchContext(results) {
 		fmt.Fprintf(s.out, "  (context for the model: %s)\n", text)
 		if err := s.log.append("context/message", "", string(agentKey), "", map[string]string{"text": text}); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return tools.ConcludesTurn(results), nil
 }
