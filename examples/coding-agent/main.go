@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 )
 
 //go:embed testdata/session.json
@@ -21,6 +23,10 @@ func main() {
 		verbose    = flag.Bool("v", false, "log the host's debug output to stderr")
 	)
 	flag.Parse()
+	// A process that runs model-written programs bounds every regular
+	// expression match (goja's regexp2 has no per-run limit): an explicit,
+	// process-wide opt-in.
+	coderuntime.LimitRegexpMatchTime()
 	script := defaultScript
 	if *scriptPath != "" {
 		b, err := os.ReadFile(*scriptPath)

@@ -91,7 +91,7 @@ var ErrAbandoned = errors.New("tools: the tools/execute stage returned while the
 // hostile error value, panic, return a malformed decision, block until
 // cancelled): failures become isError results with a stable error.code.
 //
-// ctx is the call's cancellation (the spec's signal). Done before the tool
+// ctx is the call's cancellation. Done before the tool
 // body starts (including while waiting for approval), the call fails with
 // ABORTED_BEFORE_DISPATCH and the body never starts, whatever context a
 // tools/execute wrapper passes to next; an approval answered after ctx is
