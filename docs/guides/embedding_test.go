@@ -117,17 +117,19 @@ func Example_embedding() {
 		{ID: "call_2", Name: "remember", Arguments: json.RawMessage(`{"text":"the build is red"}`)},
 		{ID: "call_3", Name: "write", Arguments: json.RawMessage(`{"path":"TODO","content":""}`)},
 	}
-	var extra []string
-	for _, c := range calls {
-		c.Agent = agent.ScopeKey()
-		res := reg.Execute(turn, c) // exactly one Result, never an error
-		out, _ := json.Marshal(res) // the tool message for c.ID
+	for i := range calls {
+		calls[i].Agent = agent.ScopeKey()
+	}
+	// One result per call, in model order, never an error. Calls whose tools
+	// declare them parallel-safe run their bodies at the same time.
+	results := reg.ExecuteBatch(turn, calls, tools.BatchOptions{})
+	for _, res := range results {
+		out, _ := json.Marshal(res) // the tool message for res.CallID
 		fmt.Println(string(out))
-		extra = append(extra, res.AdditionalContext...)
 	}
 	// Additional context goes after ALL the step's tool results, so every
 	// tool call stays adjacent to its result.
-	for _, text := range extra {
+	for _, text := range tools.BatchContext(results) {
 		fmt.Println("context:", text)
 	}
 
@@ -144,10 +146,10 @@ func Example_embedding() {
 	// tool: read
 	// tool: remember
 	// {"level":"info","agent":"ada","call":"call_1","tool":"read","message":"tool result"}
-	// {"callId":"call_1","content":[{"type":"text","text":"fix the build\n"}],"isError":false}
 	// {"level":"info","agent":"ada","call":"call_2","tool":"remember","message":"tool result"}
-	// {"callId":"call_2","content":[{"type":"text","text":"noted"}],"isError":false,"additionalContext":["Notes so far: the build is red"]}
 	// {"level":"info","agent":"ada","call":"call_3","tool":"write","code":"UNKNOWN_TOOL","message":"tool result"}
+	// {"callId":"call_1","content":[{"type":"text","text":"fix the build\n"}],"isError":false}
+	// {"callId":"call_2","content":[{"type":"text","text":"noted"}],"isError":false,"additionalContext":["Notes so far: the build is red"]}
 	// {"callId":"call_3","content":[{"type":"text","text":"Unknown tool \"write\""}],"isError":true,"error":{"name":"UnknownTool","code":"UNKNOWN_TOOL"}}
 	// context: Notes so far: the build is red
 	// remember after dispose: false
