@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // DefaultMaxDepth is the default limit on nested dispatches (a listener
@@ -245,7 +246,7 @@ func strictlyComparable(t reflect.Type) bool {
 // chain or a panicking method neither hangs nor panics the dispatch.
 func (em Emitter) failure(d *events.Descriptor, l *listener, err error) error {
 	name := l.fiber.Name()
-	if pe, ok := errorAs[*events.PanicError](err); ok && pe != nil && pe.Plugin == "" {
+	if pe, ok := safeerr.As[*events.PanicError](err); ok && pe != nil && pe.Plugin == "" {
 		pe.Plugin = name
 	}
 	log := l.fiber.Logger()

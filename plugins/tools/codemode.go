@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
@@ -300,33 +300,11 @@ type containedErr struct {
 
 func (c *containedErr) Error() string { return c.msg }
 
-func (c *containedErr) Is(target error) bool { return errorIs(c.err, target) }
+func (c *containedErr) Is(target error) bool { return safeerr.Is(c.err, target) }
 
-// As is errors.As over the runtime's error, bounded like [errorIs]: a
-// cyclic or absurdly deep chain is cut instead of hanging the call, and a
-// panicking method counts as no match.
-func (c *containedErr) As(target any) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	val := reflect.ValueOf(target)
-	if target == nil || val.Kind() != reflect.Pointer || val.IsNil() {
-		return false
-	}
-	want := val.Type().Elem()
-	return walkError(c.err, func(e error) bool {
-		if reflect.TypeOf(e).AssignableTo(want) {
-			val.Elem().Set(reflect.ValueOf(e))
-			return true
-		}
-		if x, is := e.(interface{ As(any) bool }); is && x.As(target) {
-			return true
-		}
-		return false
-	})
-}
+// As is errors.As over the runtime's error, bounded and contained like
+// Is (see package safeerr).
+func (c *containedErr) As(target any) bool { return safeerr.AsAny(c.err, target) }
 
 // CodeCallError is how a failed binding call reaches the program: the
 // promise of `await tools.<Tool>(...)` rejects with an Error whose message

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"fmt"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // Concurrency says whether one call may run alongside the other calls of
@@ -151,7 +153,7 @@ func askRule(rule ConcurrencyRule, exec *Execution) (c Concurrency, err error) {
 	}()
 	c, err = rule.Concurrency(exec)
 	if err != nil {
-		return Exclusive, fmt.Errorf("%s", errorText(err))
+		return Exclusive, fmt.Errorf("%s", safeerr.Text(err))
 	}
 	return c, nil
 }

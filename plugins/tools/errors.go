@@ -2,9 +2,10 @@ package tools
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // ErrorCode is the stable failure class of an isError [Result] (its
@@ -175,99 +176,10 @@ var (
 // the call's cancellation. Each of those reads calls the value's own
 // methods (Error, Code, Name, Unwrap, Is, As), which may panic, return
 // invalid UTF-8 or form a cyclic chain. So every read below runs under
-// recover, walks at most maxErrorChain wrapped errors, and returns valid
+// recover, walks at most safeerr.MaxChain wrapped errors, and returns valid
 // UTF-8: a hostile error value still becomes an ordinary isError result.
 // (runtime.Goexit in such a method is handled by Execute's deferred
 // completion.)
-
-// maxErrorChain bounds how many errors of a chain (Unwrap, depth first as
-// errors.Is walks it) are looked at: a cyclic or absurdly deep chain is cut
-// there instead of hanging the call.
-const maxErrorChain = 64
-
-// walkError calls visit for err and the errors it wraps, depth first, until
-// visit returns true (then walkError does) or maxErrorChain errors were
-// visited. It calls err's methods: call it under recover.
-func walkError(err error, visit func(error) bool) bool {
-	n := 0
-	var walk func(error) bool
-	walk = func(e error) bool {
-		for e != nil {
-			if n++; n > maxErrorChain {
-				return false
-			}
-			if visit(e) {
-				return true
-			}
-			switch u := e.(type) {
-			case interface{ Unwrap() error }:
-				e = u.Unwrap()
-			case interface{ Unwrap() []error }:
-				for _, c := range u.Unwrap() {
-					if walk(c) {
-						return true
-					}
-				}
-				return false
-			default:
-				return false
-			}
-		}
-		return false
-	}
-	return walk(err)
-}
-
-// errorText returns err's message as valid UTF-8, or a description of err
-// when its Error method panics.
-func errorText(err error) (s string) {
-	defer func() {
-		if v := recover(); v != nil {
-			s = fmt.Sprintf("an error of type %T whose Error method panicked: %s", err, safeSprint(v))
-		}
-	}()
-	return strings.ToValidUTF8(err.Error(), "\uFFFD")
-}
-
-// safeSprint formats a value handed back by user code (a panic value, an
-// error) with fmt, as valid UTF-8; when formatting itself panics (fmt
-// contains one panicking method, not a panic while reporting it) it falls
-// back to the value's type, which involves no user method.
-func safeSprint(v any) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("(a %T value whose formatting panicked)", v)
-		}
-	}()
-	return strings.ToValidUTF8(fmt.Sprint(v), "\uFFFD")
-}
-
-// errorAs returns the first error in err's chain that is a T (or that an
-// As method turns into one), as errors.As does, but bounded and
-// contained: a panicking method counts as no match.
-func errorAs[T any](err error) (found T, ok bool) {
-	defer func() {
-		if recover() != nil {
-			var zero T
-			found, ok = zero, false
-		}
-	}()
-	ok = walkError(err, func(e error) bool {
-		if x, is := e.(T); is {
-			found = x
-			return true
-		}
-		if x, is := e.(interface{ As(any) bool }); is {
-			var t T
-			if x.As(&t) {
-				found = t
-				return true
-			}
-		}
-		return false
-	})
-	return found, ok
-}
 
 // safeName returns n.Name() as valid UTF-8, or "" when it panics.
 func safeName(n Namer) (s string) {
@@ -285,7 +197,7 @@ func safeName(n Namer) (s string) {
 // or reports no code gives the fallback; one whose Name method panics is
 // named by its type; a code or name that is not valid UTF-8 is repaired.
 func errorInfo(err error, fallbackCode ErrorCode, fallbackName string) *ErrorInfo {
-	c, ok := errorAs[Coder](err)
+	c, ok := safeerr.As[Coder](err)
 	if !ok || c == nil {
 		return &ErrorInfo{Name: fallbackName, Code: fallbackCode}
 	}
@@ -317,31 +229,6 @@ func safeCode(c Coder) (s string) {
 	return strings.ToValidUTF8(c.Code(), "\uFFFD")
 }
 
-// errorIs reports whether err or an error it wraps is one of targets (by
-// ==, for comparable targets, or by an Is method), as errors.Is does, but
-// bounded and contained: a panicking method counts as no match.
-func errorIs(err error, targets ...error) (found bool) {
-	defer func() {
-		if recover() != nil {
-			found = false
-		}
-	}()
-	return walkError(err, func(e error) bool {
-		for _, t := range targets {
-			if t == nil {
-				continue
-			}
-			if reflect.TypeOf(t).Comparable() && e == t {
-				return true
-			}
-			if x, ok := e.(interface{ Is(error) bool }); ok && x.Is(t) {
-				return true
-			}
-		}
-		return false
-	})
-}
-
 // failure builds an isError result with one text block.
 func failure(code ErrorCode, name, text string) Result {
 	return Result{Content: []Content{Text(text)}, IsError: true, Error: &ErrorInfo{Name: name, Code: code}}
@@ -349,7 +236,7 @@ func failure(code ErrorCode, name, text string) Result {
 
 // errorResult builds an isError result from err, prefixing its message.
 func errorResult(prefix string, err error, fallbackCode ErrorCode, fallbackName string) Result {
-	msg := errorText(err)
+	msg := safeerr.Text(err)
 	if prefix != "" {
 		msg = prefix + ": " + msg
 	}
@@ -357,5 +244,5 @@ func errorResult(prefix string, err error, fallbackCode ErrorCode, fallbackName 
 }
 
 func panicMessage(what string, v any) string {
-	return what + " panicked: " + safeSprint(v)
+	return what + " panicked: " + safeerr.Sprint(v)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
@@ -170,7 +171,7 @@ func (r *Registry) contain(exec *Execution, tool string, res *Result) {
 
 // containValue is contain for a panic value already recovered.
 func (r *Registry) containValue(exec *Execution, tool string, v any, res *Result) {
-	r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", tool).Msg("tool pipeline panicked")
+	r.c.Logger().Error().Str("panic", safeerr.Sprint(v)).Bytes("stack", debug.Stack()).Str("tool", tool).Msg("tool pipeline panicked")
 	if exec.token.IsZero() {
 		exec.token = newToken()
 	}
@@ -244,13 +245,13 @@ func (r *Registry) resolveCall(call Call) (*Tool, string) {
 // canonicalization error's message names the tool.
 func argsFailure(tool string, err error) Result {
 	name := "ToolArgsError"
-	if n, ok := errorAs[Namer](err); ok && n != nil {
+	if n, ok := safeerr.As[Namer](err); ok && n != nil {
 		if s := safeName(n); s != "" {
 			name = s
 		}
 	}
-	msg := errorText(err)
-	if _, ok := errorAs[*canonjson.Error](err); ok {
+	msg := safeerr.Text(err)
+	if _, ok := safeerr.As[*canonjson.Error](err); ok {
 		msg = fmt.Sprintf("invalid arguments for tool %q: %s", tool, msg)
 	}
 	return Result{Content: []Content{Text(msg)}, IsError: true, Error: &ErrorInfo{Name: name, Code: CodeInvalidArgs}}
@@ -420,7 +421,7 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 		return aborted(ctx, CodeAbortedBeforeDispatch), false
 	}
 	if err != nil {
-		return failure(CodeApprovalFailed, "ApprovalFailed", "Tool call denied: the approval service failed: "+errorText(err)), false
+		return failure(CodeApprovalFailed, "ApprovalFailed", "Tool call denied: the approval service failed: "+safeerr.Text(err)), false
 	}
 	switch outcome {
 	case AllowedOnce:
@@ -533,7 +534,7 @@ func (r *Registry) callBody(ctx context.Context, t *Tool, exec *Execution) (out 
 	defer func() {
 		if v := recover(); v != nil {
 			if r.c != nil { // nil: run by NewExecution's offline stages
-				r.c.Logger().Error().Str("panic", safeSprint(v)).Bytes("stack", debug.Stack()).Str("tool", t.name).Msg("tool body panicked")
+				r.c.Logger().Error().Str("panic", safeerr.Sprint(v)).Bytes("stack", debug.Stack()).Str("tool", t.name).Msg("tool body panicked")
 			}
 			out, err, panicked = Output{}, errors.New(panicMessage(fmt.Sprintf("tool %q", t.name), v)), true
 		}
@@ -546,13 +547,13 @@ func (r *Registry) callBody(ctx context.Context, t *Tool, exec *Execution) (out 
 // context error, or the context's cause (a policy's own cause, such as the
 // timeout policy's, wrapped by the tool). It reads err under containment.
 func isContextErr(ctx context.Context, err error) bool {
-	return errorIs(err, context.Canceled, context.DeadlineExceeded, context.Cause(ctx))
+	return safeerr.Is(err, context.Canceled, context.DeadlineExceeded, context.Cause(ctx))
 }
 
 func aborted(ctx context.Context, code ErrorCode) Result {
 	why := "context canceled"
 	if cause := context.Cause(ctx); cause != nil {
-		why = errorText(cause)
+		why = safeerr.Text(cause)
 	}
 	if code == CodeAbortedBeforeDispatch {
 		return failure(code, "AbortedBeforeDispatch", "Tool call aborted before it started: "+why)
@@ -674,7 +675,7 @@ func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
 	defer func() {
 		if !returned {
 			if v := recover(); v != nil {
-				r.c.Logger().Error().Str("panic", safeSprint(v)).Str("tool", exec.name).Msg("tools/result dispatch panicked")
+				r.c.Logger().Error().Str("panic", safeerr.Sprint(v)).Str("tool", exec.name).Msg("tools/result dispatch panicked")
 			}
 		}
 	}()
