@@ -87,6 +87,10 @@ type Definition struct {
 	// its arguments, or nil (and [Exclusive]) for none: each call is then
 	// a barrier. A fixed value other than Exclusive or Parallel is invalid.
 	Concurrency ConcurrencyRule
+	// Annotations optionally carries behaviour hints (see [Annotations]),
+	// shown on cards and in the catalog; policy acts on them only when
+	// they are Trusted. Registration copies them.
+	Annotations *Annotations
 }
 
 // Validate checks d without registering it. Every problem is reported,
@@ -170,6 +174,7 @@ type Tool struct {
 	validate      func(exec *Execution) error
 	layer         host.ScopeKey
 	concurrency   ConcurrencyRule
+	annotations   *Annotations
 }
 
 func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
@@ -181,7 +186,7 @@ func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
 		name: d.Name, description: d.Description, params: params,
 		exec: d.Execute, presentCall: d.PresentCall, presentResult: d.PresentResult,
 		timeout: d.Timeout, validate: d.ValidateArgs, layer: layer,
-		concurrency: d.Concurrency,
+		concurrency: d.Concurrency, annotations: copyAnnotations(d.Annotations),
 	}, nil
 }
 
@@ -223,6 +228,7 @@ func (t *Tool) Definition() Definition {
 		Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params),
 		Execute: t.exec, PresentCall: t.presentCall, PresentResult: t.presentResult,
 		Timeout: t.timeout, ValidateArgs: t.validate, Concurrency: t.concurrency,
+		Annotations: copyAnnotations(t.annotations),
 	}
 }
 
