@@ -1,0 +1,57 @@
+package coderuntime
+
+import "testing"
+
+// gojaUnsafe lists the hostile classes in-process goja cannot contain: goja has no memory limit and
+// checks its interrupt only between instructions, so a built-in that allocates or loops in one native
+// call is beyond every budget unless a guard refuses it beforehand. In-process goja is therefore for
+// trusted code; model-written code runs isolated (the isolated combinations must pass these cases).
+var gojaUnsafe = map[string]string{
+	"BigInt shift":                                    "BigInt operators allocate in one native step",
+	"BigInt.asUintN":                                  "BigInt operators allocate in one native step",
+	"BigInt power":                                    "BigInt operators allocate in one native step",
+	"BigInt via eval":                                 "BigInt operators allocate in one native step",
+	"concat pre-size":                                 "String.prototype.concat pre-sizes its buffer natively",
+	"join above 2^20 elements":                        "join's length guard stops summing above 2^20 elements",
+	"replaceAll":                                      "replaceAll builds its result natively",
+	"Object.entries of a 32 Mi string":                "Object.entries builds every pair natively",
+	"concat of many big arrays":                       "Array.prototype.concat copies natively",
+	"flat":                                            "Array.prototype.flat copies natively",
+	"Array.from of a big string":                      "Array.from of a string builds the array natively",
+	"JSON.parse of 100 MB":                            "JSON.parse builds the value natively",
+	"regexp over 1 Mi characters":                     "a regexp match runs natively; regexp2's match timeout is process-wide and reads as no match",
+	"thrown 100 MB string":                            "the thrown value's text is built in full",
+	"200k unary operators":                            "the transform recurses once per level on the Go stack",
+	"300k parentheses":                                "the transform recurses once per level on the Go stack",
+	"1M brackets":                                     "the transform recurses once per level on the Go stack",
+	"100k-term operator chain":                        "goja's compiler is quadratic in an operator chain",
+	"deep nesting via eval":                           "goja's parser recurses once per level on the Go stack",
+	"deep brackets via eval":                          "goja's parser recurses once per level on the Go stack",
+	"deep nesting via new Function":                   "goja's parser recurses once per level on the Go stack",
+	"deep nesting via Function":                       "goja's parser recurses once per level on the Go stack",
+	"deep nesting via the async Function constructor": "goja's parser recurses once per level on the Go stack",
+	"deep nesting via the generator Function constructor": "goja's parser recurses once per level on the Go stack",
+	"operator chain via eval":                             "goja's compiler is quadratic in an operator chain",
+}
+
+// gojaUnsupported lists the language features in-process goja fails loudly.
+var gojaUnsupported = map[string]string{
+	"BigInt arithmetic": "BigInt is refused: its operators allocate without bound in one native step",
+	"Unicode property escape that works or fails loudly": "goja's regexp engines do not implement Unicode property escapes",
+}
+
+func init() {
+	registerConformanceCombo(conformanceCombo{
+		name: "goja/none", engine: "goja", isolation: "none",
+		newRuntime: func(t *testing.T, cfg Config) Runtime {
+			t.Helper()
+			g, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		},
+		unsafe:      gojaUnsafe,
+		unsupported: gojaUnsupported,
+	})
+}

@@ -1,0 +1,280 @@
+package coderuntime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The conformance suite: every engine × isolation combination runs the same two tables, the hostile
+// programs (each must end with one of its required failure kinds, and the host must survive) and the
+// language features (what must work, and what must fail loudly instead of silently doing something
+// else). A combination registers itself from its own test file, in init:
+//
+//	func init() {
+//		registerConformanceCombo(conformanceCombo{name: "quickjs/none", engine: "quickjs", isolation: "none",
+//			newRuntime: func(t *testing.T, cfg Config) Runtime { ... }})
+//	}
+
+// conformanceCombo is one engine × isolation combination under the conformance suite.
+type conformanceCombo struct {
+	// name identifies the combination in subtest names, e.g. "goja/none".
+	name string
+	// engine ("goja", "quickjs") and isolation ("none", "process") say what it is.
+	engine, isolation string
+	// newRuntime returns a runtime with cfg's limits (the suite sets the budgets; the combination
+	// may add its own settings). It fails t if it cannot. A runtime it returns may own resources: the
+	// combination registers their cleanup with t.Cleanup.
+	newRuntime func(t *testing.T, cfg Config) Runtime
+	// unsafe maps a hostile case's name to the documented reason this combination cannot contain it
+	// (in-process engines only: such a case would crash or hang the test process, so it is skipped
+	// and the combination is documented as for trusted code against that class). An isolated
+	// combination leaves it empty: it must contain every case.
+	unsafe map[string]string
+	// unsupported maps a language feature's name to why this combination fails it loudly instead of
+	// running it (e.g. BigInt in in-process goja, whose BigInt operators allocate without bound): the
+	// feature must then fail with kind syntax or exception, never succeed with a wrong value.
+	unsupported map[string]string
+}
+
+// conformanceCombos is every registered combination, in registration order.
+var conformanceCombos []conformanceCombo
+
+// registerConformanceCombo adds c to the suite; names must be unique.
+func registerConformanceCombo(c conformanceCombo) {
+	for _, o := range conformanceCombos {
+		if o.name == c.name {
+			panic("coderuntime: conformance combo registered twice: " + c.name)
+		}
+	}
+	conformanceCombos = append(conformanceCombos, c)
+}
+
+// Budget classes of the hostile cases.
+const (
+	// budgetNone: the case must end by a size, depth or output limit (or a guard's error); both time
+	// budgets are ample, so a time budget never decides it.
+	budgetNone = ""
+	// budgetCPU: the case is infinite busy work, stopped by the busy-CPU budget (runaway).
+	budgetCPU = "cpu"
+	// budgetWall: the case waits forever, stopped by the wall-clock budget (runaway).
+	budgetWall = "wall"
+)
+
+// conformanceMemoryCap is the heap cap (Config.MaxHeapBytes) the suite runs under: small enough that
+// a run growing towards it on a shared test machine is harmless, far above what a passing case needs.
+const conformanceMemoryCap = 256 << 20
+
+// hostileCase is a program that must not harm the host: it must end, within its budget, as a
+// Failure of one of kinds.
+type hostileCase struct {
+	name   string
+	src    string
+	kinds  []FailureKind
+	budget string // budgetNone, budgetCPU or budgetWall
+}
+
+// hostileCases is the hostile table. Sources are built at init (some are megabytes).
+var hostileCases = []hostileCase{
+	// Plain runaways.
+	{name: "infinite loop", src: "while (true) {}", kinds: kinds(KindTimeout), budget: budgetCPU},
+	{name: "infinite microtasks", src: "function f(): Promise<void> { return Promise.resolve().then(f) }\nawait f()", kinds: kinds(KindTimeout), budget: budgetCPU},
+	{name: "unbounded recursion", src: "function f(n: number): number { return f(n + 1) + 1 }\nreturn f(0)", kinds: kinds(KindLimit, KindException)},
+	{name: "recursion that catches", src: "function f() { try { f() } catch (e) { f() } }\nf()", kinds: kinds(KindLimit, KindException, KindTimeout), budget: budgetCPU},
+	{name: "never-settling await", src: "await new Promise(() => {})", kinds: kinds(KindException)},
+	{name: "await on a binding that never answers", src: "await tools.hang({})", kinds: kinds(KindTimeout), budget: budgetWall},
+	{name: "console flood", src: "while (true) console.log('spam spam spam spam')", kinds: kinds(KindOutputLimit)},
+
+	// Nesting in the program text: refused before any parser sees it.
+	{name: "200k unary operators", src: "return " + strings.Repeat("!", 200_000) + "1", kinds: kinds(KindLimit, KindSyntax)},
+	{name: "300k parentheses", src: "return " + strings.Repeat("(", 300_000) + "1" + strings.Repeat(")", 300_000), kinds: kinds(KindLimit, KindSyntax)},
+	{name: "1M brackets", src: "return " + strings.Repeat("[", 1_000_000) + strings.Repeat("]", 1_000_000), kinds: kinds(KindLimit, KindSyntax)},
+	{name: "100k-term operator chain", src: "return " + strings.Repeat("1+", 100_000) + "1", kinds: kinds(KindLimit, KindSyntax)},
+	{name: "deep nesting via eval", src: "return eval('return ' + '!'.repeat(200000) + '1')", kinds: kinds(KindException, KindLimit)},
+	{name: "deep brackets via eval", src: "return eval('['.repeat(1000000) + ']'.repeat(1000000))", kinds: kinds(KindException, KindLimit)},
+	{name: "deep nesting via new Function", src: "return new Function('return ' + '('.repeat(300000) + '1' + ')'.repeat(300000))()", kinds: kinds(KindException, KindLimit)},
+	{name: "deep nesting via Function", src: "return Function('return ' + '!'.repeat(200000) + '1')()", kinds: kinds(KindException, KindLimit)},
+	{name: "deep nesting via the async Function constructor", src: "const AF: any = (async function () {}).constructor\nreturn await new AF('return ' + '!'.repeat(200000) + '1')()", kinds: kinds(KindException, KindLimit)},
+	{name: "deep nesting via the generator Function constructor", src: "const GF: any = (function* () {}).constructor\nreturn [...new GF('yield ' + '!'.repeat(200000) + '1')()]", kinds: kinds(KindException, KindLimit)},
+	{name: "operator chain via eval", src: "return eval('1+'.repeat(100000) + '1')", kinds: kinds(KindException, KindLimit, KindTimeout)},
+
+	// BigInt arithmetic that allocates in one step.
+	{name: "BigInt shift", src: "return String(1n << (2n ** 40n)).length", kinds: kinds(KindSyntax, KindException, KindLimit)},
+	{name: "BigInt.asUintN", src: "return String(BigInt.asUintN(2 ** 40, -1n)).length", kinds: kinds(KindSyntax, KindException, KindLimit)},
+	{name: "BigInt power", src: "return String(2n ** (2n ** 40n)).length", kinds: kinds(KindSyntax, KindException, KindLimit)},
+	{name: "BigInt via eval", src: "return String(eval('2' + 'n ** (2' + 'n ** 40' + 'n)')).length", kinds: kinds(KindSyntax, KindException, KindLimit)},
+
+	// Built-ins that grow huge in one native call.
+	{name: "concat pre-size", src: "const s = 'x'.repeat(2 ** 25)\nreturn ''.concat(...new Array(4096).fill(s)).length", kinds: kinds(KindException, KindLimit)},
+	{name: "join above 2^20 elements", src: "const s = 'x'.repeat(2 ** 25)\nreturn new Array(2 ** 21).fill(s).join('').length", kinds: kinds(KindException, KindLimit)},
+	{name: "replaceAll", src: "const s = 'x'.repeat(2 ** 20)\nreturn s.replaceAll('x', 'y'.repeat(2 ** 20)).length", kinds: kinds(KindException, KindLimit)},
+	{name: "Object.entries of a 32 Mi string", src: "return Object.entries('x'.repeat(2 ** 25)).length", kinds: kinds(KindException, KindLimit)},
+	{name: "concat of many big arrays", src: "const a = new Array(2 ** 22).fill(0)\nreturn [].concat(...new Array(1000).fill(a)).length", kinds: kinds(KindException, KindLimit)},
+	{name: "flat", src: "const a = new Array(2 ** 22).fill(0)\nreturn new Array(1000).fill(a).flat().length", kinds: kinds(KindException, KindLimit)},
+	{name: "Array.from of a big string", src: "return Array.from('x'.repeat(2 ** 25)).length", kinds: kinds(KindException, KindLimit)},
+	{name: "JSON.parse of 100 MB", src: "let s = '\"' + 'x'.repeat(2 ** 25)\ns = s + s + s + '\"'\nreturn JSON.parse(s).length", kinds: kinds(KindException, KindLimit)},
+	{name: "regexp over 1 Mi characters", src: "return /^(a|aa)+$/.test('a'.repeat(2 ** 20) + 'b')", kinds: kinds(KindException, KindTimeout, KindLimit), budget: budgetCPU},
+	{name: "thrown 100 MB string", src: "let s = 'x'.repeat(2 ** 25)\nthrow s + s + s", kinds: kinds(KindException)},
+}
+
+func kinds(k ...FailureKind) []FailureKind { return k }
+
+// hangingBinding blocks until its call is cancelled.
+func hangingBinding(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// conformanceConfig is the suite's Config for a case of the given budget class.
+func conformanceConfig(budget string) Config {
+	cfg := Config{Timeout: ample, CPUBudget: ample, MaxHeapBytes: conformanceMemoryCap}
+	switch budget {
+	case budgetCPU:
+		cfg.CPUBudget = runaway
+	case budgetWall:
+		cfg.Timeout = runaway
+	}
+	return cfg
+}
+
+// conformanceMaxFailureText bounds the failure message any case may produce: a thrown value's text
+// is capped like the logs.
+const conformanceMaxFailureText = 64 << 10
+
+// TestG6_ConformanceHostileProgramsEndWithTheRequiredKind: every combination ends every hostile
+// program as a Failure of one of the required kinds, within a bounded time, and its failure text
+// stays small; cases a combination cannot contain in-process are skipped with its documented reason.
+func TestG6_ConformanceHostileProgramsEndWithTheRequiredKind(t *testing.T) {
+	for _, combo := range conformanceCombos {
+		t.Run(combo.name, func(t *testing.T) {
+			for _, tc := range hostileCases {
+				t.Run(tc.name, func(t *testing.T) {
+					if why, ok := combo.unsafe[tc.name]; ok {
+						t.Skipf("%s cannot contain this case: %s", combo.name, why)
+					}
+					rt := combo.newRuntime(t, conformanceConfig(tc.budget))
+					_, err := runWithin(t, rt, Program{Source: tc.src, Bindings: map[string]Binding{"hang": hangingBinding}}, hangLimit)
+					var f *Failure
+					if !errors.As(err, &f) {
+						t.Fatalf("Run = %v; want a Failure of kind %v", err, tc.kinds)
+					}
+					if !slices.Contains(tc.kinds, f.Kind) {
+						t.Fatalf("failed with %s (%.300s); want one of %v", f.Kind, f.Message, tc.kinds)
+					}
+					if len(f.Message) > conformanceMaxFailureText {
+						t.Fatalf("failure message is %d bytes, over %d", len(f.Message), conformanceMaxFailureText)
+					}
+				})
+			}
+		})
+	}
+}
+
+// runWithin runs p on rt and fails the test when Run does not return within limit (the goroutine
+// of a hung Run is leaked, and goleak reports it too).
+func runWithin(t *testing.T, rt Runtime, p Program, limit time.Duration) (*Result, error) {
+	t.Helper()
+	type out struct {
+		res *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		res, err := rt.Run(context.Background(), p)
+		ch <- out{res, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.res, o.err
+	case <-time.After(limit):
+		t.Fatalf("Run(%.80q) did not return within %s", p.Source, limit)
+		return nil, nil
+	}
+}
+
+// featureCase is a language feature: src must return want (JSON), or, when want is empty, fail with
+// kind (and a message containing msg).
+type featureCase struct {
+	name string
+	src  string
+	want string
+	kind FailureKind
+	msg  string
+}
+
+// featureCases is the language table: what model-written programs use must work, and what an engine
+// cannot do right must fail loudly.
+var featureCases = []featureCase{
+	{name: "types are stripped", src: "interface P { x: number }\nconst p: P = { x: 1 }\nreturn p.x as number", want: `1`},
+	{name: "generics and enums", src: "enum E { A = 1, B }\nfunction id<T>(x: T): T { return x }\nreturn id<number>(E.B)", want: `2`},
+	{name: "optional chaining and nullish", src: "const o: any = { a: null }\nlet x = o.b?.c ?? 5\nx ??= 1\nreturn [o.a?.b, x]", want: `[null,5]`},
+	{name: "destructuring, spread, rest", src: "const { a, ...rest } = { a: 1, b: 2, c: 3 }\nconst [x, , ...ys] = [1, 2, 3, 4]\nreturn { a, rest, x, ys, m: { ...rest, d: 4 } }", want: `{"a":1,"rest":{"b":2,"c":3},"x":1,"ys":[3,4],"m":{"b":2,"c":3,"d":4}}`},
+	{name: "classes with private fields and static blocks", src: "class A { #x = 1; static n = 0; static { A.n = 2 } get x() { return this.#x + A.n } #m() { return 3 } m() { return this.#m() } }\nreturn [new A().x, new A().m()]", want: `[3,3]`},
+	{name: "async functions and Promise combinators", src: "const v = await Promise.all([Promise.resolve(1), (async () => 2)()])\nconst s = await Promise.allSettled([Promise.reject(new Error('x'))])\nconst a = await Promise.any([Promise.reject(1), Promise.resolve(3)])\nreturn [v, s[0].status, a]", want: `[[1,2],"rejected",3]`},
+	{name: "generators", src: "function* g() { yield 1; yield 2 }\nreturn [...g()]", want: `[1,2]`},
+	{name: "async generators and for await", src: "async function* g() { yield 1; yield 2 }\nconst out: number[] = []\nfor await (const x of g()) out.push(x)\nreturn out", want: `[1,2]`},
+	{name: "ES2022+ built-ins", src: "return [[1, 2, 3].at(-1), Object.hasOwn({ a: 1 }, 'a'), [1, 2, 3].findLast((x) => x < 3), 'aXbX'.replaceAll('X', '-'), new Error('e', { cause: 7 }).cause, Object.fromEntries([['k', 1]])]", want: `[3,true,2,"a-b-",7,{"k":1}]`},
+	{name: "array copy methods", src: "const a = [3, 1, 2]\nreturn [a.toSorted(), a.toReversed(), a.with(0, 9), a]", want: `[[1,2,3],[2,1,3],[9,1,2],[3,1,2]]`},
+	{name: "regexp named groups, lookbehind, dotAll, sticky", src: "const m = /(?<y>\\d{4})-(?<m>\\d{2})/.exec('on 2024-05')!\nreturn [m.groups!.y, /(?<=a)b/.test('ab'), /a.b/s.test('a\\nb'), /b/y.test('ab')]", want: `["2024",true,true,false]`},
+	{name: "template literals and tagged templates", src: "const tag = (s: TemplateStringsArray, ...v: any[]) => s.raw.join('|') + v.join(',')\nconst n = 2\nreturn [`a${n + 1}b`, tag`x${1}y${2}z`]", want: `["a3b","x|y|z1,2"]`},
+	{name: "labels, switch, exceptions", src: "let n = 0\nouter: for (const i of [1, 2, 3]) { for (const j of [1, 2]) { if (j === 2) continue outer; n += i } }\ntry { throw new TypeError('t') } catch (e: any) { return [n, e.name, e instanceof TypeError] }", want: `[6,"TypeError",true]`},
+	{name: "Map, Set, WeakMap, Symbol", src: "const m = new Map([[1, 'a']])\nconst s = new Set([1, 1, 2])\nconst w = new WeakMap()\nconst k = {}\nw.set(k, 1)\nreturn [m.get(1), s.size, w.get(k), typeof Symbol('x')]", want: `["a",2,1,"symbol"]`},
+	{name: "JSON round trip", src: "return JSON.parse(JSON.stringify({ a: [1, 'x', null, true], b: { c: 1.5 } }))", want: `{"a":[1,"x",null,true],"b":{"c":1.5}}`},
+	{name: "string methods", src: "return ['  x '.trim(), 'a-b'.split('-'), 'x'.padStart(3, '.'), 'é'.normalize('NFD').length, 'abc'.at(-1)]", want: `["x",["a","b"],"..x",2,"c"]`},
+	{name: "eval and Function keep working", src: "const f = new Function('a', 'b', 'return a + b')\nreturn [eval('1 + 2'), f(2, 3), f instanceof Function, (function () {}).constructor === Function, typeof Function.prototype]", want: `[3,5,true,true,"function"]`},
+	{name: "Unicode property escape that works or fails loudly", src: "return /\\p{Script=Greek}/u.test('α')", want: `true`},
+	{name: "unknown Unicode property is a SyntaxError", src: "return /\\p{NoSuchProperty}/u.test('a')", kind: KindSyntax},
+	{name: "unknown Unicode property via RegExp is a SyntaxError", src: "return new RegExp('\\\\p{NoSuchProperty}', 'u').test('a')", kind: KindException, msg: "SyntaxError"},
+	{name: "a syntax error fails loudly", src: "return (1 +", kind: KindSyntax},
+	{name: "an undefined name fails loudly", src: "return nope", kind: KindException, msg: "ReferenceError"},
+	{name: "BigInt arithmetic", src: "return String(2n ** 64n)", want: `"18446744073709551616"`},
+}
+
+// TestConformanceLanguageFeatures: every combination runs every feature right, or fails it loudly
+// (a syntax failure or an exception, never a wrong value) where the combination documents it as
+// unsupported.
+func TestConformanceLanguageFeatures(t *testing.T) {
+	for _, combo := range conformanceCombos {
+		t.Run(combo.name, func(t *testing.T) {
+			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
+			for _, tc := range featureCases {
+				t.Run(tc.name, func(t *testing.T) {
+					res, err := runWithin(t, rt, Program{Source: tc.src}, hangLimit)
+					if why, ok := combo.unsupported[tc.name]; ok {
+						var f *Failure
+						if !errors.As(err, &f) || (f.Kind != KindSyntax && f.Kind != KindException) {
+							t.Fatalf("Run = %+v, %v; %s documents this feature as failing loudly (%s)", res, err, combo.name, why)
+						}
+						return
+					}
+					if tc.want == "" {
+						var f *Failure
+						if !errors.As(err, &f) || f.Kind != tc.kind || !strings.Contains(f.Message, tc.msg) {
+							t.Fatalf("Run = %+v, %v; want a %s failure containing %q", res, err, tc.kind, tc.msg)
+						}
+						return
+					}
+					if err != nil {
+						t.Fatalf("Run: %v", err)
+					}
+					var got, want any
+					if err := json.Unmarshal(res.Value, &got); err != nil {
+						t.Fatalf("result %s: %v", res.Value, err)
+					}
+					if err := json.Unmarshal([]byte(tc.want), &want); err != nil {
+						t.Fatalf("want %s: %v", tc.want, err)
+					}
+					gb, _ := json.Marshal(got)
+					wb, _ := json.Marshal(want)
+					if string(gb) != string(wb) {
+						t.Fatalf("result = %s, want %s", res.Value, tc.want)
+					}
+				})
+			}
+		})
+	}
+}
