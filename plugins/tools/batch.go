@@ -386,6 +386,7 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 		}
 	}()
 	s.wait(&s.released, e.index)
+	r.startTrace(exec, call)
 	res, ok := r.admit(exec, call)
 	if !ok {
 		entered = true

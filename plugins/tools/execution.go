@@ -149,6 +149,9 @@ type Execution struct {
 	// validated, to the body: a *decoded[A] that the body takes once (see
 	// Define). Policy code cannot reach it.
 	decoded atomic.Value
+	// trace follows the call when a tracer is registered (trace.go); set
+	// in stage 1, before the call runs anything else.
+	trace *callTraceBox
 }
 
 // bodies is the dispatch state of one execution: a small state machine,

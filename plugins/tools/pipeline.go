@@ -148,6 +148,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 // stage 10, observe).
 func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Result) {
 	defer r.contain(exec, call.Name, &res)
+	r.startTrace(exec, call)
 	res, ok := r.admit(exec, call)
 	if !ok {
 		return r.finalize(exec, res)
@@ -299,13 +300,15 @@ func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution)
 	// the error's code, or LISTENER_ERROR (ABORTED_BEFORE_DISPATCH when it
 	// failed because ctx is done).
 	exec.stage = stagePreExecute
-	dec, err := waterfall(ctx, em, PreExecute, exec, allowBase)
+	sctx, st := exec.beginStage(ctx, TracePreExecute)
+	dec, err := waterfall(sctx, em, PreExecute, exec, allowBase)
 	if err != nil {
-		return listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch), false
+		return st.fail(listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)), false
 	}
 	if err := dec.check(); err != nil {
-		return failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error()), false
+		return st.fail(failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error())), false
 	}
+	st.done(StageEnd{Outcome: string(dec.Kind)})
 	switch dec.Kind {
 	case Deny:
 		return failure(CodeDenied, "ToolDenied", "Tool call denied: "+dec.Reason), false
@@ -320,9 +323,11 @@ func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution)
 	// specific denial).
 	case Ask:
 		exec.stage = stageApproval
-		if res, ok := r.approve(ctx, exec, dec.Reason); !ok {
-			return res, false
+		sctx, st := exec.beginStage(ctx, TraceApproval)
+		if res, ok := r.approve(sctx, exec, dec.Reason); !ok {
+			return st.fail(res), false
 		}
+		st.done(StageEnd{Outcome: string(AllowedOnce)})
 	}
 
 	// Stage 5, guards: global guards, then the agent's own, in
@@ -331,14 +336,19 @@ func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution)
 	// waterfall precisely so that listener order cannot override them). A
 	// panicking guard denies (GUARD_FAILED).
 	exec.stage = stageGuards
+	_, st = exec.beginStage(ctx, TraceGuards)
+	ran := 0
 	global, scoped := r.guards(exec.agent)
 	for _, gs := range [2][]*guardEntry{global, scoped} {
 		for _, g := range gs {
+			ran++
 			if res, denied := runGuard(g.fn, exec); denied {
+				st.done(StageEnd{Error: res.Error.clone(), Guards: ran})
 				return res, false
 			}
 		}
 	}
+	st.done(StageEnd{Guards: ran})
 	return Result{}, true
 }
 
@@ -360,6 +370,7 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 	// ABORTED if a body started, ABORTED_BEFORE_DISPATCH if none did (a
 	// wrapper short-circuited, or its next was refused).
 	exec.stage = stageExecute
+	ctx, st := exec.beginStage(ctx, TraceExecute)
 	var (
 		res Result
 		err error
@@ -373,7 +384,7 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 			return r.dispatch(ctx, wctx, exec), nil
 		})
 	}
-	return endExecute(ctx, exec, res, err)
+	return st.result(endExecute(ctx, exec, res, err))
 }
 
 // endExecute ends stage 6 with what the wrappers returned: the stage is
@@ -502,9 +513,10 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 		// Unwinding here is runtime.Goexit: runBody contains panics.
 		exec.bodies.end(slot, !returned)
 	}()
+	body, st := exec.beginStage(body, TraceDispatch)
 	res := r.runBody(body, t, exec)
 	returned = true
-	return res
+	return st.result(res)
 }
 
 // runBody calls the body and turns what it returned into a Result; the
@@ -581,16 +593,22 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode Err
 // additional context gathered so far.
 func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, res Result) Result {
 	exec.stage = stagePostExecute
-	dec, err := waterfall(ctx, em, PostExecute, PostInput{exec: exec, result: res}, acceptBase)
+	sctx, st := exec.beginStage(ctx, TracePostExecute)
+	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: res}, acceptBase)
 	if err != nil {
 		f := errorResult("tools/post-execute failed", err, CodeListenerError, "ListenerError")
 		f.AdditionalContext = res.AdditionalContext
-		return f
+		return st.fail(f)
 	}
 	if err := dec.check(); err != nil {
 		f := failure(CodeInvalidDecision, "InvalidDecision", "tools/post-execute returned a malformed decision: "+err.Error())
 		f.AdditionalContext = res.AdditionalContext
-		return f
+		return st.fail(f)
+	}
+	if dec.Kind == Block {
+		st.done(StageEnd{Outcome: string(Block), Error: &ErrorInfo{Name: "ToolBlocked", Code: CodeBlocked}})
+	} else {
+		st.done(StageEnd{Outcome: string(dec.Kind)})
 	}
 	switch dec.Kind {
 	case Accept:
@@ -668,6 +686,7 @@ func validateResult(res Result) (json.RawMessage, error) {
 // panic escaping the dispatcher itself (logging a hostile error value) is
 // contained here.
 func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
+	exec.endTrace(ctx, res)
 	if r.h.ListenerCount(resultEventName) == 0 {
 		return
 	}

@@ -88,6 +88,9 @@ type Registry struct {
 
 	mu     sync.RWMutex
 	layers map[host.ScopeKey]*layer
+
+	// tracers follow every call (trace.go).
+	tracers tracers
 }
 
 func newRegistry(c *host.Context, mode modeSupport) *Registry {
