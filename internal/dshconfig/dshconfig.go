@@ -1,0 +1,669 @@
+// Package dshconfig loads dsh.json, the gateway's configuration: the MCP
+// servers to mount, in the "mcpServers" shape of Claude Desktop, Cursor and
+// Claude Code configs, plus the policy to apply to their tools.
+//
+//	{
+//	  "mcpServers": {
+//	    "fs":     {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+//	    "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+//	  },
+//	  "permissions": {
+//	    "allow": ["mcp__fs__read_*", "mcp__fs__list_directory"],
+//	    "ask":   ["mcp__fs__write_file(path:/tmp/**)"],
+//	    "deny":  ["mcp__fs__write_file", "mcp__remote"],
+//	    "defaultMode": "ask"
+//	  },
+//	  "timeouts": {"mcp__fs__*": "30s"},
+//	  "mode": "native"
+//	}
+//
+// Decoding is strict: an unknown key, a duplicate key, a value of the wrong
+// type, an empty command, a server with both a command and a url, an
+// undefined ${VAR}, a rule that does not parse: each is an [*Error] naming
+// the file, the key path and what is wrong, and [Parse] reports every one
+// of them (joined), so a bad file never half-starts a gateway.
+//
+// "${VAR}" and "${VAR:-default}" in command, args, env values, cwd, url
+// and header values are replaced from the environment, as Claude Code does
+// in .mcp.json; "$$" is a literal "$".
+package dshconfig
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/plugins/permissions"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// MaxFileSize is the largest config file accepted, in bytes.
+const MaxFileSize = 1 << 20
+
+// Config is a decoded dsh.json.
+type Config struct {
+	// File is the name the config was loaded from (for messages).
+	File string
+	// Servers are the entries of mcpServers, in file order.
+	Servers []Server
+	// Permissions is the "permissions" object, already checked with
+	// permissions.Compile.
+	Permissions permissions.Config
+	// Timeouts are the per-tool time budgets of "timeouts", in file order:
+	// the first whose pattern matches a tool's name applies.
+	Timeouts []Timeout
+	// Mode is the tools mode the gateway serves ("native", "code", "both";
+	// empty means native).
+	Mode tools.Mode
+}
+
+// Server is one entry of mcpServers: a stdio server (Command, Args, Env,
+// Cwd) or a streamable HTTP server (URL, Headers).
+type Server struct {
+	// Name is the entry's key: tools are mounted as mcp__<Name>__<tool>.
+	Name string
+	// Command, Args, Env and Cwd start a stdio server.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+	// URL and Headers reach a streamable HTTP server.
+	URL     string
+	Headers map[string]string
+	// Timeout bounds each tool call to this server (0 = none).
+	Timeout time.Duration
+	// Trusted lets the server's tool annotations inform policy and
+	// concurrency.
+	Trusted bool
+}
+
+// Stdio reports whether s is a stdio server (else an HTTP one).
+func (s Server) Stdio() bool { return s.Command != "" }
+
+// Timeout is one entry of "timeouts": tools whose name matches Tool (a
+// name pattern where "*" matches any run) get Budget.
+type Timeout struct {
+	Tool   string
+	Budget time.Duration
+	// Key is the entry's key path, for messages ("timeouts.mcp__fs__*").
+	Key string
+}
+
+// Matches reports whether the pattern t.Tool matches name.
+func (t Timeout) Matches(name string) bool { return globName(t.Tool, name) }
+
+func globName(pattern, name string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == name
+	}
+	if !strings.HasPrefix(name, parts[0]) {
+		return false
+	}
+	name = name[len(parts[0]):]
+	last := parts[len(parts)-1]
+	for _, p := range parts[1 : len(parts)-1] {
+		i := strings.Index(name, p)
+		if i < 0 {
+			return false
+		}
+		name = name[i+len(p):]
+	}
+	return strings.HasSuffix(name, last)
+}
+
+// Error is one problem in a config file: File, the key path (Key,
+// "mcpServers.fs.command"; empty for a syntax error), and Msg.
+type Error struct {
+	File string
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return e.File + ": " + e.Msg
+	}
+	return e.File + ": " + e.Key + ": " + e.Msg
+}
+
+// Load reads and parses the file at path, expanding ${VAR} from the
+// process environment.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return Parse(path, data, os.LookupEnv)
+}
+
+// Parse decodes data, naming file in errors and reading ${VAR} through
+// lookupEnv (nil: no variables are defined). Every problem found is
+// reported, joined; a nil error means every part of the config is valid.
+func Parse(file string, data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	if lookupEnv == nil {
+		lookupEnv = func(string) (string, bool) { return "", false }
+	}
+	p := &parser{file: file, env: lookupEnv}
+	if len(data) > MaxFileSize {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
+	}
+	if !utf8.Valid(data) {
+		return nil, &Error{File: file, Msg: "not valid UTF-8"}
+	}
+	root, err := parseJSON(data)
+	if err != nil {
+		return nil, &Error{File: file, Msg: err.Error()}
+	}
+	cfg := &Config{File: file}
+	p.config(root, cfg)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	return cfg, nil
+}
+
+type parser struct {
+	file string
+	env  func(string) (string, bool)
+	errs []error
+}
+
+func (p *parser) fail(key, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// object checks that v is an object and that it has only known keys.
+func (p *parser) object(key string, v value, known ...string) (*object, bool) {
+	o, ok := v.(*object)
+	if !ok {
+		p.fail(key, "must be an object, not %s", kindOf(v))
+		return nil, false
+	}
+	for _, m := range o.members {
+		if !slices.Contains(known, m.key) {
+			p.fail(join(key, m.key), "unknown key (known here: %s)", strings.Join(known, ", "))
+		}
+	}
+	return o, true
+}
+
+func (p *parser) config(root value, cfg *Config) {
+	o, ok := p.object("", root, "mcpServers", "permissions", "timeouts", "mode")
+	if !ok {
+		return
+	}
+	if v, ok := o.get("mcpServers"); ok {
+		p.servers(v, cfg)
+	} else {
+		p.fail("mcpServers", "missing: the servers to mount")
+	}
+	if v, ok := o.get("permissions"); ok {
+		p.permissions(v, cfg)
+	}
+	if v, ok := o.get("timeouts"); ok {
+		p.timeouts(v, cfg)
+	}
+	if v, ok := o.get("mode"); ok {
+		if s, ok := p.str("mode", v); ok {
+			switch m := tools.Mode(s); m {
+			case tools.Native, tools.Code, tools.Both:
+				cfg.Mode = m
+			default:
+				p.fail("mode", "must be \"native\", \"code\" or \"both\", not %q", s)
+			}
+		}
+	}
+}
+
+var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func (p *parser) servers(v value, cfg *Config) {
+	o, ok := v.(*object)
+	if !ok {
+		p.fail("mcpServers", "must be an object of servers by name, not %s", kindOf(v))
+		return
+	}
+	for _, m := range o.members {
+		key := "mcpServers." + m.key
+		if !serverName.MatchString(m.key) {
+			p.fail(key, "a server name must be 1 to 64 of [A-Za-z0-9_-] (it becomes part of tool names mcp__<server>__<tool>)")
+			continue
+		}
+		if strings.Contains(m.key, "__") {
+			p.fail(key, "a server name must not contain \"__\" (the separator of mcp__<server>__<tool>)")
+			continue
+		}
+		so, ok := p.object(key, m.val, "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "trusted", "disabled")
+		if !ok {
+			continue
+		}
+		s := Server{Name: m.key}
+		typ := ""
+		if tv, ok := so.get("type"); ok {
+			typ, _ = p.str(key+".type", tv)
+			switch typ {
+			case "stdio", "http", "streamable-http", "":
+			case "sse":
+				p.fail(key+".type", "the legacy SSE transport is not supported; use a streamable HTTP url (\"type\": \"http\")")
+			default:
+				p.fail(key+".type", "must be \"stdio\" or \"http\", not %q", typ)
+			}
+		}
+		if dv, ok := so.get("disabled"); ok {
+			if d, ok := p.boolean(key+".disabled", dv); ok && d {
+				continue
+			}
+		}
+		_, hasCmd := so.get("command")
+		_, hasURL := so.get("url")
+		switch {
+		case hasCmd && hasURL:
+			p.fail(key, "has both \"command\" (stdio) and \"url\" (http); keep one")
+			continue
+		case !hasCmd && !hasURL:
+			p.fail(key, "needs \"command\" (a stdio server) or \"url\" (a streamable HTTP server)")
+			continue
+		case hasCmd && (typ == "http" || typ == "streamable-http"):
+			p.fail(key+".type", "is %q but the server has a \"command\"", typ)
+		case hasURL && typ == "stdio":
+			p.fail(key+".type", "is \"stdio\" but the server has a \"url\"")
+		}
+		if hasCmd {
+			for _, k := range []string{"headers"} {
+				if _, ok := so.get(k); ok {
+					p.fail(key+"."+k, "belongs to an HTTP server (url), not a stdio one")
+				}
+			}
+			cv, _ := so.get("command")
+			if c, ok := p.str(key+".command", cv); ok {
+				s.Command = p.expand(key+".command", c)
+				if strings.TrimSpace(s.Command) == "" {
+					p.fail(key+".command", "must be a non-empty string")
+				}
+			}
+			if av, ok := so.get("args"); ok {
+				s.Args = p.strList(key+".args", av)
+			}
+			if ev, ok := so.get("env"); ok {
+				s.Env = p.strMap(key+".env", ev, true)
+			}
+			if wv, ok := so.get("cwd"); ok {
+				if c, ok := p.str(key+".cwd", wv); ok {
+					s.Cwd = p.expand(key+".cwd", c)
+				}
+			}
+		} else {
+			for _, k := range []string{"args", "env", "cwd"} {
+				if _, ok := so.get(k); ok {
+					p.fail(key+"."+k, "belongs to a stdio server (command), not an HTTP one")
+				}
+			}
+			uv, _ := so.get("url")
+			if u, ok := p.str(key+".url", uv); ok {
+				s.URL = p.expand(key+".url", u)
+				if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+					p.fail(key+".url", "must be an http:// or https:// URL, not %q", s.URL)
+				}
+			}
+			if hv, ok := so.get("headers"); ok {
+				s.Headers = p.strMap(key+".headers", hv, false)
+			}
+		}
+		if tv, ok := so.get("timeout"); ok {
+			s.Timeout = p.duration(key+".timeout", tv)
+		}
+		if tv, ok := so.get("trusted"); ok {
+			s.Trusted, _ = p.boolean(key+".trusted", tv)
+		}
+		cfg.Servers = append(cfg.Servers, s)
+	}
+}
+
+func (p *parser) permissions(v value, cfg *Config) {
+	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir")
+	if !ok {
+		return
+	}
+	pc := permissions.Config{}
+	for _, l := range []struct {
+		k    string
+		into *[]string
+	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}} {
+		if lv, ok := o.get(l.k); ok {
+			*l.into = p.strList("permissions."+l.k, lv)
+		}
+	}
+	if dv, ok := o.get("defaultMode"); ok {
+		if s, ok := p.str("permissions.defaultMode", dv); ok {
+			pc.DefaultMode = permissions.Verdict(s)
+		}
+	}
+	if wv, ok := o.get("workDir"); ok {
+		if s, ok := p.str("permissions.workDir", wv); ok {
+			pc.WorkDir = p.expand("permissions.workDir", s)
+		}
+	}
+	if _, err := permissions.Compile(pc); err != nil {
+		for _, e := range unjoin(err) {
+			var ce *permissions.ConfigError
+			if errors.As(e, &ce) {
+				p.fail("permissions."+ce.Key, "%s", ce.Err.Error())
+			} else {
+				p.fail("permissions", "%s", e.Error())
+			}
+		}
+		return
+	}
+	cfg.Permissions = pc
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+func (p *parser) timeouts(v value, cfg *Config) {
+	o, ok := v.(*object)
+	if !ok {
+		p.fail("timeouts", "must be an object of durations by tool name pattern, not %s", kindOf(v))
+		return
+	}
+	for _, m := range o.members {
+		key := "timeouts." + m.key
+		if m.key == "" || strings.ContainsAny(m.key, " \t\r\n()") {
+			p.fail(key, "a tool name pattern must be non-empty, without spaces or parentheses")
+			continue
+		}
+		if d := p.duration(key, m.val); d > 0 {
+			cfg.Timeouts = append(cfg.Timeouts, Timeout{Tool: m.key, Budget: d, Key: key})
+		}
+	}
+}
+
+func (p *parser) str(key string, v value) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		p.fail(key, "must be a string, not %s", kindOf(v))
+	}
+	return s, ok
+}
+
+func (p *parser) boolean(key string, v value) (bool, bool) {
+	b, ok := v.(bool)
+	if !ok {
+		p.fail(key, "must be true or false, not %s", kindOf(v))
+	}
+	return b, ok
+}
+
+// duration accepts a Go duration string ("30s", "1m30s") or a number of
+// milliseconds; it must be positive.
+func (p *parser) duration(key string, v value) time.Duration {
+	var d time.Duration
+	switch x := v.(type) {
+	case string:
+		var err error
+		d, err = time.ParseDuration(x)
+		if err != nil {
+			p.fail(key, "must be a duration such as \"30s\" or a number of milliseconds, not %q", x)
+			return 0
+		}
+	case json.Number:
+		ms, err := strconv.ParseFloat(string(x), 64)
+		if err != nil || ms > float64(1<<62)/float64(time.Millisecond) {
+			p.fail(key, "%s milliseconds is out of range", x)
+			return 0
+		}
+		d = time.Duration(ms * float64(time.Millisecond))
+	default:
+		p.fail(key, "must be a duration such as \"30s\" or a number of milliseconds, not %s", kindOf(v))
+		return 0
+	}
+	if d <= 0 {
+		p.fail(key, "must be positive")
+		return 0
+	}
+	return d
+}
+
+func (p *parser) strList(key string, v value) []string {
+	a, ok := v.([]value)
+	if !ok {
+		p.fail(key, "must be an array of strings, not %s", kindOf(v))
+		return nil
+	}
+	out := make([]string, 0, len(a))
+	for i, e := range a {
+		k := key + "[" + strconv.Itoa(i) + "]"
+		if s, ok := p.str(k, e); ok {
+			out = append(out, p.expand(k, s))
+		}
+	}
+	return out
+}
+
+func (p *parser) strMap(key string, v value, envNames bool) map[string]string {
+	o, ok := v.(*object)
+	if !ok {
+		p.fail(key, "must be an object of strings, not %s", kindOf(v))
+		return nil
+	}
+	out := make(map[string]string, len(o.members))
+	for _, m := range o.members {
+		k := join(key, m.key)
+		if m.key == "" || envNames && strings.ContainsAny(m.key, "=\x00") {
+			p.fail(k, "is not a valid name")
+			continue
+		}
+		if s, ok := p.str(k, m.val); ok {
+			out[m.key] = p.expand(k, s)
+		}
+	}
+	return out
+}
+
+// expand replaces ${VAR} and ${VAR:-default}; "$$" is "$". An undefined
+// variable without a default is an error.
+func (p *parser) expand(key, s string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '$' {
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		if i+1 >= len(s) || s[i+1] != '{' {
+			b.WriteByte('$')
+			continue
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			p.fail(key, "unterminated \"${\" in %q", s)
+			return s
+		}
+		ref := s[i+2 : i+end]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !envName.MatchString(name) {
+			p.fail(key, "%q is not a variable name in ${...}", name)
+			return s
+		}
+		val, ok := p.env(name)
+		if !ok || val == "" && hasDef {
+			if !hasDef {
+				p.fail(key, "environment variable %s is not set (write ${%s:-default} for a default)", name, name)
+				return s
+			}
+			val = def
+		}
+		b.WriteString(val)
+		i += end
+	}
+	return b.String()
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// The decoded JSON: *object (members in file order), []value, string,
+// json.Number, bool, nil.
+type value = any
+
+type member struct {
+	key string
+	val value
+}
+
+type object struct{ members []member }
+
+func (o *object) get(k string) (value, bool) {
+	for _, m := range o.members {
+		if m.key == k {
+			return m.val, true
+		}
+	}
+	return nil, false
+}
+
+func kindOf(v value) string {
+	switch v.(type) {
+	case *object:
+		return "an object"
+	case []value:
+		return "an array"
+	case string:
+		return "a string"
+	case json.Number:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// maxDepth bounds nesting (a config is shallow).
+const maxDepth = 32
+
+// parseJSON decodes one JSON value, keeping member order and refusing
+// duplicate keys and trailing data; errors carry line and column.
+func parseJSON(data []byte) (value, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	v, err := decodeValue(d, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: unexpected data after the top-level value", position(data, d.InputOffset()))
+	}
+	return v, nil
+}
+
+func decodeValue(d *json.Decoder, data []byte, depth int) (value, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%s: nested deeper than %d levels", position(data, d.InputOffset()), maxDepth)
+	}
+	start := d.InputOffset()
+	tok, err := d.Token()
+	if err != nil {
+		if err == io.EOF {
+			return nil, errors.New("empty file (expected a JSON object)")
+		}
+		return nil, fmt.Errorf("%s: %s", position(data, start), syntaxMsg(err))
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &object{}
+			for d.More() {
+				at := d.InputOffset()
+				kt, err := d.Token()
+				if err != nil {
+					return nil, fmt.Errorf("%s: %s", position(data, at), syntaxMsg(err))
+				}
+				k := kt.(string)
+				if _, dup := o.get(k); dup {
+					return nil, fmt.Errorf("%s: duplicate key %q", position(data, at), k)
+				}
+				v, err := decodeValue(d, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				o.members = append(o.members, member{k, v})
+			}
+			if _, err := d.Token(); err != nil {
+				return nil, fmt.Errorf("%s: %s", position(data, d.InputOffset()), syntaxMsg(err))
+			}
+			return o, nil
+		case '[':
+			a := []value{}
+			for d.More() {
+				v, err := decodeValue(d, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := d.Token(); err != nil {
+				return nil, fmt.Errorf("%s: %s", position(data, d.InputOffset()), syntaxMsg(err))
+			}
+			return a, nil
+		}
+		return nil, fmt.Errorf("%s: unexpected %q", position(data, start), t)
+	}
+	return tok, nil
+}
+
+func syntaxMsg(err error) string {
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return "unexpected end of file"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// position renders a byte offset as "line L, column C" (1-based; columns
+// count bytes).
+func position(data []byte, off int64) string {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	// Skip the separators the decoder has not consumed yet.
+	for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+		off++
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - int64(bytes.LastIndexByte(data[:off], '\n'))
+	return fmt.Sprintf("line %d, column %d", line, col)
+}
