@@ -1,0 +1,200 @@
+package hooks
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
+)
+
+// Format is the hook protocol a payload comes in and an answer goes out
+// in: the coding agent that runs the hook.
+type Format string
+
+// The formats.
+const (
+	// ClaudeCode is Claude Code's command hook protocol.
+	ClaudeCode Format = "claude-code"
+	// Codex is OpenAI Codex's command hook protocol.
+	Codex Format = "codex"
+)
+
+// Formats lists the formats, in the order the command names them.
+var Formats = []Format{ClaudeCode, Codex}
+
+// ParseFormat returns the Format named s ("claude-code" or "codex"), or an
+// error naming the accepted names.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("hooks: unknown hook format %q (want claude-code or codex)", s)
+}
+
+// Event is a hook event this package answers.
+type Event string
+
+// The events. Every other hook_event_name is an error.
+const (
+	// PreToolUse runs before the agent runs a tool: the answer allows,
+	// denies or asks.
+	PreToolUse Event = "PreToolUse"
+	// PostToolUse runs after the tool ran: the answer may block (the
+	// reason goes to the model) and add context.
+	PostToolUse Event = "PostToolUse"
+)
+
+// MaxPayloadBytes is the largest payload [ReadPayload] and [ParsePayload]
+// accept. A PreToolUse tool_input is further bounded by the pipeline (4
+// MiB, see canonjson.DefaultMaxBytes).
+const MaxPayloadBytes = 8 << 20
+
+// Payload is what this package reads from a hook payload. Both formats
+// share these field names; every other field is ignored.
+type Payload struct {
+	// Event is hook_event_name.
+	Event Event
+	// ToolName is tool_name: the call's name (Claude Code's Bash, Read,
+	// Write, Edit, ...; Codex's Bash, apply_patch; MCP tools as
+	// mcp__<server>__<tool> in both).
+	ToolName string
+	// ToolUseID is tool_use_id ("" when absent): the call's id.
+	ToolUseID string
+	// ToolInput is tool_input in canonical JSON: the call's arguments.
+	ToolInput json.RawMessage
+	// ToolResponse is tool_response in canonical JSON (PostToolUse only):
+	// what the tool returned.
+	ToolResponse json.RawMessage
+}
+
+// PayloadError reports a payload this package cannot answer: what is
+// wrong, where, and the event when it was read before the problem was
+// found.
+type PayloadError struct {
+	// Event is the payload's event when it was known ("" otherwise: the
+	// answer cannot use the event's JSON shape).
+	Event Event
+	// Field is the payload field at fault ("" for the payload as a whole).
+	Field string
+	// Problem says what is wrong.
+	Problem string
+}
+
+// Error implements error.
+func (e *PayloadError) Error() string {
+	if e.Field == "" {
+		return "hooks: bad hook payload: " + e.Problem
+	}
+	return fmt.Sprintf("hooks: bad hook payload: field %q: %s", e.Field, e.Problem)
+}
+
+// ReadPayload reads one payload from r, at most [MaxPayloadBytes] of it
+// (a longer input is a *[PayloadError] without reading the rest), and
+// parses it with [ParsePayload]. A read error is returned wrapped.
+func ReadPayload(r io.Reader) (Payload, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxPayloadBytes+1))
+	if err != nil {
+		return Payload{}, fmt.Errorf("hooks: reading the hook payload: %w", err)
+	}
+	if len(data) > MaxPayloadBytes {
+		return Payload{}, &PayloadError{Problem: fmt.Sprintf("the payload is larger than %d bytes", MaxPayloadBytes)}
+	}
+	return ParsePayload(data)
+}
+
+// ParsePayload parses one hook payload. Every problem is a *[PayloadError]:
+// input that is not lossless JSON (see canonjson: invalid UTF-8,
+// duplicate member names, integers beyond ±(2^53-1), deeper than 64
+// levels, larger than MaxPayloadBytes) or not an object; hook_event_name
+// missing, not a string, or not PreToolUse / PostToolUse; tool_name
+// missing, empty or not a string; tool_input missing or not an object;
+// tool_use_id present but not a string; for PostToolUse, tool_response
+// missing (any JSON value is accepted, null included). Other fields are
+// not read.
+func ParsePayload(data []byte) (Payload, error) {
+	canon, err := canonjson.Canonicalize(data, canonjson.Options{MaxBytes: MaxPayloadBytes})
+	if err != nil {
+		var ce *canonjson.Error
+		if errors.As(err, &ce) && strings.TrimSpace(string(data)) == "" {
+			return Payload{}, &PayloadError{Problem: "the payload is empty (want a JSON object on stdin)"}
+		}
+		return Payload{}, &PayloadError{Problem: "not lossless JSON: " + err.Error()}
+	}
+	doc := gjson.ParseBytes(canon)
+	if !doc.IsObject() {
+		return Payload{}, &PayloadError{Problem: fmt.Sprintf("the payload is a JSON %s, not an object", kind(doc))}
+	}
+	ev := doc.Get("hook_event_name")
+	switch {
+	case !ev.Exists():
+		return Payload{}, &PayloadError{Field: "hook_event_name", Problem: "missing"}
+	case ev.Type != gjson.String:
+		return Payload{}, &PayloadError{Field: "hook_event_name", Problem: "is a JSON " + kind(ev) + ", not a string"}
+	}
+	p := Payload{Event: Event(ev.Str)}
+	if p.Event != PreToolUse && p.Event != PostToolUse {
+		return Payload{}, &PayloadError{Field: "hook_event_name", Problem: fmt.Sprintf("unknown event %.100q (dsh hook answers PreToolUse and PostToolUse)", ev.Str)}
+	}
+	bad := func(field, problem string) (Payload, error) {
+		return Payload{}, &PayloadError{Event: p.Event, Field: field, Problem: problem}
+	}
+	switch name := doc.Get("tool_name"); {
+	case !name.Exists():
+		return bad("tool_name", "missing")
+	case name.Type != gjson.String:
+		return bad("tool_name", "is a JSON "+kind(name)+", not a string")
+	case name.Str == "":
+		return bad("tool_name", "empty")
+	default:
+		p.ToolName = name.Str
+	}
+	switch id := doc.Get("tool_use_id"); {
+	case !id.Exists():
+	case id.Type != gjson.String:
+		return bad("tool_use_id", "is a JSON "+kind(id)+", not a string")
+	default:
+		p.ToolUseID = id.Str
+	}
+	switch in := doc.Get("tool_input"); {
+	case !in.Exists():
+		return bad("tool_input", "missing")
+	case !in.IsObject():
+		return bad("tool_input", "is a JSON "+kind(in)+", not an object")
+	default:
+		p.ToolInput = json.RawMessage(in.Raw)
+	}
+	if p.Event == PostToolUse {
+		out := doc.Get("tool_response")
+		if !out.Exists() {
+			return bad("tool_response", "missing")
+		}
+		p.ToolResponse = json.RawMessage(out.Raw)
+	}
+	return p, nil
+}
+
+// kind names v's JSON type for an error message.
+func kind(v gjson.Result) string {
+	switch {
+	case v.IsObject():
+		return "object"
+	case v.IsArray():
+		return "array"
+	}
+	switch v.Type {
+	case gjson.String:
+		return "string"
+	case gjson.Number:
+		return "number"
+	case gjson.True, gjson.False:
+		return "boolean"
+	}
+	return "null"
+}
