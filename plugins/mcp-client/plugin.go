@@ -1,0 +1,361 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+// Plugin mounts one MCP server's tools into the tool registry: load it once
+// per server, with a [Config] (or *Config):
+//
+//	f, err := root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "fs", Command: "mcp-server-filesystem", Args: []string{dir}})
+//
+// It injects [tools.Service], so it waits (pending) for a registry and
+// restarts, reconnecting, when the registry is replaced. Its Apply makes the
+// first connection attempt (bounded by ConnectTimeout) before returning, so
+// on success the server's tools are registered when Plugin returns. A failed
+// first attempt fails the plugin when FailOnStartError is set; otherwise the
+// plugin is active without tools and retries as after a lost session.
+//
+// Everything it does is an effect of its fiber: the tools (registered
+// through its context), the session, the child process and the goroutine
+// that watches them. Disposing the fiber removes every tool, closes the
+// session and ends the process group of a stdio server (stdin closed, then
+// SIGTERM, then SIGKILL, each after a short grace), and returns once all
+// of that is done.
+//
+// The plugin is named "mcp-client"; its log lines carry the server name
+// (field "server"), and every change of its connection is a [StatusChanged]
+// event.
+var Plugin host.Plugin = plugin{}
+
+type plugin struct{}
+
+func (plugin) Name() string              { return "mcp-client" }
+func (plugin) Inject() []host.ServiceKey { return []host.ServiceKey{tools.Service} }
+
+var (
+	_ host.Named    = plugin{}
+	_ host.Injector = plugin{}
+)
+
+// State is a mounted server's connection state.
+type State string
+
+// The states a [Status] reports.
+const (
+	// StateConnected: a session is open and the tools are in sync with it.
+	StateConnected State = "connected"
+	// StateDisconnected: the session ended; calls fail with
+	// MCP_SERVER_UNAVAILABLE until a reconnection succeeds. The tools stay
+	// registered meanwhile.
+	StateDisconnected State = "disconnected"
+	// StateReconnecting: waiting before, or making, connection attempt
+	// Status.Attempt.
+	StateReconnecting State = "reconnecting"
+	// StateFailed: the attempts are exhausted (or the first one failed
+	// with FailOnStartError); the tools are removed and the plugin stays
+	// idle until it is disposed or restarted.
+	StateFailed State = "failed"
+)
+
+// Status is a mounted server's connection state, reported by [StatusChanged].
+type Status struct {
+	// Server is Config.Name.
+	Server string `json:"server"`
+	// State is the new state.
+	State State `json:"state"`
+	// Attempt counts the connection attempts since the last success
+	// (reconnecting, failed); zero otherwise.
+	Attempt int `json:"attempt,omitempty"`
+	// Tools is the number of tools registered now.
+	Tools int `json:"tools"`
+	// Err describes the last failure, if any.
+	Err string `json:"error,omitempty"`
+}
+
+// StatusChanged is emitted (globally, not scope-filtered) each time a
+// mounted server's connection state changes, and after each re-sync of its
+// tool list (State connected, the new Tools count). A listener failure is
+// logged and skipped. Listeners must not block: they run on the plugin's
+// supervising goroutine.
+var StatusChanged = events.NewEvent[Status](events.Descriptor{
+	Name:    "mcp-client/status",
+	Mode:    events.ModeEmit,
+	Doc:     "A mounted MCP server connected, re-synced its tools, lost its session, is retrying, or gave up.",
+	Failure: events.Contain,
+})
+
+// maxTools bounds the tools one server may mount; maxPages the pages of one
+// tools/list.
+const (
+	maxTools = 4096
+	maxPages = 256
+)
+
+func (plugin) Apply(c *host.Context) error {
+	cfg, err := host.DecodeConfig[Config](c)
+	if err != nil {
+		return err
+	}
+	cfg = cfg.withDefaults()
+	reg, err := tools.Service.Get(c)
+	if err != nil {
+		return err
+	}
+	if err := c.Host().Declare(StatusChanged); err != nil {
+		return err
+	}
+	log := c.Logger().With().Str("server", cfg.Name).Logger()
+	s := &server{c: c, reg: reg, cfg: cfg, log: &log,
+		listChanged: make(chan struct{}, 1), mounted: map[string]*mounted{},
+		inflight: map[*inflight]struct{}{}, done: make(chan struct{})}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{}, // no roots
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case s.listChanged <- struct{}{}:
+			default:
+			}
+		},
+		ElicitationHandler: s.elicit,
+	})
+	first := make(chan error, 1)
+	if _, err := c.Effect("mcp session "+cfg.Name, func() (func() error, error) {
+		s.ctx, s.cancel = context.WithCancel(context.Background())
+		go s.run(first)
+		return s.stop, nil
+	}); err != nil {
+		return err
+	}
+	select {
+	case err := <-first:
+		if err != nil && cfg.FailOnStartError {
+			return fmt.Errorf("mcpclient: server %q: %w", cfg.Name, err)
+		}
+	case <-s.done:
+	}
+	return nil
+}
+
+// server is one plugin run: the supervisor goroutine (run) owns mounted
+// and every (re)connection; tool bodies read conn.
+type server struct {
+	c      *host.Context
+	reg    *tools.Registry
+	cfg    Config
+	log    *zerolog.Logger
+	client *mcp.Client
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed when run returned
+
+	listChanged chan struct{}
+	conn        atomic.Pointer[conn]
+
+	mounted map[string]*mounted // registry name → tool; run's goroutine only
+
+	mu       sync.Mutex
+	inflight map[*inflight]struct{}
+}
+
+// conn is one session.
+type conn struct {
+	cs    *mcp.ClientSession
+	proc  *proc         // nil unless stdio
+	ended chan struct{} // closed when the session ended
+	wg    sync.WaitGroup
+}
+
+// inflight is a call in progress, for attributing an elicitation.
+type inflight struct {
+	ctx  context.Context
+	exec *tools.Execution
+}
+
+// stop is the effect's cleanup: it stops run and waits for it (run closes
+// the session and ends the process on its way out).
+func (s *server) stop() error {
+	s.cancel()
+	<-s.done
+	return nil
+}
+
+// run supervises the server: it connects, keeps the tools in sync with
+// the server's list, and reconnects with backoff after a loss.
+func (s *server) run(first chan<- error) {
+	defer close(s.done)
+	defer func() {
+		if cur := s.conn.Swap(nil); cur != nil {
+			cur.close()
+		}
+	}()
+	err := s.connect()
+	first <- err
+	if err != nil && s.cfg.FailOnStartError {
+		s.status(StateFailed, 1, err)
+		return
+	}
+	attempt := 0
+	if err != nil {
+		attempt = 1
+		s.log.Warn().Err(err).Msg("MCP server: first connection failed; retrying")
+	}
+	for {
+		cur := s.conn.Load()
+		if cur == nil {
+			if s.cfg.Reconnect.MaxAttempts < 0 || attempt > s.cfg.Reconnect.MaxAttempts {
+				s.giveUp(attempt, err)
+				return
+			}
+			s.status(StateReconnecting, attempt, err)
+			t := time.NewTimer(s.cfg.Reconnect.backoff(attempt))
+			select {
+			case <-s.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			if err = s.connect(); err != nil {
+				attempt++
+				s.log.Debug().Err(err).Int("attempt", attempt).Msg("MCP server: reconnection failed")
+				continue
+			}
+			attempt = 0
+			continue
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-cur.ended:
+			s.conn.CompareAndSwap(cur, nil)
+			cur.close()
+			err = errors.New("the session ended")
+			attempt = 1
+			s.status(StateDisconnected, 0, err)
+		case <-s.listChanged:
+			if err := s.sync(cur); err != nil {
+				s.log.Warn().Err(err).Msg("MCP server: re-listing tools after list_changed failed")
+				continue
+			}
+			s.status(StateConnected, 0, nil)
+		}
+	}
+}
+
+// giveUp removes every tool, reports failed and idles until stopped.
+func (s *server) giveUp(attempt int, err error) {
+	for name, m := range s.mounted {
+		_ = m.dispose()
+		delete(s.mounted, name)
+	}
+	s.log.Error().Err(err).Int("attempts", attempt).Msg("MCP server: giving up")
+	s.status(StateFailed, attempt, err)
+	<-s.ctx.Done()
+}
+
+func (s *server) status(st State, attempt int, err error) {
+	ev := Status{Server: s.cfg.Name, State: st, Attempt: attempt, Tools: len(s.mounted)}
+	if err != nil {
+		ev.Err = err.Error()
+	}
+	_ = host.Emit(context.Background(), s.c.Emitter(), StatusChanged, ev)
+}
+
+// connect opens a session, lists the tools and syncs them; on success the
+// session is s.conn. Bounded by ConnectTimeout and s.ctx.
+func (s *server) connect() error {
+	ctx, cancel := context.WithTimeout(s.ctx, time.Duration(s.cfg.ConnectTimeout))
+	defer cancel()
+	var (
+		t   mcp.Transport
+		p   *proc
+		err error
+	)
+	switch {
+	case s.cfg.Dial != nil:
+		t, err = s.cfg.Dial(ctx)
+	case s.cfg.Command != "":
+		p, t, err = startProcess(s.cfg, s.log)
+	default:
+		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{
+			Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}}
+	}
+	if err != nil {
+		return fmt.Errorf("connecting: %w", err)
+	}
+	if t == nil {
+		return errors.New("connecting: Dial returned no transport")
+	}
+	cs, err := s.client.Connect(ctx, t, nil)
+	if err != nil {
+		if p != nil {
+			p.kill()
+		}
+		return fmt.Errorf("initializing the session: %w", err)
+	}
+	cur := &conn{cs: cs, proc: p, ended: make(chan struct{})}
+	cur.wg.Add(1)
+	go func() {
+		defer cur.wg.Done()
+		_ = cs.Wait()
+		close(cur.ended)
+	}()
+	if p != nil {
+		// A server that exits ends its session even if something holds
+		// its stdout open.
+		cur.wg.Add(1)
+		go func() {
+			defer cur.wg.Done()
+			select {
+			case <-p.exited:
+				_ = cs.Close()
+			case <-cur.ended:
+			}
+		}()
+	}
+	if err := s.syncCtx(ctx, cur); err != nil {
+		cur.close()
+		return err
+	}
+	s.conn.Store(cur)
+	s.status(StateConnected, 0, nil)
+	return nil
+}
+
+// close ends the session and the process and waits for the watchers.
+func (c *conn) close() {
+	_ = c.cs.Close()
+	if c.proc != nil {
+		c.proc.stop()
+	}
+	c.wg.Wait()
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if len(h.headers) > 0 {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
+	}
+	return h.base.RoundTrip(r)
+}

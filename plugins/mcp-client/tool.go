@@ -1,0 +1,353 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/schema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mounted is one registered tool.
+type mounted struct {
+	fingerprint string
+	dispose     host.Disposer
+}
+
+// remote is what a mounted tool's body needs of the server's tool.
+type remote struct {
+	name    string // the server's name for it
+	regName string
+	// output is the output schema when it fits the structured-output
+	// subset (then structured content is validated), else nil.
+	output []byte
+}
+
+// maxDescription bounds a tool description taken from a server.
+const maxDescription = 16 << 10
+
+// sync re-lists the tools of cur and makes the registered set match.
+func (s *server) sync(cur *conn) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.ConnectTimeout.d())
+	defer cancel()
+	return s.syncCtx(ctx, cur)
+}
+
+func (s *server) syncCtx(ctx context.Context, cur *conn) error {
+	list, err := listTools(ctx, cur.cs)
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
+	originals := make([]string, 0, len(list))
+	byName := make(map[string]*mcp.Tool, len(list))
+	for _, t := range list {
+		if t == nil || t.Name == "" {
+			continue
+		}
+		if _, dup := byName[t.Name]; dup {
+			s.log.Warn().Str("tool", t.Name).Msg("MCP server lists a tool twice; the first is mounted")
+			continue
+		}
+		byName[t.Name] = t
+		originals = append(originals, t.Name)
+	}
+	names := ToolNames(s.cfg.Name, originals)
+	type want struct {
+		def tools.Definition
+		fp  string
+	}
+	desired := make(map[string]want, len(originals))
+	for _, orig := range originals {
+		def, fp, err := s.definition(byName[orig], names[orig])
+		if err != nil {
+			s.log.Warn().Str("tool", truncate(orig, 128)).Err(err).Msg("MCP tool not mounted")
+			continue
+		}
+		desired[def.Name] = want{def, fp}
+	}
+	for name, m := range s.mounted {
+		if w, ok := desired[name]; ok && w.fp == m.fingerprint {
+			continue
+		}
+		_ = m.dispose()
+		delete(s.mounted, name)
+	}
+	regNames := make([]string, 0, len(desired))
+	for name := range desired {
+		if _, ok := s.mounted[name]; !ok {
+			regNames = append(regNames, name)
+		}
+	}
+	slices.Sort(regNames)
+	for _, name := range regNames {
+		w := desired[name]
+		d, err := s.reg.Register(s.c, w.def)
+		if err != nil {
+			if errors.Is(err, host.ErrFiberClosed) {
+				return err
+			}
+			s.log.Warn().Str("tool", name).Err(err).Msg("MCP tool not registered")
+			continue
+		}
+		s.mounted[name] = &mounted{fingerprint: w.fp, dispose: d}
+	}
+	return nil
+}
+
+// listTools pages through tools/list, bounded by maxTools and maxPages.
+func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	cursor := ""
+	for range maxPages {
+		res, err := cs.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Tools...)
+		if len(out) > maxTools {
+			return nil, fmt.Errorf("the server lists more than %d tools", maxTools)
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil, fmt.Errorf("the server's tool list has more than %d pages", maxPages)
+}
+
+// definition turns the server's tool t into the registry definition named
+// regName, and a fingerprint of everything it was built from.
+func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, string, error) {
+	fp, err := json.Marshal(t)
+	if err != nil {
+		return tools.Definition{}, "", fmt.Errorf("the tool cannot be encoded: %w", err)
+	}
+	var params json.RawMessage
+	if t.InputSchema != nil {
+		if params, err = json.Marshal(t.InputSchema); err != nil {
+			return tools.Definition{}, "", fmt.Errorf("input schema: %w", err)
+		}
+	}
+	rt := &remote{name: t.Name, regName: regName}
+	if t.OutputSchema != nil {
+		if out, err := json.Marshal(t.OutputSchema); err == nil && schema.AssertSupportedOutputSchema(out) == nil {
+			rt.output = out
+		}
+	}
+	title := t.Title
+	var ann *tools.Annotations
+	if a := t.Annotations; a != nil {
+		if title == "" {
+			title = a.Title
+		}
+		ann = &tools.Annotations{
+			Title:       clean(title, 256),
+			ReadOnly:    a.ReadOnlyHint,
+			Destructive: a.DestructiveHint == nil || *a.DestructiveHint,
+			Idempotent:  a.IdempotentHint,
+			OpenWorld:   a.OpenWorldHint == nil || *a.OpenWorldHint,
+			Trusted:     s.cfg.Trusted,
+		}
+	}
+	desc := clean(t.Description, maxDescription)
+	if strings.TrimSpace(desc) == "" {
+		desc = clean(title, 256)
+	}
+	if strings.TrimSpace(desc) == "" {
+		desc = fmt.Sprintf("Tool %q of the MCP server %q.", clean(t.Name, 256), s.cfg.Name)
+	}
+	def := tools.Definition{
+		Name:        regName,
+		Description: desc,
+		Parameters:  params,
+		Execute: func(ctx context.Context, exec *tools.Execution) (tools.Output, error) {
+			return s.call(ctx, exec, rt)
+		},
+		PresentCall: s.presentCall(t.Name, clean(title, 256), ann),
+		Annotations: ann,
+	}
+	if ann != nil && ann.Trusted && ann.ReadOnly {
+		def.Concurrency = tools.Parallel
+	}
+	if err := def.Validate(); err != nil {
+		return tools.Definition{}, "", err
+	}
+	return def, string(fp), nil
+}
+
+// clean makes s valid UTF-8 of at most n bytes.
+func clean(s string, n int) string {
+	return truncate(strings.ToValidUTF8(s, "\uFFFD"), n)
+}
+
+// presentCall returns the pending card of a mounted tool: the server and
+// the tool's title, and the server's hints marked trusted or untrusted.
+func (s *server) presentCall(name, title string, ann *tools.Annotations) func(json.RawMessage) tools.CallView {
+	if title == "" {
+		title = clean(name, 256)
+	}
+	title = s.cfg.Name + ": " + title
+	kind := "other"
+	if ann != nil && ann.Trusted {
+		kind = "execute"
+		if ann.ReadOnly {
+			kind = "read"
+		}
+	}
+	var content []tools.Content
+	if d := tools.DescribeAnnotations(ann); d != "" {
+		content = []tools.Content{tools.Text("MCP server " + s.cfg.Name + ", hints: " + d)}
+	}
+	return func(args json.RawMessage) tools.CallView {
+		v := tools.GenericCall{Title: title, Kind: kind, Content: slices.Clone(content)}
+		if len(args) > 0 && len(args) <= 4096 && json.Valid(args) {
+			v.RawInput = slices.Clone(args)
+		}
+		return v
+	}
+}
+
+// call runs one tool call on the current session.
+func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (tools.Output, error) {
+	cur := s.conn.Load()
+	if cur == nil {
+		return tools.Output{}, failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q is not connected", s.cfg.Name)
+	}
+	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	if s.cfg.CallTimeout > 0 {
+		callCtx, cancel = context.WithTimeout(ctx, s.cfg.CallTimeout.d())
+	}
+	defer cancel()
+	in := &inflight{ctx: callCtx, exec: exec}
+	s.mu.Lock()
+	s.inflight[in] = struct{}{}
+	s.mu.Unlock()
+	res, err := cur.cs.CallTool(callCtx, &mcp.CallToolParams{Name: rt.name, Arguments: json.RawMessage(exec.ArgsString())})
+	s.mu.Lock()
+	delete(s.inflight, in)
+	s.mu.Unlock()
+	if err != nil {
+		return tools.Output{}, s.callError(ctx, callCtx, cur, err)
+	}
+	if res == nil {
+		return tools.Output{}, failf(CodeServerError, "ServerError", "MCP server %q answered with no result", s.cfg.Name)
+	}
+	content := convertContent(res.Content)
+	if res.IsError {
+		return tools.Output{}, failf(CodeToolError, "ToolError", "%s", errorText(s.cfg.Name, content))
+	}
+	out := tools.Output{Content: content}
+	if res.StructuredContent != nil || rt.output != nil {
+		sc, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP server %q: structured content cannot be encoded: %v", s.cfg.Name, err)
+		}
+		if rt.output != nil {
+			if res.StructuredContent == nil {
+				return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP tool %q declares an output schema but returned no structured content", rt.name)
+			}
+			if vs := schema.ValidateStructuredValue(rt.output, sc); len(vs) > 0 {
+				msgs := make([]string, len(vs))
+				for i, v := range vs {
+					msgs[i] = v.String()
+				}
+				return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP tool %q returned structured content that does not match its output schema: %s", rt.name, strings.Join(msgs, "; "))
+			}
+		}
+		if res.StructuredContent != nil {
+			out.Meta, _ = json.Marshal(struct {
+				StructuredContent json.RawMessage `json:"structuredContent"`
+			}{sc})
+			if len(out.Content) == 0 {
+				out.Content = []tools.Content{tools.Text(string(sc))}
+			}
+		}
+	}
+	return out, nil
+}
+
+// callError classifies a failed CallTool.
+func (s *server) callError(ctx, callCtx context.Context, cur *conn, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err() // the caller's cancellation: the pipeline says ABORTED
+	}
+	if callCtx.Err() != nil {
+		return failf(CodeCallTimeout, "CallTimeout", "MCP server %q did not answer within the call timeout %v; the request was cancelled", s.cfg.Name, s.cfg.CallTimeout)
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return failf(CodeServerError, "ServerError", "MCP server %q: %s (code %d)", s.cfg.Name, clean(we.Message, 4096), we.Code)
+	}
+	select {
+	case <-cur.ended:
+		return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: the session ended during the call: %s", s.cfg.Name, clean(err.Error(), 1024))
+	default:
+	}
+	return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: %s", s.cfg.Name, clean(err.Error(), 1024))
+}
+
+// errorText is the text of an isError result's content.
+func errorText(server string, content []tools.Content) string {
+	var parts []string
+	for _, c := range content {
+		if c.Type == tools.ContentText {
+			parts = append(parts, c.Text)
+		} else {
+			parts = append(parts, "["+c.Type+"]")
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("MCP server %q reported a tool error without a message", server)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// convertContent turns MCP content blocks into the registry's, which have
+// the same shape; binary data is base64 as on the wire. Unknown blocks
+// become a text note.
+func convertContent(in []mcp.Content) []tools.Content {
+	out := make([]tools.Content, 0, len(in))
+	for _, c := range in {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			out = append(out, tools.Text(valid8(c.Text)))
+		case *mcp.ImageContent:
+			out = append(out, tools.Image(base64.StdEncoding.EncodeToString(c.Data), valid8(c.MIMEType)))
+		case *mcp.AudioContent:
+			out = append(out, tools.Audio(base64.StdEncoding.EncodeToString(c.Data), valid8(c.MIMEType)))
+		case *mcp.ResourceLink:
+			b := tools.Link(valid8(c.URI), valid8(c.Name), valid8(c.Description), valid8(c.MIMEType))
+			b.Title = valid8(c.Title)
+			out = append(out, b)
+		case *mcp.EmbeddedResource:
+			r := c.Resource
+			switch {
+			case r == nil:
+				out = append(out, tools.Text("[empty embedded resource]"))
+			case r.Blob != nil:
+				out = append(out, tools.EmbeddedBlob(valid8(r.URI), valid8(r.MIMEType), base64.StdEncoding.EncodeToString(r.Blob)))
+			default:
+				out = append(out, tools.EmbeddedText(valid8(r.URI), valid8(r.MIMEType), valid8(r.Text)))
+			}
+		default:
+			out = append(out, tools.Text(fmt.Sprintf("[unsupported content block %T]", c)))
+		}
+	}
+	return out
+}
+
+func valid8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
