@@ -13,6 +13,19 @@
 //		hooks.Options{})
 //	os.Exit(code)
 //
+// Installed as hooks, with the gateway's dsh.json as the policy; Claude
+// Code (.claude/settings.json):
+//
+//	{"hooks": {
+//	  "PreToolUse":  [{"matcher": "*", "hooks": [{"type": "command", "command": "dsh hook claude-code --config /path/dsh.json"}]}],
+//	  "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "dsh hook claude-code --config /path/dsh.json"}]}]}}
+//
+// Codex (~/.codex/hooks.json, or <repo>/.codex/hooks.json):
+//
+//	{"hooks": {
+//	  "PreToolUse":  [{"matcher": "Bash|apply_patch|mcp__.*", "hooks": [{"type": "command", "command": "dsh hook codex --config /path/dsh.json"}]}],
+//	  "PostToolUse": [{"matcher": "Bash|apply_patch|mcp__.*", "hooks": [{"type": "command", "command": "dsh hook codex --config /path/dsh.json"}]}]}}
+//
 // # Payload fields read
 //
 // Both formats, both events ([ParsePayload]; every other field, such as
@@ -25,7 +38,9 @@
 //     it: Claude Code's Bash, Read, Write, Edit, Glob, Grep, WebFetch, ...,
 //     Codex's Bash and apply_patch, and MCP tools as mcp__<server>__<tool>
 //     in both, the name the dsh MCP gateway gives them, so one rule covers
-//     the tool whichever way it is reached.
+//     the tool whichever way it is reached. Names are not translated:
+//     Codex's apply_patch carries its file paths inside the patch text
+//     (tool_input.command), so a rule on Edit or Write does not cover it.
 //   - tool_input (object): the call's arguments, canonicalized as the
 //     pipeline does (not lossless JSON, or larger than 4 MiB, denies).
 //   - tool_use_id (string, optional): the call's id (an invalid id denies,

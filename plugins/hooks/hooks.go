@@ -202,7 +202,7 @@ func decideContained(ctx context.Context, f Format, p Payload, load Loader) (a A
 		return Fail(f, &EventError{Event: p.Event, Err: errors.New("loading the policy: no policy")})
 	}
 	a = Decide(ctx, f, pol, p)
-	if ctx.Err() != nil {
+	if dl, ok := ctx.Deadline(); ctx.Err() != nil || ok && !time.Now().Before(dl) {
 		// An answer given after the deadline is not trusted (Run has
 		// already answered, or is about to).
 		return Fail(f, &EventError{Event: p.Event, Err: errors.New("the policy answered after the hook's deadline")})

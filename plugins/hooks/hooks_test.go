@@ -293,3 +293,29 @@ func TestParseFormat(t *testing.T) {
 		t.Fatalf("unknown format: %v", err)
 	}
 }
+
+// sleepPolicy explicitly allows after sleeping d, ignoring ctx.
+type sleepPolicy struct{ d time.Duration }
+
+func (p sleepPolicy) Check(context.Context, tools.Call) tools.Verdict {
+	time.Sleep(p.d)
+	return tools.Verdict{Kind: tools.Allow}
+}
+
+func (p sleepPolicy) CheckPost(_ context.Context, _ tools.Call, r tools.Result) tools.Result {
+	time.Sleep(p.d)
+	return r
+}
+
+// An answer that arrives at the deadline is not trusted, whichever of the
+// two Run sees first.
+func TestPolicyAnswerAtTheDeadlineIsNotTrusted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		for i := range 50 {
+			out, _, _ := run(t, hooks.ClaudeCode, pre("Read", `{}`), loaderOf(sleepPolicy{d: time.Second}), hooks.Options{Timeout: time.Second})
+			if d := out; !strings.Contains(d, `"permissionDecision":"deny"`) {
+				t.Fatalf("run %d: %s", i, out)
+			}
+		}
+	})
+}
