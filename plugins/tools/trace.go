@@ -55,8 +55,9 @@ type Tracer interface {
 // reported. End is called once for every call, rejected ones included.
 type CallTrace interface {
 	// BeginStage is called as stage (one of the Trace* names) begins, on
-	// the goroutine that runs it, with the context the stage would run
-	// under (the tool body's own context for dispatch). It returns the
+	// the goroutine that runs it, with the call's execution (complete by
+	// then) and the context the stage would run under (the tool body's own
+	// context for dispatch). It returns the
 	// context to run the stage under instead, which must be ctx or a
 	// context derived from it with values only (context.WithValue: the
 	// same cancellation; one with another Done channel is ignored), and a
@@ -67,7 +68,7 @@ type CallTrace interface {
 	// once, or elsewhere), always within execute. A stage interrupted by a
 	// panic of the pipeline itself or by runtime.Goexit is not ended: End
 	// follows anyway.
-	BeginStage(ctx context.Context, stage string) (context.Context, func(StageEnd))
+	BeginStage(ctx context.Context, exec *Execution, stage string) (context.Context, func(StageEnd))
 	// End is called once, with the call's execution and final result,
 	// just before tools/result is emitted, on the goroutine running the
 	// call, under the context tools/result is emitted with. res is the
@@ -208,17 +209,17 @@ func (exec *Execution) beginStage(ctx context.Context, name string) (context.Con
 	if exec.trace == nil {
 		return ctx, stageTrace{}
 	}
-	return exec.trace.begin(ctx, name)
+	return exec.trace.begin(ctx, exec, name)
 }
 
-func (b *callTraceBox) begin(ctx context.Context, name string) (out context.Context, st stageTrace) {
+func (b *callTraceBox) begin(ctx context.Context, exec *Execution, name string) (out context.Context, st stageTrace) {
 	defer func() {
 		if v := recover(); v != nil {
-			b.r.tracePanic("BeginStage", "", v)
+			b.r.tracePanic("BeginStage", exec.name, v)
 			out, st = ctx, stageTrace{}
 		}
 	}()
-	c, end := b.ct.BeginStage(ctx, name)
+	c, end := b.ct.BeginStage(ctx, exec, name)
 	if c == nil || c.Done() != ctx.Done() {
 		c = ctx
 	}
@@ -282,10 +283,10 @@ func (e *ErrorInfo) clone() *ErrorInfo {
 // multiTrace fans one call's stages out to several tracers' traces.
 type multiTrace []CallTrace
 
-func (m multiTrace) BeginStage(ctx context.Context, stage string) (context.Context, func(StageEnd)) {
+func (m multiTrace) BeginStage(ctx context.Context, exec *Execution, stage string) (context.Context, func(StageEnd)) {
 	ends := make([]func(StageEnd), 0, len(m))
 	for _, ct := range m {
-		c, end := ct.BeginStage(ctx, stage)
+		c, end := ct.BeginStage(ctx, exec, stage)
 		if c != nil && c.Done() == ctx.Done() {
 			ctx = c
 		}
