@@ -3,11 +3,32 @@ package coderuntime
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
-// Config sets the limits of a [Goja] runtime. The zero value of a field means its default.
+// Config sets the engine, the isolation and the limits of a runtime (see [NewRuntime]; [New]
+// reads only the limits). The zero value of a field means its default.
 type Config struct {
+	// Engine names the JavaScript engine: "goja" (the default). The engine runs in the host
+	// process or in a worker process, as Isolation says.
+	Engine string
+	// Isolation is where programs run: "process" runs each program in a worker process the host
+	// can kill (the default of [NewRuntime] and [Plugin], where the platform supports it; see
+	// [Isolated]), "none" runs it in the host process. [New] ignores it.
+	Isolation string
+	// PoolSize is how many warm worker processes an [Isolated] runtime keeps ready. Default 2.
+	PoolSize int
+	// MaxMemoryBytes caps the resident memory of a worker process: the parent samples it every
+	// HeapCheckInterval and kills the worker above the cap (kind "limit", cause ErrMemoryLimit),
+	// and the worker runs with a Go memory limit below it. Default 512 MiB; at least 64 MiB.
+	MaxMemoryBytes int64
+	// MaxMessageBytes caps one message a worker process sends to the host: a binding call's
+	// arguments (a larger argument rejects that call in the program) or the run's outcome. A worker
+	// that sends a larger message is killed (kind "output-limit", cause ErrOutputLimit). Default
+	// 16 MiB.
+	MaxMessageBytes int
 	// Timeout is the wall-clock budget of one run, including time spent waiting on bindings.
 	// Default 30s. Expiry fails the run with kind "timeout" (cause context.DeadlineExceeded).
 	Timeout time.Duration
@@ -29,7 +50,8 @@ type Config struct {
 	// 1 GiB; negative disables the watchdog. Exceeding it fails the run with kind "limit" (cause
 	// ErrHeapLimit). It is process-wide, not per run: see the package doc.
 	MaxHeapBytes int64
-	// HeapCheckInterval is how often the watchdog samples the heap. Default 5ms.
+	// HeapCheckInterval is how often the watchdog samples the heap, and how often the parent of a
+	// worker process samples its resident memory and CPU time. Default 5ms.
 	HeapCheckInterval time.Duration
 	// MaxConcurrentCalls caps the binding calls in flight at once; further calls queue in
 	// submission order. Default 16.
@@ -51,14 +73,42 @@ const (
 	defaultHeapCheckInterval  = 5 * time.Millisecond
 	defaultMaxConcurrentCalls = 16
 	defaultMaxPendingCalls    = 10000
+	defaultEngine             = EngineGoja
+	defaultPoolSize           = 2
+	defaultMaxMemoryBytes     = int64(512 << 20)
+	minMaxMemoryBytes         = int64(64 << 20)
+	defaultMaxMessageBytes    = 16 << 20
 )
+
+// The values of Config.Engine and Config.Isolation.
+const (
+	// EngineGoja is the goja engine ([Goja]).
+	EngineGoja = "goja"
+	// IsolationProcess runs each program in a worker process ([Isolated]).
+	IsolationProcess = "process"
+	// IsolationNone runs each program in the host process.
+	IsolationNone = "none"
+)
+
+// engines lists the accepted values of Config.Engine.
+var engines = []string{EngineGoja}
 
 // ErrInvalidConfig is wrapped by the error Validate returns.
 var ErrInvalidConfig = errors.New("coderuntime: invalid config")
 
-// Validate reports a negative field (other than MaxHeapBytes, where negative disables).
+// Validate reports a negative field (other than MaxHeapBytes, where negative disables), an
+// unknown Engine or Isolation, and a MaxMemoryBytes below 64 MiB.
 func (c Config) Validate() error {
 	var errs []error
+	if c.Engine != "" && !slices.Contains(engines, c.Engine) {
+		errs = append(errs, fmt.Errorf("%w: Engine %q is not one of %s", ErrInvalidConfig, c.Engine, strings.Join(engines, ", ")))
+	}
+	if c.Isolation != "" && c.Isolation != IsolationProcess && c.Isolation != IsolationNone {
+		errs = append(errs, fmt.Errorf("%w: Isolation %q is not %q or %q", ErrInvalidConfig, c.Isolation, IsolationProcess, IsolationNone))
+	}
+	if c.MaxMemoryBytes > 0 && c.MaxMemoryBytes < minMaxMemoryBytes {
+		errs = append(errs, fmt.Errorf("%w: MaxMemoryBytes must be at least %d (got %d)", ErrInvalidConfig, minMaxMemoryBytes, c.MaxMemoryBytes))
+	}
 	neg := func(name string, v int64) {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%w: %s must not be negative (got %d)", ErrInvalidConfig, name, v))
@@ -73,6 +123,9 @@ func (c Config) Validate() error {
 	neg("HeapCheckInterval", int64(c.HeapCheckInterval))
 	neg("MaxConcurrentCalls", int64(c.MaxConcurrentCalls))
 	neg("MaxPendingCalls", int64(c.MaxPendingCalls))
+	neg("PoolSize", int64(c.PoolSize))
+	neg("MaxMemoryBytes", c.MaxMemoryBytes)
+	neg("MaxMessageBytes", int64(c.MaxMessageBytes))
 	return errors.Join(errs...)
 }
 
@@ -101,6 +154,14 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxStringLength, defaultMaxStringLength)
 	def(&c.MaxConcurrentCalls, defaultMaxConcurrentCalls)
 	def(&c.MaxPendingCalls, defaultMaxPendingCalls)
+	def(&c.PoolSize, defaultPoolSize)
+	def(&c.MaxMessageBytes, defaultMaxMessageBytes)
+	if c.MaxMemoryBytes == 0 {
+		c.MaxMemoryBytes = defaultMaxMemoryBytes
+	}
+	if c.Engine == "" {
+		c.Engine = defaultEngine
+	}
 	if c.MaxPendingCalls < c.MaxConcurrentCalls {
 		c.MaxPendingCalls = c.MaxConcurrentCalls
 	}

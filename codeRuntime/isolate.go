@@ -1,0 +1,305 @@
+package coderuntime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
+)
+
+// KindCrash: the worker process running the program crashed, was killed from outside, or broke
+// the worker protocol. The host and later runs are unaffected.
+const KindCrash FailureKind = "crash"
+
+// ErrMemoryLimit is the cause of a limit failure when a worker process's resident memory exceeded
+// Config.MaxMemoryBytes, or the worker ran out of memory.
+var ErrMemoryLimit = errors.New("coderuntime: worker memory limit exceeded")
+
+// ErrWorkerCrashed is the cause of a crash failure: the worker process exited or was killed
+// before reporting the run's outcome, or broke the worker protocol.
+var ErrWorkerCrashed = errors.New("coderuntime: worker process crashed")
+
+// ErrClosed is the cause of the abort failure of a run on a closed [Isolated] runtime, or of a run
+// in progress when it was closed.
+var ErrClosed = errors.New("coderuntime: runtime closed")
+
+// ErrIsolationUnsupported is returned by [NewIsolated] on a platform without process isolation.
+var ErrIsolationUnsupported = errors.New("coderuntime: process isolation is not supported on " + runtime.GOOS)
+
+// Isolated is a [Runtime] that runs each program in a worker process of its own, so that no
+// program can crash the host, exhaust its memory, or hold Run past the budgets: the parent (the
+// host process) kills the worker when its resident memory exceeds Config.MaxMemoryBytes, its CPU
+// time or the wall clock exceed the budgets by a margin, or it breaks the protocol, and the run
+// fails with kind "limit", "timeout", "output-limit" or "crash". The engine in the worker enforces
+// every in-process limit of Config too, so most failures are reported by the engine itself, with
+// the logs captured so far; a killed worker's logs are lost.
+//
+// A worker is the host binary itself, started again (os.Executable, /proc/self/exe on Linux) with
+// an environment variable that makes this package serve one run on inherited pipes and exit (see
+// the package doc, "Worker processes"). Each worker runs exactly one program. Isolated keeps
+// Config.PoolSize workers started ahead (from the first Run on) so that a run does not wait for a
+// process to start; a worker that died while idle is replaced.
+//
+// Bindings run in the host process exactly as with an in-process runtime: the same [Binding]
+// contract, [CallSeq] numbering in submission order, at most MaxConcurrentCalls in flight, calls
+// queued at settlement delivered afterwards with the cancelled context, and Run returns only after
+// every binding call it started returned. A binding argument larger than Config.MaxMessageBytes
+// rejects that call in the program (code "MESSAGE_TOO_LARGE") without reaching the host.
+//
+// Safe for concurrent use. Close kills every worker and waits for the goroutines it started.
+type Isolated struct {
+	cfg       Config
+	exe       string
+	env       []string
+	killGrace time.Duration // how long a cancelled run may take to report before its worker is killed
+	startWait time.Duration // how long a starting worker may take to say hello
+
+	mu       sync.Mutex
+	closed   bool
+	idle     []*worker
+	starting int
+	busy     map[*worker]struct{}
+	wg       sync.WaitGroup // every goroutine started for a worker or to start one
+}
+
+var _ Runtime = (*Isolated)(nil)
+
+// NewIsolated returns an Isolated runtime with cfg's engine and limits (zero fields take their
+// defaults), or the error cfg.Validate reports, or [ErrIsolationUnsupported]. It starts no process
+// until the first Run.
+func NewIsolated(cfg Config) (*Isolated, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !isolationSupported {
+		return nil, ErrIsolationUnsupported
+	}
+	cfg = cfg.withDefaults()
+	cfg.Isolation = IsolationProcess
+	exe, err := workerExecutable()
+	if err != nil {
+		return nil, fmt.Errorf("coderuntime: the worker executable: %w", err)
+	}
+	wcfg, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+	})
+	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
+	return &Isolated{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute,
+		busy: map[*worker]struct{}{}}, nil
+}
+
+// workerExecutable is the binary workers run: the running one.
+func workerExecutable() (string, error) {
+	if runtime.GOOS == "linux" {
+		// The running binary even when its file was replaced or removed since.
+		if _, err := os.Stat("/proc/self/exe"); err == nil {
+			return "/proc/self/exe", nil
+		}
+	}
+	return os.Executable()
+}
+
+// Config returns the effective configuration (defaults filled in).
+func (iso *Isolated) Config() Config { return iso.cfg }
+
+// Language returns "typescript".
+func (iso *Isolated) Language() string { return "typescript" }
+
+// Close kills every worker, idle or running a program (that run fails with kind "abort", cause
+// [ErrClosed]), and waits until every process is reaped and every goroutine Isolated started has
+// returned. Runs after Close fail the same way. Close is idempotent and always returns nil.
+func (iso *Isolated) Close() error {
+	iso.mu.Lock()
+	iso.closed = true
+	idle := iso.idle
+	iso.idle = nil
+	for w := range iso.busy {
+		w.kill(killClosed)
+	}
+	iso.mu.Unlock()
+	for _, w := range idle {
+		w.kill(killClosed)
+		w.release()
+	}
+	iso.wg.Wait()
+	return nil
+}
+
+// get returns a started worker: an idle one, or one started now. It tops the pool up.
+func (iso *Isolated) get() (*worker, error) {
+	for {
+		iso.mu.Lock()
+		if iso.closed {
+			iso.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if n := len(iso.idle); n > 0 {
+			w := iso.idle[0]
+			iso.idle = slices.Delete(iso.idle, 0, 1)
+			if w.isDead() {
+				iso.mu.Unlock()
+				w.release()
+				continue
+			}
+			iso.busy[w] = struct{}{}
+			iso.fillLocked()
+			iso.mu.Unlock()
+			return w, nil
+		}
+		iso.fillLocked()
+		iso.mu.Unlock()
+		w, err := iso.start()
+		if err != nil {
+			return nil, err
+		}
+		iso.mu.Lock()
+		if iso.closed {
+			iso.mu.Unlock()
+			w.kill(killClosed)
+			w.release()
+			return nil, ErrClosed
+		}
+		iso.busy[w] = struct{}{}
+		iso.mu.Unlock()
+		return w, nil
+	}
+}
+
+// fillLocked starts workers in the background until PoolSize are idle or starting.
+func (iso *Isolated) fillLocked() {
+	for !iso.closed && len(iso.idle)+iso.starting < iso.cfg.PoolSize {
+		iso.starting++
+		iso.wg.Add(1)
+		go func() {
+			defer iso.wg.Done()
+			w, err := iso.start()
+			iso.mu.Lock()
+			iso.starting--
+			if err == nil && !iso.closed {
+				iso.idle = append(iso.idle, w)
+				w = nil
+			}
+			iso.mu.Unlock()
+			if w != nil {
+				w.kill(killClosed)
+				w.release()
+			}
+		}()
+	}
+}
+
+// put ends a worker's run: it is killed (one run per worker) and its resources released.
+func (iso *Isolated) put(w *worker) {
+	w.kill(killDone)
+	w.release()
+	iso.mu.Lock()
+	delete(iso.busy, w)
+	iso.mu.Unlock()
+}
+
+// Run runs p in a worker process; see [Runtime] and [Isolated].
+func (iso *Isolated) Run(ctx context.Context, p Program) (*Result, error) {
+	if err := validateProgram(p); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxFailure(err, nil)
+	}
+	w, err := iso.get()
+	if errors.Is(err, ErrClosed) {
+		return nil, &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
+	}
+	if err != nil {
+		return nil, &Failure{Kind: KindCrash, Message: "the worker process did not start: " + err.Error(), Cause: errors.Join(ErrWorkerCrashed, err)}
+	}
+	defer iso.put(w)
+	r := newIsoRun(iso, w, p)
+	return r.run(ctx)
+}
+
+// capBuffer keeps the first max bytes written to it and discards the rest.
+type capBuffer struct {
+	mu  sync.Mutex
+	b   bytes.Buffer
+	max int
+	cut bool
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(room, len(p))])
+	}
+	if c.b.Len() >= c.max && len(p) > 0 {
+		c.cut = true
+	}
+	return len(p), nil
+}
+
+func (c *capBuffer) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
+// stderrCap bounds the worker output kept for crash messages.
+const stderrCap = 16 << 10
+
+var _ io.Writer = (*capBuffer)(nil)
+
+// bindingError reads a binding's error into an answer, bounded and contained: the error's methods
+// are the binding's code.
+func bindingError(seq uint64, err error) answer {
+	a := answer{Seq: seq, Err: true, Message: safeerr.Text(err)}
+	if c, ok := safeerr.As[interface{ Code() string }](err); ok {
+		a.Code = callString(c.Code)
+	}
+	if n, ok := safeerr.As[interface{ Name() string }](err); ok {
+		a.Name = callString(n.Name)
+	}
+	if d, ok := safeerr.As[ErrorDetails](err); ok {
+		func() {
+			defer func() {
+				if recover() != nil {
+					a.Details = map[string]string{}
+				}
+			}()
+			a.Details = copyDetails(d.ErrorDetails())
+		}()
+	}
+	return a
+}
+
+// callString calls f under recover.
+func callString(f func() string) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = ""
+		}
+	}()
+	return f()
+}
+
+// copyDetails copies m (never nil).
+func copyDetails(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,260 @@
+package coderuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// runRequest is the frameRun body: the program, without its bindings' functions.
+type runRequest struct {
+	Source    string
+	Namespace string
+	Names     []string      // the binding names
+	Timeout   time.Duration // the run's wall-clock budget, from the parent's view (> 0)
+}
+
+func (m runRequest) encode() []byte {
+	var e enc
+	e.string(m.Source)
+	e.string(m.Namespace)
+	e.uint(uint64(len(m.Names)))
+	for _, n := range m.Names {
+		e.string(n)
+	}
+	e.uint(uint64(m.Timeout))
+	return e.b
+}
+
+func decodeRunRequest(b []byte) (m runRequest, err error) {
+	d := dec{b: b}
+	m.Source = d.string()
+	m.Namespace = d.string()
+	n := d.int(len(b))
+	for i := 0; i < n && d.err == nil; i++ {
+		m.Names = append(m.Names, d.string())
+	}
+	m.Timeout = time.Duration(d.int(math.MaxInt64))
+	return m, d.end()
+}
+
+// answer is the frameAnswer body: the outcome of the binding call numbered Seq (the worker's
+// number).
+type answer struct {
+	Seq     uint64
+	Result  []byte
+	Err     bool // the call failed: Message, Code, Name, Details describe the error
+	Message string
+	Code    string
+	Name    string
+	Details map[string]string // nil when the error carried no ErrorDetails
+}
+
+func (m answer) encode() []byte {
+	var e enc
+	e.uint(m.Seq)
+	if !m.Err {
+		e.uint(0)
+		e.bytes(m.Result)
+		return e.b
+	}
+	e.uint(1)
+	e.string(m.Message)
+	e.string(m.Code)
+	e.string(m.Name)
+	if m.Details == nil {
+		e.uint(0)
+		return e.b
+	}
+	e.uint(1)
+	e.uint(uint64(len(m.Details)))
+	for k, v := range m.Details {
+		e.string(k)
+		e.string(v)
+	}
+	return e.b
+}
+
+func decodeAnswer(b []byte) (m answer, err error) {
+	d := dec{b: b}
+	m.Seq = d.uint()
+	switch d.int(1) {
+	case 0:
+		m.Result = d.bytes()
+	case 1:
+		m.Err = true
+		m.Message, m.Code, m.Name = d.string(), d.string(), d.string()
+		if d.int(1) == 1 {
+			n := d.int(len(b))
+			m.Details = make(map[string]string, min(n, 64))
+			for i := 0; i < n && d.err == nil; i++ {
+				k := d.string()
+				m.Details[k] = d.string()
+			}
+		}
+	}
+	return m, d.end()
+}
+
+// remoteError is a binding error rebuilt in the worker from an answer: it carries the original's
+// message, code, name and details, which is all the engine reads of a binding error.
+type remoteError struct{ a answer }
+
+func (e *remoteError) Error() string                   { return e.a.Message }
+func (e *remoteError) Code() string                    { return e.a.Code }
+func (e *remoteError) Name() string                    { return e.a.Name }
+func (e *remoteError) ErrorDetails() map[string]string { return e.a.Details }
+
+// callFrame is the frameCall body.
+type callFrame struct {
+	Seq  uint64
+	Name string
+	Args []byte
+}
+
+func (m callFrame) encode() []byte {
+	var e enc
+	e.uint(m.Seq)
+	e.string(m.Name)
+	e.bytes(m.Args)
+	return e.b
+}
+
+func decodeCall(b []byte) (m callFrame, err error) {
+	d := dec{b: b}
+	m.Seq = d.uint()
+	m.Name = d.string()
+	m.Args = d.bytes()
+	return m, d.end()
+}
+
+// The causes a frameCancel carries and an outcome's failure may name.
+const (
+	causeNone = iota
+	causeDeadline
+	causeCanceled
+	causeCPU
+	causeHeap
+	causeOutput
+	causeStack
+	causeMemory
+	causeOther
+)
+
+var causeErrors = map[int]error{
+	causeDeadline: context.DeadlineExceeded,
+	causeCanceled: context.Canceled,
+	causeCPU:      ErrCPUBudget,
+	causeHeap:     ErrHeapLimit,
+	causeOutput:   ErrOutputLimit,
+	causeStack:    ErrStackDepth,
+	causeMemory:   ErrMemoryLimit,
+}
+
+// causeCode maps a Failure's cause to its wire code (causeOther with its text for anything else).
+func causeCode(err error) int {
+	if err == nil {
+		return causeNone
+	}
+	// ErrCPUBudget matches DeadlineExceeded too: test it first.
+	for _, c := range []int{causeCPU, causeDeadline, causeCanceled, causeHeap, causeOutput, causeStack, causeMemory} {
+		if errors.Is(err, causeErrors[c]) {
+			return c
+		}
+	}
+	return causeOther
+}
+
+// outcome is the frameDone body: how the run ended in the worker.
+type outcome struct {
+	Status  int // outcomeResult, outcomeFailure, outcomeInvalid
+	Value   []byte
+	Logs    []Log
+	Failure Failure // Kind, Message, Line, Column; Cause rebuilt from CauseCode (and CauseText)
+	// CauseCode and CauseText carry Failure.Cause.
+	CauseCode int
+	CauseText string
+	Invalid   string // the message of an ErrInvalidProgram error
+}
+
+const (
+	outcomeResult = iota
+	outcomeFailure
+	outcomeInvalid
+)
+
+// failureKinds are the kinds an outcome may carry.
+var failureKinds = []FailureKind{KindSyntax, KindException, KindTimeout, KindAbort, KindOutputLimit, KindInvalidOutput, KindLimit, KindCrash}
+
+// logLevelNames are the log levels an outcome may carry.
+var logLevelNames = []string{"log", "info", "warn", "error", "debug"}
+
+func (m outcome) encode() []byte {
+	var e enc
+	e.uint(uint64(m.Status))
+	switch m.Status {
+	case outcomeResult:
+		e.bytes(m.Value)
+	case outcomeFailure:
+		e.string(string(m.Failure.Kind))
+		e.string(m.Failure.Message)
+		e.uint(uint64(max(m.Failure.Line, 0)))
+		e.uint(uint64(max(m.Failure.Column, 0)))
+		e.uint(uint64(m.CauseCode))
+		e.string(m.CauseText)
+	case outcomeInvalid:
+		e.string(m.Invalid)
+		return e.b
+	}
+	e.uint(uint64(len(m.Logs)))
+	for _, l := range m.Logs {
+		e.string(l.Level)
+		e.string(l.Text)
+	}
+	return e.b
+}
+
+func decodeOutcome(b []byte) (m outcome, err error) {
+	d := dec{b: b}
+	m.Status = d.int(outcomeInvalid)
+	switch m.Status {
+	case outcomeResult:
+		m.Value = d.bytes()
+	case outcomeFailure:
+		m.Failure.Kind = FailureKind(d.string())
+		m.Failure.Message = d.string()
+		m.Failure.Line = d.int(math.MaxInt32)
+		m.Failure.Column = d.int(math.MaxInt32)
+		m.CauseCode = d.int(causeOther)
+		m.CauseText = d.string()
+		if d.err == nil && !slices.Contains(failureKinds, m.Failure.Kind) {
+			d.fail(fmt.Sprintf("unknown failure kind %q", m.Failure.Kind))
+		}
+	case outcomeInvalid:
+		m.Invalid = d.string()
+		return m, d.end()
+	}
+	n := d.int(len(b))
+	for i := 0; i < n && d.err == nil; i++ {
+		l := Log{Level: d.string(), Text: d.string()}
+		if d.err == nil && !slices.Contains(logLevelNames, l.Level) {
+			d.fail(fmt.Sprintf("unknown log level %q", l.Level))
+		}
+		m.Logs = append(m.Logs, l)
+	}
+	return m, d.end()
+}
+
+// causeError rebuilds a Failure's cause.
+func causeError(code int, text string) error {
+	if err, ok := causeErrors[code]; ok {
+		return err
+	}
+	if code == causeOther {
+		return errors.New(text)
+	}
+	return nil
+}
