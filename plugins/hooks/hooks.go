@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -133,7 +134,8 @@ type Loader func(ctx context.Context, p Payload) (pol Policy, release func(), er
 
 // Options configures [Run].
 type Options struct {
-	// Timeout bounds loading the policy and deciding (zero: 10s). Past it
+	// Timeout bounds reading the payload, loading the policy and deciding
+	// (zero: 10s). Past it
 	// the answer fails closed; set it below the agent's own hook timeout,
 	// on which the agent would proceed without an answer.
 	Timeout time.Duration
@@ -143,10 +145,10 @@ type Options struct {
 // MaxPayloadBytes), parses it, loads the policy, decides, writes the
 // answer to stdout and stderr and returns the exit code. Every failure
 // is answered by [Fail]: a bad payload, a Loader error, a panic in
-// loading or deciding, and a policy that has not answered within
-// Options.Timeout or before ctx is done. In the last two cases Run
-// returns while the policy may still be running: Run is meant for a
-// process that exits after it.
+// loading or deciding, and a payload not read or a policy that has not
+// answered within Options.Timeout or before ctx is done. In the last two
+// cases Run returns while the read or the policy may still be running:
+// Run is meant for a process that exits after it.
 func Run(ctx context.Context, f Format, stdin io.Reader, stdout, stderr io.Writer, load Loader, o Options) int {
 	a := answer(ctx, f, stdin, load, o)
 	if len(a.Stdout) > 0 {
@@ -159,29 +161,43 @@ func Run(ctx context.Context, f Format, stdin io.Reader, stdout, stderr io.Write
 }
 
 func answer(ctx context.Context, f Format, stdin io.Reader, load Loader, o Options) Answer {
-	p, err := ReadPayload(stdin)
-	if err != nil {
-		return Fail(f, err)
-	}
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The payload is read within the time budget too: an agent that never
+	// closes stdin gets a denial, not a hook that outlives its timeout.
+	var event atomic.Value // Event, once the payload is parsed
 	done := make(chan Answer, 1)
 	go func() {
+		p, err := ReadPayload(stdin)
+		if err != nil {
+			done <- Fail(f, err)
+			return
+		}
+		event.Store(p.Event)
 		done <- decideContained(ctx, f, p, load)
 	}()
 	select {
 	case a := <-done:
 		return a
 	case <-ctx.Done():
-		why := "the policy did not answer within " + timeout.String()
-		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		ev, _ := event.Load().(Event)
+		cancelled := !errors.Is(ctx.Err(), context.DeadlineExceeded)
+		var why string
+		switch {
+		case ev == "" && cancelled:
+			why = "the hook was cancelled before the payload was read"
+		case ev == "":
+			why = "no complete payload on stdin within " + timeout.String()
+		case cancelled:
 			why = "the hook was cancelled before the policy answered"
+		default:
+			why = "the policy did not answer within " + timeout.String()
 		}
-		return Fail(f, &EventError{Event: p.Event, Err: errors.New(why)})
+		return Fail(f, &EventError{Event: ev, Err: errors.New(why)})
 	}
 }
 

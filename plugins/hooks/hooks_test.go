@@ -319,3 +319,42 @@ func TestPolicyAnswerAtTheDeadlineIsNotTrusted(t *testing.T) {
 		}
 	})
 }
+
+// blockingReader never returns until released, like an agent that does
+// not close the hook's stdin.
+type blockingReader struct{ release chan struct{} }
+
+func (r blockingReader) Read([]byte) (int, error) {
+	<-r.release
+	return 0, errors.New("released")
+}
+
+// A payload that never completes is a blocking error (exit 2) within the
+// time budget.
+func TestUnreadPayloadFailsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := blockingReader{release: make(chan struct{})}
+		defer close(r.release)
+		var out, errb bytes.Buffer
+		code := hooks.Run(context.Background(), hooks.Codex, r, &out, &errb, loaderOf(policyHost(t)), hooks.Options{Timeout: 2 * time.Second})
+		if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), "no complete payload on stdin within 2s") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+		}
+	})
+}
+
+// The caller's cancellation (SIGTERM in dsh) is a fail-closed answer too.
+func TestCancelledHookFailsClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := hangPolicy{release: make(chan struct{})}
+		defer close(p.release)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errb bytes.Buffer
+		code := hooks.Run(ctx, hooks.ClaudeCode, bytes.NewReader(pre("Read", `{}`)), &out, &errb, loaderOf(p), hooks.Options{})
+		denied := code == 0 && strings.Contains(out.String(), `"permissionDecision":"deny"`) || code == 2 && out.Len() == 0
+		if !denied || !strings.Contains(errb.String(), "the hook was cancelled before the") {
+			t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
+		}
+	})
+}
