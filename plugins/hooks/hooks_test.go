@@ -27,6 +27,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // every Bash result gets additional context.
 func policyHost(t testing.TB) *tools.Registry {
 	t.Helper()
+	reg, _ := policyHostRoot(t)
+	return reg
+}
+
+// policyHostRoot is policyHost with the host's root context.
+func policyHostRoot(t testing.TB) (*tools.Registry, *host.Context) {
+	t.Helper()
 	h := host.New()
 	t.Cleanup(func() { _ = h.Close() })
 	if _, err := h.Root().Plugin(tools.Plugin, tools.Config{Mode: tools.Native}); err != nil {
@@ -61,7 +68,7 @@ func policyHost(t testing.TB) *tools.Registry {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return reg
+	return reg, h.Root()
 }
 
 func loaderOf(pol hooks.Policy) hooks.Loader {
