@@ -1,0 +1,561 @@
+package coderuntime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"modernc.org/quickjs"
+)
+
+// QuickJS is a [Runtime] on QuickJS (modernc.org/quickjs, pure Go): TypeScript stripped by esbuild
+// as for [Goja], run in a fresh QuickJS VM per run. It honours the same contract as Goja (bindings,
+// console capture, budgets, failure kinds), and adds a hard per-run memory limit: the VM's
+// allocator refuses to grow past Config.MaxHeapBytes, so a program that allocates without bound
+// gets a catchable out-of-memory InternalError, and a run that ends because of it fails with kind
+// "limit" (cause [ErrHeapLimit]). Safe for concurrent use: each Run builds its own VM, used only
+// by the goroutine that called Run (a QuickJS VM must not be used by two goroutines at once).
+type QuickJS struct {
+	cfg      Config
+	programs qjsCache
+}
+
+var _ Runtime = (*QuickJS)(nil)
+
+// NewQuickJS returns a QuickJS runtime with cfg's limits (zero fields take their defaults), or the
+// error cfg.Validate reports. Config.MaxHeapBytes is the per-run VM memory limit (negative: no
+// limit); HeapCheckInterval is unused (no watchdog is needed).
+func NewQuickJS(cfg Config) (*QuickJS, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &QuickJS{cfg: cfg.withDefaults()}, nil
+}
+
+// Config returns the effective limits (defaults filled in).
+func (q *QuickJS) Config() Config { return q.cfg }
+
+// Language returns "typescript".
+func (q *QuickJS) Language() string { return "typescript" }
+
+// Run runs p on the calling goroutine and returns its Result or a *Failure; see [Runtime].
+func (q *QuickJS) Run(ctx context.Context, p Program) (*Result, error) {
+	if err := validateProgram(p); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxFailure(err, nil)
+	}
+	prg, f := q.programs.compile(p.Source)
+	if f != nil {
+		return nil, f
+	}
+	return q.execute(ctx, prg, p)
+}
+
+// qjsProgram is a transformed program: the JavaScript to evaluate and its map to the model's source.
+type qjsProgram struct {
+	js string
+	sm *qjsSourceMap
+}
+
+// qjsStop is what a host function panics with to end the run: the VM turns the panic into an
+// uncatchable exception and the panic goes on where Go called into the VM, where enter recovers it.
+type qjsStop struct{ err error }
+
+// qjsRun is the state of one QuickJS run. Everything but done, work, wg and cause is touched only
+// on the run goroutine.
+type qjsRun struct {
+	cfg  Config
+	vm   *quickjs.VM
+	prg  *qjsProgram
+	p    Program
+	logs []Log
+	// logBytes counts the captured console output against MaxLogBytes.
+	logBytes int
+
+	bindCtx     context.Context
+	mainSettled bool
+	settled     bool
+
+	done    chan completion
+	work    chan *call
+	workers int
+	queue   []*call
+	active  int
+	seq     uint64
+	wg      sync.WaitGroup
+
+	// cause is the first reason an interrupter (context, wall clock) stopped the run.
+	cause atomic.Pointer[error]
+	// stopped is closed when the run settles; interrupters watch it.
+	stopped chan struct{}
+
+	cpuLeft time.Duration
+
+	// The prelude's helpers (see quickjsPrelude); freed before the VM closes.
+	hRun, hComplete, hOutcome, hNamespace quickjs.Value
+	helpers                               bool
+}
+
+func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res *Result, err error) {
+	runCtx, cancelRun := context.WithTimeout(ctx, q.cfg.Timeout)
+	defer cancelRun()
+	bindCtx, cancelBind := context.WithCancelCause(runCtx)
+
+	cfg := q.cfg
+	if p.MaxConcurrentCalls > 0 {
+		cfg.MaxConcurrentCalls = p.MaxConcurrentCalls
+	}
+	vm, err := quickjs.NewVM()
+	if err != nil {
+		cancelBind(ErrRunSettled)
+		return nil, &Failure{Kind: KindLimit, Cause: ErrHeapLimit, Message: "could not create a QuickJS VM: " + err.Error()}
+	}
+	r := &qjsRun{
+		cfg:     cfg,
+		vm:      vm,
+		prg:     prg,
+		p:       p,
+		bindCtx: bindCtx,
+		done:    make(chan completion, cfg.MaxConcurrentCalls),
+		work:    make(chan *call, cfg.MaxConcurrentCalls),
+		stopped: make(chan struct{}),
+		cpuLeft: cfg.CPUBudget,
+	}
+	interrupted := make(chan struct{})
+	stopAfter := func() bool { return true }
+	defer func() {
+		close(r.stopped)
+		if !stopAfter() {
+			<-interrupted // the interrupter started: wait until it saw stopped
+		}
+		r.settled = true
+		cancelBind(ErrRunSettled)
+		close(r.work)
+		r.wg.Wait()
+		r.deliverQueued()
+		r.freeHelpers()
+		_ = vm.Close()
+	}()
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, &Failure{Kind: KindException, Message: fmt.Sprintf("internal error: %v", x), Logs: r.logs}
+		}
+	}()
+
+	if err := r.setup(); err != nil {
+		return nil, err
+	}
+	stopAfter = context.AfterFunc(runCtx, func() {
+		defer close(interrupted)
+		r.interrupt(runCtx.Err())
+	})
+	var main quickjs.Value
+	if err := r.enter(func() (err error) { main, err = vm.EvalValue(prg.js, quickjs.EvalGlobal); return err }); err != nil {
+		return nil, r.failure(err, true)
+	}
+	err = r.enter(func() error { _, err := r.hRun.Call(quickjs.UndefinedValue, main); return err })
+	main.Free()
+	if err != nil {
+		return nil, r.failure(err, false)
+	}
+	if f := r.loop(runCtx); f != nil {
+		return nil, f
+	}
+	return r.result()
+}
+
+// interrupt stops the program for cause: the first cause wins. The VM clears a pending interrupt
+// each time Go calls into it, so the request is repeated until the run settles.
+func (r *qjsRun) interrupt(cause error) {
+	r.cause.CompareAndSwap(nil, &cause)
+	for {
+		r.vm.Interrupt()
+		select {
+		case <-r.stopped:
+			return
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// setup registers the host functions, runs the prelude and installs the namespace.
+func (r *qjsRun) setup() error {
+	vm := r.vm
+	if r.cfg.MaxHeapBytes > 0 {
+		vm.SetMemoryLimit(uintptr(r.cfg.MaxHeapBytes))
+	}
+	// About one stack slot per JavaScript frame; a few more for the wrapper's own frames.
+	vm.SetMaxStackSize(uintptr(r.cfg.MaxCallStackSize + 8))
+	if err := vm.RegisterHostFunc("__qjsCall", r.hostCall); err != nil {
+		return fmt.Errorf("coderuntime: quickjs setup: %w", err)
+	}
+	if err := vm.RegisterHostFunc("__qjsLog", r.hostLog); err != nil {
+		return fmt.Errorf("coderuntime: quickjs setup: %w", err)
+	}
+	if err := vm.RegisterHostFunc("__qjsSettled", func([]any) (any, error) { r.mainSettled = true; return nil, nil }); err != nil {
+		return fmt.Errorf("coderuntime: quickjs setup: %w", err)
+	}
+	build, err := vm.EvalValue(quickjsPrelude, quickjs.EvalGlobal)
+	if err != nil {
+		return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
+	}
+	hs, err := build.CallValue(quickjs.UndefinedValue, r.cfg.MaxPendingCalls, r.cfg.MaxResultBytes, r.cfg.MaxLogBytes, maxArrayLength)
+	build.Free()
+	if err != nil {
+		return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
+	}
+	defer hs.Free()
+	dst := []*quickjs.Value{&r.hRun, &r.hComplete, &r.hOutcome, &r.hNamespace}
+	for i, d := range dst {
+		a, err := vm.NewAtom(strconv.Itoa(i))
+		if err != nil {
+			return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
+		}
+		v, err := hs.GetPropertyValue(a)
+		if err != nil {
+			for _, d := range dst[:i] {
+				d.Free()
+			}
+			return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
+		}
+		*d = v
+	}
+	r.helpers = true
+
+	ns := r.p.Namespace
+	if ns == "" {
+		ns = defaultNamespace
+	}
+	names := make([]string, 0, len(r.p.Bindings))
+	for name := range r.p.Bindings {
+		names = append(names, name)
+	}
+	ok, err := r.hNamespace.Call(quickjs.UndefinedValue, ns, names)
+	if err != nil {
+		return fmt.Errorf("coderuntime: quickjs namespace: %w", err)
+	}
+	if ok != true {
+		return fmt.Errorf("%w: namespace %q names an existing global", ErrInvalidProgram, ns)
+	}
+	return nil
+}
+
+func (r *qjsRun) freeHelpers() {
+	if !r.helpers {
+		return
+	}
+	r.helpers = false
+	r.hRun.Free()
+	r.hComplete.Free()
+	r.hOutcome.Free()
+	r.hNamespace.Free()
+}
+
+// enter runs f (which calls into the VM) under the busy-CPU budget and turns a host function's
+// stop into its error.
+func (r *qjsRun) enter(f func() error) (err error) {
+	if c := r.cause.Load(); c != nil {
+		return *c
+	}
+	if r.cpuLeft <= 0 {
+		return ErrCPUBudget
+	}
+	_ = r.vm.SetEvalTimeout(r.cpuLeft)
+	start := time.Now()
+	defer func() {
+		if x := recover(); x != nil {
+			s, ok := x.(qjsStop)
+			if !ok {
+				panic(x)
+			}
+			err = s.err
+		}
+		r.cpuLeft -= time.Since(start)
+		if c := r.cause.Load(); c != nil {
+			err = *c
+		} else if r.cpuLeft <= 0 && err != nil {
+			err = ErrCPUBudget
+		}
+	}()
+	return f()
+}
+
+// loop drains the VM's jobs and settles binding calls until the program's promise settles.
+func (r *qjsRun) loop(runCtx context.Context) *Failure {
+	for {
+		if err := r.enter(r.drain); err != nil {
+			return r.failure(err, false)
+		}
+		if r.mainSettled {
+			return nil
+		}
+		if r.active == 0 {
+			return &Failure{Kind: KindException, Logs: r.logs,
+				Message: "the program awaits a promise that can never settle (no binding call is in flight, and there are no timers)"}
+		}
+		select {
+		case c := <-r.done:
+			r.active--
+			r.startQueued()
+			if err := r.enter(func() error { return r.complete(c) }); err != nil {
+				return r.failure(err, false)
+			}
+		case <-runCtx.Done():
+			return ctxFailure(runCtx.Err(), r.logs)
+		}
+	}
+}
+
+// drain runs the VM's pending jobs until none is left.
+func (r *qjsRun) drain() error {
+	for {
+		n, err := r.vm.ExecutePendingJobs()
+		if err != nil {
+			if strings.HasPrefix(err.Error(), "quickjs: aborted draining") {
+				continue // a self-feeding job queue: go on, under the budgets
+			}
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// complete settles a binding call's promise in the VM.
+func (r *qjsRun) complete(cp completion) error {
+	id := int(cp.c.seq)
+	if cp.err != nil {
+		code, name, details := "", "", ""
+		var coder interface{ Code() string }
+		if errors.As(cp.err, &coder) {
+			code = coder.Code()
+		}
+		var namer interface{ Name() string }
+		if errors.As(cp.err, &namer) {
+			name = namer.Name()
+		}
+		var dx ErrorDetails
+		if errors.As(cp.err, &dx) {
+			if b, err := json.Marshal(dx.ErrorDetails()); err == nil {
+				details = string(b)
+			}
+		}
+		_, err := r.hComplete.Call(quickjs.UndefinedValue, id, false, cp.err.Error(), code, name, details)
+		return err
+	}
+	payload := strings.TrimSpace(string(cp.result))
+	if payload != "" && jsonTooDeep(payload, maxNestingDepth) {
+		_, err := r.hComplete.Call(quickjs.UndefinedValue, id, false,
+			fmt.Sprintf("%s: the binding returned JSON nested more than %d levels deep", cp.c.name, maxNestingDepth), "INVALID_RESULT", "", "")
+		return err
+	}
+	_, err := r.hComplete.Call(quickjs.UndefinedValue, id, true, payload, "", cp.c.name, "")
+	return err
+}
+
+// hostCall is __qjsCall(name, argsJSON): it starts (or queues) a binding call and returns its id.
+func (r *qjsRun) hostCall(args []any) (any, error) {
+	if len(args) != 2 {
+		return nil, errors.New("coderuntime: bad host call")
+	}
+	name, _ := args[0].(string)
+	js, _ := args[1].(string)
+	b := r.p.Bindings[name]
+	if b == nil || r.settled {
+		return nil, errors.New("coderuntime: bad host call")
+	}
+	r.seq++
+	c := &call{name: name, fn: b, args: json.RawMessage(js), seq: r.seq}
+	if r.active < r.cfg.MaxConcurrentCalls {
+		r.start(c)
+	} else {
+		r.queue = append(r.queue, c)
+	}
+	return int(r.seq), nil
+}
+
+// hostLog is __qjsLog(level, text): it appends a log line and ends the run with ErrOutputLimit
+// once the logs exceed MaxLogBytes (keeping them up to the cap).
+func (r *qjsRun) hostLog(args []any) (any, error) {
+	if len(args) != 2 {
+		return nil, errors.New("coderuntime: bad host call")
+	}
+	level, _ := args[0].(string)
+	text, _ := args[1].(string)
+	if r.logBytes > r.cfg.MaxLogBytes {
+		panic(qjsStop{ErrOutputLimit})
+	}
+	r.logBytes += len(text) + 1
+	if r.logBytes > r.cfg.MaxLogBytes {
+		if keep := r.cfg.MaxLogBytes - (r.logBytes - len(text) - 1); keep >= 0 && keep < len(text) {
+			text = text[:keep]
+		}
+		r.logs = append(r.logs, Log{Level: level, Text: text})
+		panic(qjsStop{ErrOutputLimit})
+	}
+	r.logs = append(r.logs, Log{Level: level, Text: text})
+	return nil, nil
+}
+
+// startQueued starts queued calls, in submission order, while fewer than MaxConcurrentCalls run.
+func (r *qjsRun) startQueued() {
+	for len(r.queue) > 0 && r.active < r.cfg.MaxConcurrentCalls {
+		c := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.start(c)
+	}
+}
+
+// start hands a call to an idle worker or starts one (as the goja backend does).
+func (r *qjsRun) start(c *call) {
+	r.active++
+	if r.workers >= r.active {
+		r.work <- c
+		return
+	}
+	r.workers++
+	r.wg.Add(1)
+	go r.worker(c)
+}
+
+func (r *qjsRun) worker(c *call) {
+	defer r.wg.Done()
+	for {
+		res, err := invoke(r.bindCtx, c)
+		r.done <- completion{c: c, result: res, err: err}
+		var ok bool
+		if c, ok = <-r.work; !ok {
+			return
+		}
+	}
+}
+
+// deliverQueued delivers the calls still queued at settlement, in order, with the cancelled
+// context, on another goroutine; their results are discarded (see Binding).
+func (r *qjsRun) deliverQueued() {
+	if len(r.queue) == 0 {
+		return
+	}
+	queued := r.queue
+	r.queue = nil
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, c := range queued {
+			_, _ = invoke(r.bindCtx, c)
+		}
+	}()
+	<-done
+}
+
+// result turns the settled program into the Result or Failure.
+func (r *qjsRun) result() (*Result, error) {
+	var out any
+	if err := r.enter(func() (err error) { out, err = r.hOutcome.Call(quickjs.UndefinedValue); return err }); err != nil {
+		return nil, r.failure(err, false)
+	}
+	s, ok := out.(string)
+	if !ok || s == "" {
+		return nil, r.outOfMemory("the result could not be read")
+	}
+	body := s[1:]
+	switch s[0] {
+	case '1':
+		if body == "" {
+			return &Result{Logs: r.logs}, nil
+		}
+		if len(body) > r.cfg.MaxResultBytes {
+			return nil, &Failure{Kind: KindOutputLimit, Logs: r.logs, Cause: ErrOutputLimit,
+				Message: fmt.Sprintf("the returned value is %d bytes of JSON, over the %d-byte limit", len(body), r.cfg.MaxResultBytes)}
+		}
+		return &Result{Value: json.RawMessage(body), Logs: r.logs}, nil
+	case '2':
+		msg, stack, _ := strings.Cut(body, "\x00")
+		return nil, r.exception(msg, stack)
+	case '3':
+		if body == "" {
+			return nil, &Failure{Kind: KindInvalidOutput, Message: "the returned value is not JSON-serializable (a function or symbol)", Logs: r.logs}
+		}
+		return nil, &Failure{Kind: KindInvalidOutput, Message: "the returned value is not JSON-serializable: " + body, Logs: r.logs}
+	case '4':
+		return nil, &Failure{Kind: KindOutputLimit, Logs: r.logs, Cause: ErrOutputLimit,
+			Message: fmt.Sprintf("the returned value is a string of %s characters, over the %d-byte limit for its JSON", body, r.cfg.MaxResultBytes)}
+	}
+	return nil, r.outOfMemory("the result could not be read")
+}
+
+// qjsOOM is the message QuickJS throws when the VM's memory limit refuses an allocation.
+const qjsOOM = "out of memory"
+
+func (r *qjsRun) outOfMemory(detail string) *Failure {
+	return &Failure{Kind: KindLimit, Cause: ErrHeapLimit, Logs: r.logs,
+		Message: fmt.Sprintf("the program ran out of memory (limit %d bytes): %s", r.cfg.MaxHeapBytes, detail)}
+}
+
+// exception is the Failure of a thrown value described as msg and stack.
+func (r *qjsRun) exception(msg, stack string) *Failure {
+	if strings.HasPrefix(msg, "InternalError: "+qjsOOM) {
+		return r.outOfMemory(msg)
+	}
+	if msg == "InternalError: stack overflow" {
+		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
+			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	}
+	f := &Failure{Kind: KindException, Message: msg, Logs: r.logs}
+	f.Line, f.Column = r.stackPosition(stack)
+	return f
+}
+
+var qjsFrameRe = regexp.MustCompile(`<eval>:(\d+):(\d+)`)
+
+// stackPosition finds the innermost frame of the model's program in a QuickJS stack.
+func (r *qjsRun) stackPosition(stack string) (int, int) {
+	for _, m := range qjsFrameRe.FindAllStringSubmatch(stack, 8) {
+		l, _ := strconv.Atoi(m[1])
+		c, _ := strconv.Atoi(m[2])
+		if line, col := r.prg.sm.position(l, c); line > 0 {
+			return line, col
+		}
+	}
+	return 0, 0
+}
+
+// failure classifies an error that came out of the VM. compiling is true for the program's own
+// evaluation, where a SyntaxError is the program's (kind syntax).
+func (r *qjsRun) failure(err error, compiling bool) *Failure {
+	switch {
+	case errors.Is(err, ErrCPUBudget):
+		return &Failure{Kind: KindTimeout, Cause: ErrCPUBudget, Logs: r.logs,
+			Message: fmt.Sprintf("the program used its %s busy-CPU budget", r.cfg.CPUBudget)}
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return ctxFailure(err, r.logs)
+	case errors.Is(err, ErrOutputLimit):
+		return &Failure{Kind: KindOutputLimit, Cause: ErrOutputLimit, Logs: r.logs,
+			Message: fmt.Sprintf("console output exceeded %d bytes", r.cfg.MaxLogBytes)}
+	}
+	var qe *quickjs.Error
+	if errors.As(err, &qe) {
+		if compiling && qe.Name == "SyntaxError" {
+			f := &Failure{Kind: KindSyntax, Message: "SyntaxError: " + qe.Message, Logs: r.logs, Cause: err}
+			f.Line, f.Column = r.prg.sm.position(qe.LineNumber, qe.ColumnNumber)
+			return f
+		}
+		if qe.Name == "" && qe.Message == "" {
+			// The engine could not even build the error: it is out of memory.
+			return r.outOfMemory("no error could be built")
+		}
+		return r.exception(qe.Name+": "+qe.Message, qe.Stack)
+	}
+	return &Failure{Kind: KindException, Message: err.Error(), Cause: err, Logs: r.logs}
+}
