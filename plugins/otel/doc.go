@@ -28,8 +28,9 @@
 // Each pipeline stage that ran user code is a child span named after the
 // stage: pre-execute, approval (the wait for the approval service; only
 // for a call a policy asked about), guards (with dsh.tool.guards, how
-// many ran), dispatch (one run of the tool body; a retrying wrapper makes
-// several) and post-execute. A stage's decision is its
+// many ran), dispatch (one run of the tool body; none for an unknown
+// tool, several under a retrying tools/execute wrapper) and
+// post-execute. A stage's decision is its
 // dsh.tool.stage.outcome (allow, deny, ask; allowed-once; accept,
 // block); a stage that stopped or failed the call has status Error with
 // the code, and error.type. Stages a call never reached have no span. A
@@ -56,9 +57,13 @@
 // ids, agents, error codes and names) is made valid UTF-8, stripped of
 // control characters and bounded.
 //
-// Cost: with no-op providers (trace/noop and metric/noop, or the global
-// ones before an SDK is installed... only the explicit trace/noop
-// provider is recognized) the plugin follows no call at all. Disposing
-// the plugin's fiber unregisters it; calls already in progress finish
-// their spans.
+// Cost: with a trace/noop TracerProvider and a MeterProvider whose
+// instruments are all disabled (metric/noop), the plugin follows no call
+// (its StartCall returns nil): Execute then costs what it costs without
+// the plugin, within measurement noise, and allocates nothing more. With
+// the SDK recording every span, a call costs about six spans (the call
+// and its stages) more.
+//
+// Disposing the plugin's fiber unregisters the tracer: later calls are
+// not followed; calls already in progress still end their spans.
 package toolotel

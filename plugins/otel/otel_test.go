@@ -225,11 +225,6 @@ func body(name string, f tools.ExecuteFunc) tools.Definition {
 func TestO1_SpanPerCallFollowsGenAIConventions(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.register(echo("echo"))
-	agent, err := r.root.Scope("agent-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = agent
 	ctx, outer := r.tp.Tracer("test").Start(context.Background(), "turn")
 	res := r.reg.Execute(ctx, tools.Call{ID: "call_1", Name: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Agent: "agent-1"})
 	outer.End()
@@ -335,14 +330,6 @@ func TestO1_GuardsSpanCountsAndDenies(t *testing.T) {
 	}
 }
 
-// approver answers with outcome after advancing the fake clock by wait.
-func approver(c *fakeClock, wait time.Duration, outcome tools.ApprovalOutcome) tools.Approver {
-	return tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-		c.Advance(wait)
-		return outcome, nil
-	})
-}
-
 func TestO2_ApprovalWaitIsASpanAndAMetric(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.register(echo("echo"))
@@ -353,7 +340,7 @@ func TestO2_ApprovalWaitIsASpanAndAMetric(t *testing.T) {
 	}
 	var outcome tools.ApprovalOutcome = tools.AllowedOnce
 	wait := 5 * time.Second
-	if _, err := tools.ApprovalService.Provide(r.root, tools.ApproverFunc(func(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	if _, err := tools.ApprovalService.Provide(r.root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 		r.clock.Advance(wait)
 		return outcome, nil
 	})); err != nil {
@@ -456,7 +443,7 @@ func TestO2_CallCountAndDurationByToolAndCode(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.register(body("slow", func(_ context.Context, x *tools.Execution) (tools.Output, error) {
 		d := time.Duration(x.Arg("ms").Int()) * time.Millisecond
-		r.clockAdvance(d)
+		r.clock.Advance(d)
 		if x.Arg("fail").Bool() {
 			return tools.Output{}, errors.New("failed")
 		}
@@ -491,8 +478,6 @@ func TestO2_CallCountAndDurationByToolAndCode(t *testing.T) {
 		t.Errorf("duration sums %v, want %v", sums, want)
 	}
 }
-
-func (r *rig) clockAdvance(d time.Duration) { r.clock.Advance(d) }
 
 func TestO2_ErrorCodesInMetricsAreBounded(t *testing.T) {
 	r := newRig(t, rigOpts{})
