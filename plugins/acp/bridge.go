@@ -153,7 +153,7 @@ func (b *Bridge) install(c *host.Context) error {
 		return err
 	}
 	if _, err := host.OnWaterfall(c, tools.ExecuteEvent, func(ctx context.Context, e *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
-		if s := b.session(e.Agent()); s != nil {
+		if s := b.session(e.Agent()); s != nil && e.Tool() != nil { // an unknown tool has no body to run
 			s.running(e)
 		}
 		return next(ctx)

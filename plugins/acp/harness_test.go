@@ -33,6 +33,7 @@ type rig struct {
 	root   *host.Context
 	reg    *tools.Registry
 	bridge *acp.Bridge
+	fiber  *host.Fiber // the acp plugin's
 	ws     string
 }
 
@@ -45,11 +46,13 @@ func newRig(t *testing.T, cfg acp.Config) *rig {
 	h := host.New()
 	t.Cleanup(func() { _ = h.Close() })
 	root := h.Root()
-	load := func(p host.Plugin, c any) {
+	load := func(p host.Plugin, c any) *host.Fiber {
 		t.Helper()
-		if _, err := root.Plugin(p, c); err != nil {
+		f, err := root.Plugin(p, c)
+		if err != nil {
 			t.Fatal(err)
 		}
+		return f
 	}
 	load(tools.Plugin, tools.Config{Mode: tools.Native})
 	load(toolfs.Plugin, toolfs.Config{Root: ws})
@@ -63,7 +66,7 @@ func newRig(t *testing.T, cfg acp.Config) *rig {
 		})
 		return err
 	}), nil)
-	load(acp.Plugin, cfg)
+	fiber := load(acp.Plugin, cfg)
 	reg, err := tools.Service.Get(root)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +75,7 @@ func newRig(t *testing.T, cfg acp.Config) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rig{h: h, root: root, reg: reg, bridge: b, ws: ws}
+	return &rig{h: h, root: root, reg: reg, bridge: b, fiber: fiber, ws: ws}
 }
 
 // scriptedCall is one call of a prompt's script.
