@@ -146,7 +146,9 @@ func TestApprove_RejectAlwaysWinsOverAllowAlways(t *testing.T) {
 	// A tool-wide allow (a generic card without locations), then a
 	// command-scoped reject: the reject wins for that command.
 	d, err := tools.Define(tools.TypedTool[struct{}]{Name: "ping", Description: "Ping.",
-		Execute: func(context.Context, struct{}, *tools.Execution) (tools.Output, error) { return tools.TextOutput("pong"), nil }})
+		Execute: func(context.Context, struct{}, *tools.Execution) (tools.Output, error) {
+			return tools.TextOutput("pong"), nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +201,9 @@ func TestApprove_AlwaysForPathsCoversOnlyThosePaths(t *testing.T) {
 	}
 	for _, c := range []struct{ id, path, old, new string }{
 		{"e1", "a.txt", "one", "1"},
-		{"e2", "./a.txt", "two", "2"},                     // the same file, spelled differently: covered
+		{"e2", "./a.txt", "two", "2"},                      // the same file, spelled differently: covered
 		{"e3", filepath.Join(r.ws, "a.txt"), "three", "3"}, // absolute: covered
-		{"e4", "b.txt", "one", "1"},                       // another file: asked
+		{"e4", "b.txt", "one", "1"},                        // another file: asked
 	} {
 		if res := edit(c.id, c.path, c.old, c.new); res.IsError {
 			t.Fatalf("%s: %+v", c.id, res)

@@ -208,10 +208,13 @@ func TestAttach_RefusesASecondSessionAndBadInput(t *testing.T) {
 		t.Errorf("second Attach: %v", err)
 	}
 	for name, f := range map[string]func() error{
-		"nil peer":     func() error { _, err := r.bridge.Attach("a", nil, "s", acp.SessionOptions{}); return err },
-		"no session":   func() error { _, err := r.bridge.Attach("a", &fakePeer{}, "", acp.SessionOptions{}); return err },
-		"no scope":     func() error { _, err := r.bridge.Attach("", &fakePeer{}, "s", acp.SessionOptions{}); return err },
-		"relative cwd": func() error { _, err := r.bridge.Attach("a", &fakePeer{}, "s", acp.SessionOptions{Cwd: "rel"}); return err },
+		"nil peer":   func() error { _, err := r.bridge.Attach("a", nil, "s", acp.SessionOptions{}); return err },
+		"no session": func() error { _, err := r.bridge.Attach("a", &fakePeer{}, "", acp.SessionOptions{}); return err },
+		"no scope":   func() error { _, err := r.bridge.Attach("", &fakePeer{}, "s", acp.SessionOptions{}); return err },
+		"relative cwd": func() error {
+			_, err := r.bridge.Attach("a", &fakePeer{}, "s", acp.SessionOptions{Cwd: "rel"})
+			return err
+		},
 	} {
 		if f() == nil {
 			t.Errorf("%s: Attach accepted it", name)

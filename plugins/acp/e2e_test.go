@@ -61,7 +61,7 @@ func TestE2E_SessionUpdatesOverTheSDK(t *testing.T) {
 	r := newRig(t, acp.Config{Approval: true})
 	writeFile(t, filepath.Join(r.ws, "a.txt"), "hello\nworld\n")
 	client := &testClient{answer: answerByCommand(map[string]acpsdk.PermissionOptionId{
-		"echo hi": acp.OptionAllowOnce,
+		"echo hi":  acp.OptionAllowOnce,
 		"rm a.txt": acp.OptionRejectOnce,
 		"ls":       acp.OptionAllowAlways,
 	})}
