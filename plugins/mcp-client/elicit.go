@@ -70,8 +70,10 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	// The answer is moot once the plugin goes or the call ends.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer stop()
+	defer context.AfterFunc(s.ctx, cancel)()
+	if cur := s.conn.Load(); cur != nil {
+		defer context.AfterFunc(cur.ctx, cancel)()
+	}
 	er := ElicitationRequest{Server: s.cfg.Name, Agent: agent, Params: req.Params}
 	if in != nil {
 		er.Execution = in.exec

@@ -173,7 +173,12 @@ type server struct {
 
 // conn is one session.
 type conn struct {
-	cs    *mcp.ClientSession
+	// ctx is cancelled (cause errSessionClosed) when the session is being
+	// closed: calls in flight and elicitations end first, because the
+	// SDK's Close waits for them.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	cs     *mcp.ClientSession
 	proc  *proc         // nil unless stdio
 	ended chan struct{} // closed when the session ended
 	wg    sync.WaitGroup
@@ -307,6 +312,7 @@ func (s *server) connect() error {
 		return fmt.Errorf("initializing the session: %w", err)
 	}
 	cur := &conn{cs: cs, proc: p, ended: make(chan struct{})}
+	cur.ctx, cur.cancel = context.WithCancelCause(context.Background())
 	cur.wg.Add(1)
 	go func() {
 		defer cur.wg.Done()
@@ -337,12 +343,20 @@ func (s *server) connect() error {
 
 // close ends the session and the process and waits for the watchers.
 func (c *conn) close() {
+	c.cancel(errSessionClosed)
 	_ = c.cs.Close()
 	if c.proc != nil {
 		c.proc.stop()
 	}
 	c.wg.Wait()
 }
+
+// errSessionClosed is the cancellation cause of the calls in flight when
+// the plugin closes their session (disposal, a lost session).
+var errSessionClosed = errors.New("the session was closed")
+
+// errCallTimeout is the cause of a call's cancellation by CallTimeout.
+var errCallTimeout = errors.New("call timeout")
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {

@@ -222,11 +222,14 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 	if cur == nil {
 		return tools.Output{}, failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q is not connected", s.cfg.Name)
 	}
-	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(cur.ctx, func() { cancel(errSessionClosed) })()
 	if s.cfg.CallTimeout > 0 {
-		callCtx, cancel = context.WithTimeout(ctx, s.cfg.CallTimeout.d())
+		var stop context.CancelFunc
+		callCtx, stop = context.WithTimeoutCause(callCtx, s.cfg.CallTimeout.d(), errCallTimeout)
+		defer stop()
 	}
-	defer cancel()
 	in := &inflight{ctx: callCtx, exec: exec}
 	s.mu.Lock()
 	s.inflight[in] = struct{}{}
@@ -280,7 +283,10 @@ func (s *server) callError(ctx, callCtx context.Context, cur *conn, err error) e
 	if ctx.Err() != nil {
 		return ctx.Err() // the caller's cancellation: the pipeline says ABORTED
 	}
-	if callCtx.Err() != nil {
+	switch context.Cause(callCtx) {
+	case errSessionClosed:
+		return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: the session was closed during the call (the plugin was disposed or lost its connection)", s.cfg.Name)
+	case errCallTimeout:
 		return failf(CodeCallTimeout, "CallTimeout", "MCP server %q did not answer within the call timeout %v; the request was cancelled", s.cfg.Name, s.cfg.CallTimeout)
 	}
 	var we *jsonrpc.Error

@@ -1,0 +1,196 @@
+package mcpclient_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
+	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func rawTool(name string, h mcp.ToolHandler) (*mcp.Tool, mcp.ToolHandler) {
+	return &mcp.Tool{Name: name, Description: name, InputSchema: json.RawMessage(`{"type":"object"}`)}, h
+}
+
+// blockingServer has a tool "block" that reports its start, then waits for
+// its request's cancellation and reports that.
+func blockingServer() (ms *memServer, started, cancelled chan struct{}) {
+	ms = newMemServer(nil)
+	started, cancelled = make(chan struct{}, 8), make(chan struct{}, 8)
+	ms.srv.AddTool(rawTool("block", func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		started <- struct{}{}
+		<-ctx.Done()
+		cancelled <- struct{}{}
+		return nil, ctx.Err()
+	}))
+	addEcho(ms.srv, "echo")
+	return ms, started, cancelled
+}
+
+func TestCancellationSendsNotificationsCancelled(t *testing.T) {
+	e := newEnv(t)
+	ms, started, cancelled := blockingServer()
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tools.Result, 1)
+	go func() { done <- e.call(ctx, "mcp__mem__block", nil) }()
+	recv(t, "the server handler to start", started)
+	cancel()
+	if r := recv(t, "the cancelled call's result", done); code(r) != tools.CodeAborted {
+		t.Fatalf("cancelled call = %+v", r)
+	}
+	// The server's handler saw its request cancelled: the client sent
+	// notifications/cancelled.
+	recv(t, "the server handler's cancellation", cancelled)
+}
+
+func TestCallTimeoutCancelsTheRequest(t *testing.T) {
+	e := newEnv(t)
+	ms, started, cancelled := blockingServer()
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial, CallTimeout: mcpclient.Duration(20 * time.Millisecond)})
+	r := e.call(context.Background(), "mcp__mem__block", nil)
+	if code(r) != tools.CodeToolTimeout || !strings.Contains(text(r), "timeout") {
+		t.Fatalf("timed-out call = %+v", r)
+	}
+	recv(t, "start", started)
+	recv(t, "the server handler's cancellation", cancelled)
+}
+
+func TestServerDyingMidCallFailsTheCallWithServerUnavailable(t *testing.T) {
+	e := newEnv(t)
+	ms := newMemServer(nil)
+	ms.srv.AddTool(rawTool("die", func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		go func() { _ = req.Session.Close() }() // the server goes away during the call
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}))
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial, Reconnect: mcpclient.Reconnect{MaxAttempts: -1}})
+	done := make(chan tools.Result, 1)
+	go func() { done <- e.call(context.Background(), "mcp__mem__die", nil) }()
+	r := recv(t, "the call's result", done)
+	if code(r) != mcpclient.CodeServerUnavailable {
+		t.Fatalf("call to a dying server = %+v", r)
+	}
+	// Without reconnection the plugin gives up: its tools go.
+	e.waitStatus("failed", func(s mcpclient.Status) bool { return s.State == mcpclient.StateFailed })
+	if got := e.names(); len(got) != 0 {
+		t.Fatalf("tools after giving up: %v", got)
+	}
+	r = e.call(context.Background(), "mcp__mem__die", nil)
+	if code(r) != tools.CodeUnknownTool {
+		t.Fatalf("call after giving up = %+v", r)
+	}
+}
+
+func TestToolErrorsAndServerErrors(t *testing.T) {
+	e := newEnv(t)
+	ms := newMemServer(nil)
+	ms.srv.AddTool(rawTool("fails", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "disk on fire"}, &mcp.TextContent{Text: "twice"}}}, nil
+	}))
+	ms.srv.AddTool(rawTool("rpcerr", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return nil, errors.New("handler exploded")
+	}))
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+	r := e.call(context.Background(), "mcp__mem__fails", nil)
+	if code(r) != mcpclient.CodeToolError || text(r) != "disk on fire\ntwice" {
+		t.Fatalf("isError result = %+v", r)
+	}
+	r = e.call(context.Background(), "mcp__mem__rpcerr", nil)
+	if !r.IsError || !strings.Contains(text(r), "handler exploded") {
+		t.Fatalf("handler error = %+v", r)
+	}
+}
+
+func TestStructuredOutputIsValidatedWhenTheSchemaFits(t *testing.T) {
+	e := newEnv(t)
+	ms := newMemServer(nil)
+	fits := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
+	exotic := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":10}}}`)
+	add := func(name string, out json.RawMessage, sc any) {
+		ms.srv.AddTool(&mcp.Tool{Name: name, Description: name, InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: out},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{StructuredContent: sc}, nil
+			})
+	}
+	add("good", fits, map[string]any{"n": 3})
+	add("bad", fits, map[string]any{"n": "three", "extra": true})
+	add("missing", fits, nil)
+	add("exotic", exotic, map[string]any{"n": 3}) // minimum is outside the subset: passed through
+	add("none", nil, []any{1, 2})
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+
+	r := e.call(context.Background(), "mcp__mem__good", nil)
+	if r.IsError || string(r.Meta) != `{"structuredContent":{"n":3}}` || text(r) != `{"n":3}` {
+		t.Fatalf("good = %+v meta %s", r, r.Meta)
+	}
+	r = e.call(context.Background(), "mcp__mem__bad", nil)
+	if code(r) != mcpclient.CodeInvalidOutput || !strings.Contains(text(r), "/n") || !strings.Contains(text(r), "/extra") {
+		t.Fatalf("bad = %+v", r)
+	}
+	r = e.call(context.Background(), "mcp__mem__missing", nil)
+	if code(r) != mcpclient.CodeInvalidOutput {
+		t.Fatalf("missing = %+v", r)
+	}
+	r = e.call(context.Background(), "mcp__mem__exotic", nil)
+	if r.IsError {
+		t.Fatalf("exotic = %+v", r)
+	}
+	r = e.call(context.Background(), "mcp__mem__none", nil)
+	if r.IsError || string(r.Meta) != `{"structuredContent":[1,2]}` {
+		t.Fatalf("none = %+v meta %s", r, r.Meta)
+	}
+}
+
+func TestContentBlocksPassThrough(t *testing.T) {
+	e := newEnv(t)
+	ms := newMemServer(nil)
+	ms.srv.AddTool(rawTool("mixed", func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "t"},
+			&mcp.ImageContent{Data: []byte("png"), MIMEType: "image/png"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///a", MIMEType: "text/plain", Text: "body"}},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///b", Blob: []byte{1, 2}}},
+			&mcp.ResourceLink{URI: "file:///c", Name: "c"},
+		}}, nil
+	}))
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+	r := e.call(context.Background(), "mcp__mem__mixed", nil)
+	want := []tools.Content{
+		tools.Text("t"), tools.Image("cG5n", "image/png"),
+		tools.EmbeddedText("file:///a", "text/plain", "body"), tools.EmbeddedBlob("file:///b", "", "AQI="),
+		tools.Link("file:///c", "c", "", ""),
+	}
+	if r.IsError || len(r.Content) != len(want) {
+		t.Fatalf("mixed = %+v", r)
+	}
+	for i := range want {
+		if r.Content[i] != want[i] {
+			t.Errorf("block %d = %+v, want %+v", i, r.Content[i], want[i])
+		}
+	}
+}
+
+func TestDisposeDuringACallEndsTheCallAndReturns(t *testing.T) {
+	e := newEnv(t)
+	ms, started, cancelled := blockingServer()
+	f := e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+	done := make(chan tools.Result, 1)
+	go func() { done <- e.call(context.Background(), "mcp__mem__block", nil) }()
+	recv(t, "the server handler to start", started)
+	disposed := make(chan error, 1)
+	go func() { disposed <- f.Dispose() }()
+	if err := recv(t, "dispose", disposed); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, "the call's result", done); code(r) != mcpclient.CodeServerUnavailable {
+		t.Fatalf("call cut by dispose = %+v", r)
+	}
+	recv(t, "the server handler's cancellation", cancelled)
+	ms.waitSessionsEnded(t)
+}

@@ -1,0 +1,200 @@
+package mcpclient_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/npmpeer"
+	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// children returns the pids of this process's child processes, from /proc.
+func children(t *testing.T) []int {
+	t.Helper()
+	me := os.Getpid()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		if ppid, _ := strconv.Atoi(f[1]); ppid == me {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// alive reports whether pid exists (a zombie counts: it was not reaped).
+func alive(pid int) bool {
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+	return err == nil
+}
+
+func everything(t *testing.T, name string) mcpclient.Config {
+	return mcpclient.Config{Name: name, Command: npmpeer.Bin(t, "mcp-server-everything"), Args: []string{"stdio"}}
+}
+
+func TestM1_StdioEverythingServer(t *testing.T) {
+	e := newEnv(t)
+	before := children(t)
+	f := e.mount(everything(t, "everything"))
+	kids := children(t)
+	var child int
+	for _, k := range kids {
+		if !slices.Contains(before, k) {
+			child = k
+		}
+	}
+	if child == 0 {
+		t.Fatalf("no child process after mount (children %v)", kids)
+	}
+	names := e.names()
+	for _, n := range []string{"mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-structured-content"} {
+		if !slices.Contains(names, n) {
+			t.Fatalf("%s missing from %v", n, names)
+		}
+	}
+	// The server registers its elicitation tool after the handshake (we
+	// advertise elicitation) and announces it with list_changed.
+	if !slices.Contains(names, "mcp__everything__trigger-elicitation-request") {
+		e.waitStatus("elicitation tool after list_changed", func(mcpclient.Status) bool {
+			_, ok := e.reg.Get("mcp__everything__trigger-elicitation-request", "")
+			return ok
+		})
+	}
+
+	ctx := context.Background()
+	r := e.call(ctx, "mcp__everything__echo", map[string]any{"message": "hello"})
+	if r.IsError || !strings.Contains(text(r), "hello") {
+		t.Fatalf("echo = %+v", r)
+	}
+	r = e.call(ctx, "mcp__everything__get-sum", map[string]any{"a": 2, "b": 40})
+	if r.IsError || !strings.Contains(text(r), "42") {
+		t.Fatalf("get-sum = %+v", r)
+	}
+	// Structured output: declared in the subset, validated, kept in Meta.
+	r = e.call(ctx, "mcp__everything__get-structured-content", map[string]any{"location": "Chicago"})
+	if r.IsError {
+		t.Fatalf("get-structured-content = %+v", r)
+	}
+	var meta struct {
+		StructuredContent struct {
+			Temperature float64 `json:"temperature"`
+			Conditions  string  `json:"conditions"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.Meta, &meta); err != nil || meta.StructuredContent.Conditions == "" {
+		t.Fatalf("structured content in meta = %s (%v)", r.Meta, err)
+	}
+	// The server's input validation error is a tool error with its text.
+	r = e.call(ctx, "mcp__everything__get-structured-content", map[string]any{"location": "Atlantis"})
+	if !r.IsError {
+		t.Fatalf("bad location accepted: %+v", r)
+	}
+
+	if err := f.Dispose(); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.names(); len(got) != 0 {
+		t.Fatalf("tools after dispose: %v", got)
+	}
+	if alive(child) {
+		t.Fatalf("child %d still exists after dispose", child)
+	}
+	if now := children(t); len(now) > len(before) {
+		t.Fatalf("children after dispose %v, before %v", now, before)
+	}
+}
+
+func TestStdioCancellationCancelsTheRequest(t *testing.T) {
+	e := newEnv(t)
+	e.mount(everything(t, "ev"))
+	started := e.bodyStarts()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tools.Result, 1)
+	go func() {
+		// An operation of 1000 s: only cancellation ends it.
+		done <- e.call(ctx, "mcp__ev__trigger-long-running-operation", map[string]any{"duration": 1000, "steps": 1})
+	}()
+	recv(t, "the call's body", started)
+	cancel()
+	select {
+	case r := <-done:
+		if code(r) != tools.CodeAborted {
+			t.Fatalf("cancelled call = %+v", r)
+		}
+	case <-time.After(budget):
+		t.Fatal("cancelled call hangs")
+	}
+	// The session survives a cancelled call.
+	if r := e.call(context.Background(), "mcp__ev__echo", map[string]any{"message": "still here"}); r.IsError {
+		t.Fatalf("echo after cancel = %+v", r)
+	}
+}
+
+func TestStdioServerKilledMidCallFailsTheCallAndReconnects(t *testing.T) {
+	e := newEnv(t)
+	before := children(t)
+	cfg := everything(t, "ev")
+	cfg.Reconnect = mcpclient.Reconnect{InitialDelay: mcpclient.Duration(time.Millisecond)}
+	e.mount(cfg)
+	var child int
+	for _, k := range children(t) {
+		if !slices.Contains(before, k) {
+			child = k
+		}
+	}
+	started := e.bodyStarts()
+	done := make(chan tools.Result, 1)
+	go func() {
+		done <- e.call(context.Background(), "mcp__ev__trigger-long-running-operation", map[string]any{"duration": 1000, "steps": 1})
+	}()
+	recv(t, "the call's body", started)
+	if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if code(r) != mcpclient.CodeServerUnavailable {
+			t.Fatalf("call during the kill = %+v", r)
+		}
+	case <-time.After(budget):
+		t.Fatal("call to a killed server hangs")
+	}
+	e.waitStatus("disconnected", func(s mcpclient.Status) bool { return s.State == mcpclient.StateDisconnected })
+	e.waitStatus("reconnected", func(s mcpclient.Status) bool { return s.State == mcpclient.StateConnected })
+	if r := e.call(context.Background(), "mcp__ev__echo", map[string]any{"message": "back"}); r.IsError {
+		t.Fatalf("echo after reconnect = %+v", r)
+	}
+	if alive(child) {
+		t.Fatalf("killed child %d was not reaped", child)
+	}
+}
