@@ -179,9 +179,9 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	cs     *mcp.ClientSession
-	proc  *proc         // nil unless stdio
-	ended chan struct{} // closed when the session ended
-	wg    sync.WaitGroup
+	proc   *proc         // nil unless stdio
+	ended  chan struct{} // closed when the session ended
+	wg     sync.WaitGroup
 }
 
 // inflight is a call in progress, for attributing an elicitation.
