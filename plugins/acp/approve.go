@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -268,29 +269,37 @@ func (s *Session) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	case a.err != nil:
 		return "", fmt.Errorf("acp: session/request_permission for call %q failed: %w", string(tc.ToolCallId), a.err)
 	}
-	out := a.resp.Outcome
-	if out.Cancelled != nil {
-		return tools.Cancelled, nil
-	}
-	if out.Selected == nil {
-		err := fmt.Errorf("acp: the client answered session/request_permission for call %q without an outcome", string(tc.ToolCallId))
+	outcome, always, err := decide(a.resp.Outcome)
+	if err != nil {
+		err = fmt.Errorf("acp: the client answered session/request_permission for call %q %w", string(tc.ToolCallId), err)
 		s.log.Warn().Err(err).Msg("acp: malformed permission answer")
 		return "", err
 	}
+	if always {
+		s.remember(rule{pattern: p, allow: outcome == tools.AllowedOnce})
+	}
+	return outcome, nil
+}
+
+// decide maps a client's answer to an outcome, and whether it is to be
+// remembered; an option that was not offered, or no outcome, is an error.
+func decide(out acpsdk.RequestPermissionOutcome) (outcome tools.ApprovalOutcome, always bool, err error) {
+	if out.Cancelled != nil {
+		return tools.Cancelled, false, nil
+	}
+	if out.Selected == nil {
+		return "", false, errors.New("without an outcome")
+	}
 	switch out.Selected.OptionId {
 	case OptionAllowOnce:
-		return tools.AllowedOnce, nil
+		return tools.AllowedOnce, false, nil
 	case OptionAllowAlways:
-		s.remember(rule{pattern: p, allow: true})
-		return tools.AllowedOnce, nil
+		return tools.AllowedOnce, true, nil
 	case OptionRejectOnce:
-		return tools.Rejected, nil
+		return tools.Rejected, false, nil
 	case OptionRejectAlways:
-		s.remember(rule{pattern: p})
-		return tools.Rejected, nil
+		return tools.Rejected, true, nil
 	}
-	err := fmt.Errorf("acp: the client answered session/request_permission for call %q with option %q, which was not offered (offered: %s, %s, %s, %s)",
-		string(tc.ToolCallId), clip(string(out.Selected.OptionId), 64), OptionAllowOnce, OptionAllowAlways, OptionRejectOnce, OptionRejectAlways)
-	s.log.Warn().Err(err).Msg("acp: malformed permission answer")
-	return "", err
+	return "", false, fmt.Errorf("with option %q, which was not offered (offered: %s, %s, %s, %s)",
+		clip(string(out.Selected.OptionId), 64), OptionAllowOnce, OptionAllowAlways, OptionRejectOnce, OptionRejectAlways)
 }

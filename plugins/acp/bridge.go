@@ -46,6 +46,9 @@ const (
 	// MaxRules bounds the allow_always / reject_always rules one session
 	// remembers; an answer beyond it applies once and is not remembered.
 	MaxRules = 1024
+	// recentIDs is how many tool call ids a session remembers to keep
+	// them unique.
+	recentIDs = 4096
 )
 
 // Bridge turns the tool calls of attached agent scopes into ACP session
@@ -201,7 +204,9 @@ type Session struct {
 	progress chan struct{} // closed (and replaced) when written advances or the session stops
 	wake     chan struct{}
 	calls    map[tools.Token]*callState
-	live     map[acpsdk.ToolCallId]bool
+	live     map[acpsdk.ToolCallId]bool // ids of calls in flight
+	used     map[acpsdk.ToolCallId]bool // the last recentIDs ids sent
+	usedFIFO []acpsdk.ToolCallId
 	seq      uint64
 	turn     context.Context
 	endTurn  context.CancelFunc
@@ -224,6 +229,7 @@ func newSession(b *Bridge, scope host.ScopeKey, peer Peer, id acpsdk.SessionId, 
 		wake:     make(chan struct{}, 1),
 		calls:    map[tools.Token]*callState{},
 		live:     map[acpsdk.ToolCallId]bool{},
+		used:     map[acpsdk.ToolCallId]bool{},
 	}
 	if opts.Cwd == "" {
 		s.m.cwd = ""
@@ -295,8 +301,9 @@ func (s *Session) Err() error {
 }
 
 // Flush waits until every update queued so far has been written to the
-// peer, ctx is done, or the session stops sending (closed or broken: its
-// error). An agent calls it before answering session/prompt, so the turn's
+// peer, ctx is done, or the session stops sending. It returns the
+// session's error whenever the session is closed or broken (some update
+// was then not delivered). An agent calls it before answering session/prompt, so the turn's
 // updates precede the response.
 func (s *Session) Flush(ctx context.Context) error {
 	s.mu.Lock()
@@ -304,13 +311,13 @@ func (s *Session) Flush(ctx context.Context) error {
 	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		if s.written >= target {
-			s.mu.Unlock()
-			return nil
-		}
 		if err := s.stoppedLocked(); err != nil {
 			s.mu.Unlock()
 			return err
+		}
+		if s.written >= target {
+			s.mu.Unlock()
+			return nil
 		}
 		ch := s.progress
 		s.mu.Unlock()
@@ -405,13 +412,19 @@ func (s *Session) stateLocked(e *tools.Execution, card tools.CallView) *callStat
 		return st
 	}
 	id := acpsdk.ToolCallId(e.CallID())
-	for id == "" || s.live[id] {
+	for id == "" || s.live[id] || s.used[id] {
 		s.seq++
 		id = acpsdk.ToolCallId(e.CallID() + "#" + strconv.FormatUint(s.seq, 10))
 	}
 	st := &callState{id: id, start: s.m.start(id, e.Name(), e.Args(), card)}
 	s.calls[e.Token()] = st
 	s.live[id] = true
+	if len(s.usedFIFO) >= recentIDs {
+		delete(s.used, s.usedFIFO[0])
+		s.usedFIFO = s.usedFIFO[1:]
+	}
+	s.used[id] = true
+	s.usedFIFO = append(s.usedFIFO, id)
 	tc := st.start
 	s.enqueueLocked(acpsdk.SessionUpdate{ToolCall: &tc})
 	return st

@@ -96,7 +96,7 @@ func TestUpdates_ToolCallIDsStayUniqueInTheSession(t *testing.T) {
 	s := attach(t, r, peer)
 	writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
 	read := args(map[string]any{"path": "a.txt"})
-	// Two calls in flight with the same id, and one without an id.
+	// Two calls with the same id, and one without an id.
 	calls := []tools.Call{
 		{ID: "dup", Name: "read", Arguments: read, Agent: agentKey},
 		{ID: "dup", Name: "read", Arguments: read, Agent: agentKey},
@@ -160,12 +160,17 @@ func TestSession_StuckPeerNeverHoldsACall(t *testing.T) {
 	s := attach(t, r, peer)
 	t.Cleanup(func() { close(stuck) }) // the transport closes: the write returns
 	ctx := context.Background()
-	for i := range 5 {
+	read := func(i int) {
+		t.Helper()
 		if res := r.reg.Execute(ctx, tools.Call{ID: fmt.Sprint(i), Name: "read", Arguments: args(map[string]any{"path": "a.txt"}), Agent: agentKey}); res.IsError {
 			t.Fatal(res)
 		}
 	}
-	<-writing
+	read(0)
+	<-writing // the writer is stuck in its first write
+	for i := 1; i < 5; i++ {
+		read(i)
+	}
 	if err := s.Err(); !errors.Is(err, acp.ErrSessionBroken) {
 		t.Fatalf("Err() = %v, want ErrSessionBroken", err)
 	}

@@ -26,8 +26,8 @@
 // # Card to ACP fields
 //
 // The pending tool_call carries toolCallId = the call's id (an empty id, or
-// one already in flight in the session, gets a "#n" suffix) and status
-// pending, and from the call card:
+// one the session already used, in flight or among its last 4096 calls,
+// gets a "#n" suffix) and status pending, and from the call card:
 //
 //   - GenericCall: Title → title; Kind → kind (an ACP tool kind passes as
 //     is, anything else is other); Content → content (each block as an ACP

@@ -34,7 +34,7 @@ type FieldMapping struct {
 // fresh at each call.
 func Mapping() []FieldMapping {
 	return []FieldMapping{
-		{"tool_call", "Execution.CallID", "toolCallId", "the model's call id; an empty id, or one already in flight in the session, gets a \"#n\" suffix so ids stay unique"},
+		{"tool_call", "Execution.CallID", "toolCallId", "the model's call id; an empty id, or one the session already used (in flight, or among its last 4096 calls), gets a \"#n\" suffix so ids stay unique"},
 		{"tool_call", "(always)", "status", "`pending`"},
 		{"tool_call", "GenericCall.Title", "title", ""},
 		{"tool_call", "GenericCall.Kind", "kind", "an ACP tool kind (read, edit, delete, move, search, execute, think, fetch, switch_mode) as is; empty or anything else → `other`"},
