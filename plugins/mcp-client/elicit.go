@@ -15,6 +15,8 @@ import (
 // server asking the user for input or confirmation during a tool call.
 // Elicit may block until a user answers; it must return once ctx is done
 // (the call was cancelled, the session ended or the plugin is disposed).
+// It may be called concurrently (a server may ask several questions at
+// once).
 // Its answer's Action must be "accept" (with Content matching the
 // requested schema), "decline" or "cancel"; an error, a panic, a nil or
 // malformed answer declines.
@@ -66,7 +68,7 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if req == nil || req.Params == nil {
 		return decline(), nil
 	}
-	in, agent := s.attribute()
+	in, agent := s.attribute(ctx)
 	// The answer is moot once the plugin goes or the call ends.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -117,9 +119,20 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	return decline(), nil
 }
 
-// attribute returns the single call in progress (or nil) and the agent
-// all calls in progress share ("" when none or several).
-func (s *server) attribute() (*inflight, host.ScopeKey) {
+// inflightKey carries a call's *inflight in its CallTool context: the SDK
+// fulfils a multi-round-trip call's input requests (protocol 2026-07-28)
+// under that context, so those elicitations are attributed exactly.
+type inflightKey struct{}
+
+// attribute returns the call an elicitation belongs to and its agent: the
+// call whose context ctx is, else the single call in progress (or nil)
+// and the agent all calls in progress share ("" when none or several).
+// A server on an older protocol sends elicitation/create as a request of
+// its own, which does not say which call it is for.
+func (s *server) attribute(ctx context.Context) (*inflight, host.ScopeKey) {
+	if in, ok := ctx.Value(inflightKey{}).(*inflight); ok && in != nil {
+		return in, in.exec.Agent()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var one *inflight

@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-go/dsh/internal/npmpeer"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // children returns the pids of this process's child processes, from /proc.
@@ -196,5 +197,30 @@ func TestStdioServerKilledMidCallFailsTheCallAndReconnects(t *testing.T) {
 	}
 	if alive(child) {
 		t.Fatalf("killed child %d was not reaped", child)
+	}
+}
+
+// The everything server speaks an older protocol: it sends
+// elicitation/create as a request of its own during the call, attributed
+// to the one call in progress.
+func TestStdioElicitationDuringACall(t *testing.T) {
+	e := newEnv(t)
+	cfg := everything(t, "ev")
+	var got mcpclient.ElicitationRequest
+	cfg.Elicitor = mcpclient.ElicitorFunc(func(ctx context.Context, req mcpclient.ElicitationRequest) (*mcp.ElicitResult, error) {
+		got = req
+		return &mcp.ElicitResult{Action: mcpclient.ActionAccept, Content: map[string]any{"name": "Ada"}}, nil
+	})
+	e.mount(cfg)
+	const tool = "mcp__ev__trigger-elicitation-request"
+	if _, ok := e.reg.Get(tool, ""); !ok {
+		e.waitStatus("elicitation tool", func(mcpclient.Status) bool { _, ok := e.reg.Get(tool, ""); return ok })
+	}
+	r := e.call(context.Background(), tool, nil)
+	if r.IsError || !strings.Contains(text(r), "Name: Ada") {
+		t.Fatalf("elicitation call = %+v", r)
+	}
+	if got.Execution == nil || got.Execution.Name() != tool || got.Agent != "agent" || got.Params == nil || got.Params.Message == "" {
+		t.Fatalf("elicitation request = %+v", got)
 	}
 }

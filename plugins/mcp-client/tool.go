@@ -231,6 +231,7 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 		defer stop()
 	}
 	in := &inflight{ctx: callCtx, exec: exec}
+	callCtx = context.WithValue(callCtx, inflightKey{}, in)
 	s.mu.Lock()
 	s.inflight[in] = struct{}{}
 	s.mu.Unlock()
