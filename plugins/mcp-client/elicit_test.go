@@ -50,7 +50,7 @@ func TestElicitationGoesToTheApprovalService(t *testing.T) {
 		want    string
 	}{
 		{tools.AllowedOnce, "mcp__s__confirm", "accept null"}, // accepted, no content
-		{tools.AllowedOnce, "mcp__s__form", "decline null"}, // an approver cannot fill a form
+		{tools.AllowedOnce, "mcp__s__form", "decline null"},   // an approver cannot fill a form
 		{tools.Rejected, "mcp__s__confirm", "decline null"},
 		{tools.Cancelled, "mcp__s__confirm", "cancel null"},
 		{tools.Unavailable, "mcp__s__confirm", "decline null"},
