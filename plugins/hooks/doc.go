@@ -85,16 +85,19 @@
 //   - nothing to say: {}.
 //
 // Content a post-execute listener puts in place of the result is not
-// written (neither agent lets a command hook replace a built-in tool's
-// output). No other output field is written, and nothing reads
-// updatedInput: dsh never changes a call's arguments.
+// written (no updatedMCPToolOutput, no updatedToolOutput): the agent keeps
+// the tool's own output, and a listener that must keep it from the model
+// blocks instead. No other output field is written (no updatedInput: dsh
+// never changes a call's arguments; no continue, stopReason,
+// suppressOutput or systemMessage).
 //
 // # Failures fail closed
 //
 // Every answer is a JSON object on stdout and exit code 0, except when the
 // payload's event is not known (not JSON, not an object, larger than
 // MaxPayloadBytes, no hook_event_name, an event other than PreToolUse and
-// PostToolUse): then the answer is exit code 2 with the reason on stderr
+// PostToolUse, stdin not complete within [Options].Timeout): then the
+// answer is exit code 2 with the reason on stderr
 // and nothing on stdout, which both agents treat as a blocking error.
 // When the event is known, a problem (a missing or mistyped field, a
 // configuration that does not load, a panicking or hung policy, see
