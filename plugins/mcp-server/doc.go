@@ -1,0 +1,68 @@
+// Package mcpserver serves a tool registry to MCP clients (import path
+// github.com/dsh-go/dsh/plugins/mcp-server, package name mcpserver), with
+// the go-sdk's server over stdio or streamable HTTP.
+//
+// Every tool the registry holds is served with every policy of the host
+// in force: each tools/call runs the registry's full pipeline
+// (pre-execute, approval, guards, the tools/execute wrappers, post-execute,
+// tools/result), exactly as an in-process call does.
+//
+//	srv, err := mcpserver.New(root, reg, mcpserver.Config{})
+//	...
+//	err = srv.Run(ctx, &mcp.StdioTransport{}) // one session over stdin/stdout
+//
+//	h, err := srv.Handler(nil) // or streamable HTTP, one scope per session
+//	http.ListenAndServe(":8080", h)
+//
+// # Sessions are agent scopes
+//
+// Each MCP session is an agent scope of its own (keys "mcp-1", "mcp-2",
+// ...), created when the session opens and disposed, with everything
+// registered through it, when the session ends. Tools, guards, restrictions
+// and listeners registered through that scope ([Config].OnSession hands it
+// over) concern that session only. The session's tool list is what its
+// agent sees (tools.Registry.Visible), and it stays current: a
+// registration, an unregistration or a restriction change is reflected in
+// the list and announced with notifications/tools/list_changed. Under the
+// registry's Code Mode (tools mode code or both) the list holds run_code,
+// whose description carries the TypeScript SDK of the session's tools;
+// its sub-calls run the pipeline for the session's agent as in-process.
+//
+// # Results
+//
+// A result's content blocks map one to one to MCP content blocks (text,
+// image, audio, embedded resource, resource link) and isError is kept. An
+// isError result carries its error class in _meta under "dsh/error"
+// ({"code": "DENIED", "name": "PermissionDenied"}), and additional context
+// from the pipeline under "dsh/additionalContext".
+//
+// # Approval
+//
+// The server provides tools.ApprovalService while it runs. An ask from a
+// session whose client declared elicitation support in its initialize
+// request becomes an elicitation/create to that client, in form mode,
+// whose message renders the tool, its call card and the reason, with an
+// empty form, and whose _meta "dsh/approval" has the tool, call id and
+// reason: accept allows the call once, decline rejects it, cancel cancels
+// it, and any other answer, or a failed request, fails closed. Other asks
+// go to [Config].Approver, or to the approval service provided when the
+// server was created; with neither, the ask is answered unavailable and
+// the call denied.
+//
+// # Protocol versions
+//
+// The served versions are [ProtocolVersions], the session-based ones
+// (2025-11-25 and earlier). A session is the unit of scope and of
+// approval, and an elicitation is a request the server sends in the middle
+// of a call; the 2026-07-28 protocol is sessionless and replaces both, so a
+// client offering it is answered with 2025-11-25 (the go-sdk client falls
+// back on its own). For the same reason the HTTP handler refuses
+// Stateless.
+//
+// # Lifetime
+//
+// A [Server] belongs to the context it was created with: disposing that
+// fiber closes it. [Server.Close] ends every session and returns once
+// their scopes are disposed, their calls have returned and no goroutine of
+// the server is left.
+package mcpserver

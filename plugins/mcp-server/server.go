@@ -1,0 +1,364 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// Name is the plugin's name (its fiber and log name).
+const Name = "mcp-server"
+
+// ProtocolVersions are the MCP protocol versions served, newest first:
+// the session-based ones. Each session is an agent scope and its asks are
+// elicitations sent mid-call, which the sessionless 2026-07-28 protocol
+// does not have; a client offering it is answered with 2025-11-25 (the
+// go-sdk client falls back by itself).
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// MetaError is the _meta key of an isError result's error class:
+// {"code": "DENIED", "name": "PermissionDenied"}.
+const MetaError = "dsh/error"
+
+// MetaAdditionalContext is the _meta key of a result's additional context
+// (an array of strings), when it has some.
+const MetaAdditionalContext = "dsh/additionalContext"
+
+// MetaApproval is the _meta key of an approval elicitation: {"tool",
+// "callId", "reason"}.
+const MetaApproval = "dsh/approval"
+
+// Config configures a [Server].
+type Config struct {
+	// Implementation is the name and version announced to clients;
+	// empty means "dsh".
+	Implementation mcp.Implementation
+	// Instructions are sent to clients on initialize.
+	Instructions string
+	// Approver answers the asks of sessions whose client cannot take an
+	// elicitation. Nil means the approval service provided when the server
+	// was created (tools.ApprovalService), if any; with none, such an ask
+	// is answered unavailable and the call denied.
+	Approver tools.Approver
+	// OnSession, when set, is called with each new session's agent scope
+	// before its tools are listed: register session-only tools, guards,
+	// restrictions or listeners through scope (they end with the session).
+	// An error refuses the session.
+	OnSession func(scope *host.Context, info SessionInfo) error
+	// Logger receives the server's log lines; nil means the creating
+	// context's logger.
+	Logger *zerolog.Logger
+}
+
+// SessionInfo describes a session to [Config.OnSession].
+type SessionInfo struct {
+	// Scope is the session's agent scope key.
+	Scope host.ScopeKey
+	// Transport is "stdio", "http" or "custom".
+	Transport string
+}
+
+// Server serves a tool registry to MCP clients. Create it with [New]; it
+// is safe for concurrent use. Every session it accepts is an agent scope
+// that ends with the session.
+type Server struct {
+	c    *host.Context
+	reg  *tools.Registry
+	cfg  Config
+	log  *zerolog.Logger
+	impl mcp.Implementation
+
+	fallback tools.Approver
+
+	mu       sync.Mutex
+	sessions map[host.ScopeKey]*session
+	closed   bool
+	wg       sync.WaitGroup // session goroutines
+
+	probe *mcp.Server // answers the HTTP handler's per-request version lookups
+}
+
+var sessionSeq atomic.Uint64
+
+// New creates a server for reg, owned by c's fiber: when that fiber is
+// disposed the server is closed (every session ends, its scope with it).
+// It provides tools.ApprovalService through c, routing each ask to the
+// client of the asking session when that client accepts elicitations and
+// to cfg.Approver (or the approval service found at New) otherwise.
+func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
+	if c == nil || reg == nil {
+		return nil, errors.New("mcpserver: New needs a context and a registry")
+	}
+	s := &Server{c: c, reg: reg, cfg: cfg, sessions: map[host.ScopeKey]*session{}}
+	s.log = cfg.Logger
+	if s.log == nil {
+		s.log = c.Logger()
+	}
+	s.impl = cfg.Implementation
+	if s.impl.Name == "" {
+		s.impl.Name = "dsh"
+	}
+	s.fallback = cfg.Approver
+	if s.fallback == nil {
+		if ap, ok := tools.ApprovalService.Lookup(c); ok {
+			s.fallback = ap
+		}
+	}
+	s.probe = mcp.NewServer(&s.impl, s.serverOptions(nil))
+	if _, err := c.Track(host.EffectKind("mcp-server"), "mcp server", s.Close); err != nil {
+		return nil, err
+	}
+	if _, err := host.On(c, tools.Change, func(context.Context, tools.ChangeNotice) error {
+		s.mu.Lock()
+		for _, ss := range s.sessions {
+			ss.markDirty()
+		}
+		s.mu.Unlock()
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if _, err := tools.ApprovalService.Provide(c, tools.ApproverFunc(s.approve)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) serverOptions(ss *session) *mcp.ServerOptions {
+	return &mcp.ServerOptions{
+		Instructions:              s.cfg.Instructions,
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		SupportedProtocolVersions: ProtocolVersions,
+	}
+}
+
+// Run serves one session over t (mcp.StdioTransport for stdio) until the
+// client disconnects, ctx is done, or the server is closed; the session's
+// scope is gone when it returns.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	sess, err := s.Connect(ctx, t)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case <-sess.s.done:
+	}
+	return sess.Close()
+}
+
+// Session is one connected MCP session.
+type Session struct{ s *session }
+
+// Scope is the session's agent scope key.
+func (x *Session) Scope() host.ScopeKey { return x.s.key }
+
+// Close ends the session and waits until its scope is disposed and its
+// calls have returned. It is idempotent.
+func (x *Session) Close() error { return x.s.close() }
+
+// Wait blocks until the session has ended and been cleaned up.
+func (x *Session) Wait() { <-x.s.cleaned }
+
+// Connect accepts one session over t and returns once the transport is
+// connected (the client's initialize is served afterwards, as it
+// arrives). The session lasts until the client disconnects, [Session.Close]
+// or [Server.Close]; ctx only bounds the connection step.
+func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*Session, error) {
+	sess, err := s.newSession("custom")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := t.(*mcp.StdioTransport); ok {
+		sess.info.Transport = "stdio"
+	}
+	ss, err := sess.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		sess.cleanup()
+		return nil, fmt.Errorf("mcpserver: connect: %w", err)
+	}
+	sess.start(ss)
+	return &Session{sess}, nil
+}
+
+// Handler returns an http.Handler serving streamable HTTP: each session
+// (each initialize without an Mcp-Session-Id) is its own agent scope.
+// opts may be nil; Stateless is refused (sessions are the unit of scope
+// and approval).
+func (s *Server) Handler(opts *mcp.StreamableHTTPOptions) (http.Handler, error) {
+	var o mcp.StreamableHTTPOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Stateless {
+		return nil, errors.New("mcpserver: stateless streamable HTTP has no sessions to scope; leave Stateless false")
+	}
+	h := &httpHandler{s: s}
+	h.inner = mcp.NewStreamableHTTPHandler(h.getServer, &o)
+	return h, nil
+}
+
+type holderKey struct{}
+
+type holder struct {
+	sess *session
+	err  error
+}
+
+type httpHandler struct {
+	s     *Server
+	inner *mcp.StreamableHTTPHandler
+}
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		h.inner.ServeHTTP(w, r)
+		return
+	}
+	hd := &holder{}
+	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, hd)))
+	if hd.sess == nil {
+		return
+	}
+	var ss *mcp.ServerSession
+	for x := range hd.sess.mcp.Sessions() {
+		ss = x
+	}
+	if ss == nil {
+		hd.sess.cleanup() // the session never started (or already ended)
+		return
+	}
+	hd.sess.start(ss)
+}
+
+// getServer returns a fresh session's server for a POST that opens a
+// session, and a shared, never connected server for the handler's other
+// lookups.
+func (h *httpHandler) getServer(r *http.Request) *mcp.Server {
+	hd, ok := r.Context().Value(holderKey{}).(*holder)
+	if !ok {
+		return h.s.probe
+	}
+	if hd.sess == nil && hd.err == nil {
+		hd.sess, hd.err = h.s.newSession("http")
+	}
+	if hd.err != nil {
+		h.s.log.Warn().Err(hd.err).Msg("mcp session refused")
+		return nil
+	}
+	return hd.sess.mcp
+}
+
+// Close ends every session and waits until their scopes are disposed and
+// their goroutines have returned. Later sessions are refused. It is
+// idempotent.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	all := make([]*session, 0, len(s.sessions))
+	for _, ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, ss := range all {
+		errs = append(errs, ss.close())
+	}
+	s.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Sessions returns the scope keys of the live sessions.
+func (s *Server) Sessions() []host.ScopeKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]host.ScopeKey, 0, len(s.sessions))
+	for k := range s.sessions {
+		out = append(out, k)
+	}
+	return out
+}
+
+// ErrClosed is returned for a session offered to a closed server.
+var ErrClosed = errors.New("mcpserver: server closed")
+
+func (s *Server) newSession(transport string) (*session, error) {
+	key := host.ScopeKey("mcp-" + strconv.FormatUint(sessionSeq.Add(1), 10))
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	s.mu.Unlock()
+	scope, err := s.c.Scope(key)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: session scope: %w", err)
+	}
+	sess := &session{
+		srv: s, key: key, scope: scope,
+		info:    SessionInfo{Scope: key, Transport: transport},
+		dirty:   make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		cleaned: make(chan struct{}),
+		current: map[string]string{},
+	}
+	sess.ctx, sess.cancel = context.WithCancel(context.Background())
+	if s.cfg.OnSession != nil {
+		if err := safeOnSession(s.cfg.OnSession, scope, sess.info); err != nil {
+			_ = scope.Fiber().Dispose()
+			return nil, fmt.Errorf("mcpserver: session refused: %w", err)
+		}
+	}
+	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions(sess))
+	sess.mcp.AddReceivingMiddleware(sess.callMiddleware)
+	sess.sync()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = scope.Fiber().Dispose()
+		return nil, ErrClosed
+	}
+	s.sessions[key] = sess
+	s.mu.Unlock()
+	return sess, nil
+}
+
+func safeOnSession(f func(*host.Context, SessionInfo) error, c *host.Context, info SessionInfo) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("OnSession panicked: %v", v)
+		}
+	}()
+	return f(c, info)
+}
+
+func (s *Server) session(key host.ScopeKey) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[key]
+}
+
+// approve routes an ask: to the session's client when it takes
+// elicitations, else to the fallback.
+func (s *Server) approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	if sess := s.session(req.Agent); sess != nil {
+		if ss := sess.elicitable(); ss != nil {
+			return elicit(ctx, ss, req)
+		}
+	}
+	if s.fallback == nil {
+		return tools.Unavailable, nil
+	}
+	return s.fallback.Approve(ctx, req)
+}
+

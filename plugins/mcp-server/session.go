@@ -1,0 +1,375 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/cardtext"
+)
+
+// session is one MCP session: its agent scope, its own mcp.Server (whose
+// tool table mirrors what the scope sees), and the goroutines that keep
+// the table current and clean up when the session ends.
+type session struct {
+	srv   *Server
+	key   host.ScopeKey
+	scope *host.Context
+	info  SessionInfo
+	mcp   *mcp.Server
+
+	ss atomic.Pointer[mcp.ServerSession]
+
+	dirty   chan struct{} // cap 1: the registry changed
+	done    chan struct{} // closed when the connection has ended
+	cleaned chan struct{} // closed when cleanup has finished
+
+	// current is the tool table as last synced: name → fingerprint. Only
+	// the goroutine syncing touches it (newSession, then run).
+	current map[string]string
+
+	callSeq atomic.Uint64
+
+	// ctx is cancelled when the session is closed from this side, which
+	// cancels its calls in flight (the go-sdk's Close waits for them).
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	inflight int
+	closing  bool
+	idle     chan struct{} // closed when closing and inflight reaches 0
+
+	startOnce, cleanOnce sync.Once
+}
+
+func (x *session) markDirty() {
+	select {
+	case x.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// start records the connected session and starts its goroutines.
+func (x *session) start(ss *mcp.ServerSession) {
+	x.startOnce.Do(func() {
+		x.ss.Store(ss)
+		x.srv.wg.Add(2)
+		go func() {
+			defer x.srv.wg.Done()
+			_ = ss.Wait()
+			close(x.done)
+		}()
+		go func() {
+			defer x.srv.wg.Done()
+			for {
+				select {
+				case <-x.dirty:
+					x.sync()
+				case <-x.done:
+					x.cleanup()
+					return
+				}
+			}
+		}()
+	})
+}
+
+// close ends the session and waits for its cleanup: its calls in flight
+// are cancelled first.
+func (x *session) close() error {
+	x.cancel()
+	ss := x.ss.Load()
+	if ss == nil {
+		x.cleanup()
+		return nil
+	}
+	err := ss.Close()
+	<-x.cleaned
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		err = nil
+	}
+	return err
+}
+
+// cleanup refuses new calls, waits for the calls in flight (their
+// contexts are cancelled by the ended connection), removes the session and
+// disposes its scope.
+func (x *session) cleanup() {
+	x.cleanOnce.Do(func() {
+		x.cancel()
+		x.mu.Lock()
+		x.closing = true
+		x.idle = make(chan struct{})
+		if x.inflight == 0 {
+			close(x.idle)
+		}
+		idle := x.idle
+		x.mu.Unlock()
+		<-idle
+		x.srv.mu.Lock()
+		delete(x.srv.sessions, x.key)
+		x.srv.mu.Unlock()
+		if err := x.scope.Fiber().Dispose(); err != nil {
+			x.srv.log.Warn().Err(err).Str("scope", string(x.key)).Msg("disposing an MCP session's scope")
+		}
+		close(x.cleaned)
+	})
+}
+
+func (x *session) enter() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closing {
+		return false
+	}
+	x.inflight++
+	return true
+}
+
+func (x *session) exit() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.inflight--
+	if x.closing && x.inflight == 0 {
+		close(x.idle)
+	}
+}
+
+// sync makes the mcp.Server's tool table what the scope sees now; the
+// go-sdk sends tools/list_changed (debounced) when it changes.
+func (x *session) sync() {
+	reg := x.srv.reg
+	want := map[string]*mcp.Tool{}
+	fps := map[string]string{}
+	codeOnly := reg.Mode() == tools.Code
+	for _, t := range reg.Visible(x.key) {
+		if codeOnly && t.Name() != tools.RunCodeName {
+			continue // under code, end tools are reached from run_code only
+		}
+		desc := t.Description()
+		if t.Name() == tools.RunCodeName {
+			if sdk := reg.SDK(x.key); sdk != "" {
+				desc += "\n\n" + sdk
+			}
+		}
+		params, ok := objectSchema(t.Parameters())
+		if !ok {
+			x.srv.log.Warn().Str("tool", t.Name()).Msg("not served: its parameters schema is not an object schema")
+			continue
+		}
+		want[t.Name()] = &mcp.Tool{Name: t.Name(), Description: desc, InputSchema: params}
+		fps[t.Name()] = desc + "\x00" + string(params)
+	}
+	var removed []string
+	for name := range x.current {
+		if _, ok := want[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	if len(removed) > 0 {
+		x.mcp.RemoveTools(removed...)
+	}
+	for name, t := range want {
+		if x.current[name] == fps[name] {
+			continue
+		}
+		if err := addTool(x.mcp, t, x.handle); err != nil {
+			x.srv.log.Warn().Err(err).Str("tool", name).Msg("not served")
+			delete(fps, name)
+		}
+	}
+	x.current = fps
+}
+
+func addTool(s *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	s.AddTool(t, h)
+	return nil
+}
+
+// objectSchema returns the parameters with "type": "object" (added when
+// absent, as the registry's default schema implies it); ok is false for a
+// schema of another type.
+func objectSchema(p json.RawMessage) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(p, &m); err != nil {
+		return nil, false
+	}
+	typ, has := m["type"]
+	if has {
+		return p, string(typ) == `"object"`
+	}
+	m["type"] = json.RawMessage(`"object"`)
+	b, err := json.Marshal(m)
+	return b, err == nil
+}
+
+// callMiddleware answers every tools/call with handle, whether or not the
+// name is in the session's tool table: the pipeline, not the table, is
+// what decides (an unknown name is its UNKNOWN_TOOL result), and a call
+// racing a table update still gets the registry's current answer.
+func (x *session) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
+				return x.handle(ctx, r)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// handle runs one tools/call through the registry's full pipeline, as the
+// session's agent.
+func (x *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if !x.enter() {
+		return nil, errors.New("the session is closing")
+	}
+	defer x.exit()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(x.ctx, cancel)()
+	call := tools.Call{
+		ID:        strconv.FormatUint(x.callSeq.Add(1), 10),
+		Name:      req.Params.Name,
+		Arguments: req.Params.Arguments,
+		Agent:     x.key,
+	}
+	return toMCP(x.srv.reg.Execute(ctx, call)), nil
+}
+
+// toMCP maps a pipeline result to MCP: content blocks, isError, and the
+// error class and additional context in _meta.
+func toMCP(r tools.Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{IsError: r.IsError, Content: make([]mcp.Content, 0, len(r.Content))}
+	for _, c := range r.Content {
+		out.Content = append(out.Content, contentToMCP(c))
+	}
+	if r.Error != nil || len(r.AdditionalContext) > 0 {
+		out.Meta = mcp.Meta{}
+		if r.Error != nil {
+			out.Meta[MetaError] = map[string]string{"code": string(r.Error.Code), "name": r.Error.Name}
+		}
+		if len(r.AdditionalContext) > 0 {
+			out.Meta[MetaAdditionalContext] = r.AdditionalContext
+		}
+	}
+	return out
+}
+
+func contentToMCP(c tools.Content) mcp.Content {
+	switch c.Type {
+	case tools.ContentText:
+		return &mcp.TextContent{Text: c.Text}
+	case tools.ContentImage, tools.ContentAudio:
+		data, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil {
+			return &mcp.TextContent{Text: "[" + c.Type + " block with invalid base64 data]"}
+		}
+		if c.Type == tools.ContentImage {
+			return &mcp.ImageContent{Data: data, MIMEType: c.MIMEType}
+		}
+		return &mcp.AudioContent{Data: data, MIMEType: c.MIMEType}
+	case tools.ContentResource:
+		rc := &mcp.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
+		if c.Data != "" {
+			blob, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				return &mcp.TextContent{Text: "[resource block with invalid base64 data]"}
+			}
+			rc.Blob = blob
+		}
+		return &mcp.EmbeddedResource{Resource: rc}
+	case tools.ContentResourceLink:
+		return &mcp.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType}
+	}
+	return &mcp.TextContent{Text: c.Text}
+}
+
+// elicitable returns the connected session when its client declared form
+// elicitation in its initialize request, else nil.
+func (x *session) elicitable() *mcp.ServerSession {
+	ss := x.ss.Load()
+	if ss == nil {
+		return nil
+	}
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return nil
+	}
+	if e := p.Capabilities.Elicitation; e.Form == nil && e.URL != nil {
+		return nil // URL elicitation only
+	}
+	return ss
+}
+
+// confirmSchema is the form of an approval elicitation: nothing to fill
+// in, only accept, decline or cancel.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// elicit asks the client: accept → allowed-once, decline → rejected,
+// cancel → cancelled. Anything else fails closed (APPROVAL_FAILED).
+func elicit(ctx context.Context, ss *mcp.ServerSession, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         approvalMessage(req),
+		RequestedSchema: confirmSchema,
+		Meta: mcp.Meta{MetaApproval: map[string]string{
+			"tool": req.Tool, "callId": req.CallID, "reason": req.Reason,
+		}},
+	})
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return "", ctxErr
+	}
+	if err != nil {
+		return "", fmt.Errorf("elicitation failed: %w", err)
+	}
+	switch res.Action {
+	case "accept":
+		return tools.AllowedOnce, nil
+	case "decline":
+		return tools.Rejected, nil
+	case "cancel":
+		return tools.Cancelled, nil
+	}
+	return "", fmt.Errorf("the client answered the elicitation with an unknown action %q", cardtext.Line(truncate(res.Action, 64)))
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// approvalMessage is the elicitation's text: the tool, the rendered call
+// card and the reason, sanitized.
+func approvalMessage(req tools.ApprovalRequest) string {
+	var b strings.Builder
+	b.WriteString("Allow this tool call once?\n\n")
+	var args []byte
+	if req.Execution != nil {
+		args = req.Execution.Args()
+	}
+	b.WriteString(cardtext.Call(req.Tool, args, req.Call))
+	if req.Reason != "" {
+		b.WriteString("\n\nReason: ")
+		b.WriteString(cardtext.Line(req.Reason))
+	}
+	return b.String()
+}
