@@ -361,4 +361,3 @@ func (s *Server) approve(ctx context.Context, req tools.ApprovalRequest) (tools.
 	}
 	return s.fallback.Approve(ctx, req)
 }
-
