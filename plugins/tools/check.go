@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 )
 
@@ -21,8 +22,8 @@ type Verdict struct {
 	Reason string
 	// Error is, for Deny, the error info of that result (DENIED,
 	// INVALID_ARGS, INVALID_CALL, LISTENER_ERROR, INVALID_DECISION,
-	// GUARD_FAILED, ABORTED_BEFORE_DISPATCH, INTERNAL_ERROR or a policy's own
-	// code); nil otherwise.
+	// UNKNOWN_TOOL, GUARD_FAILED, ABORTED_BEFORE_DISPATCH, INTERNAL_ERROR
+	// or a policy's own code); nil otherwise.
 	Error *ErrorInfo
 	// Default reports, for Allow, that no policy decided: the allow is the
 	// tools/pre-execute waterfall's base (every listener that ran passed
@@ -31,7 +32,9 @@ type Verdict struct {
 	Default bool
 	// Known reports whether the call's name resolved to a tool for its
 	// agent (a tool the registry would dispatch). Policy runs either way,
-	// as it does in Execute; an unknown tool is not a denial here.
+	// as it does in Execute. A name the registry does not know at all is
+	// not a denial here (the call is something else's to run); one that
+	// the agent may not reach is (see Check).
 	Known bool
 }
 
@@ -42,6 +45,10 @@ type Verdict struct {
 // as in Execute), and, after an allow or an ask, the guards (global, then
 // the agent's; the first error denies). An ask is not put to the approval
 // service: it is returned as Ask, with its reason, when no guard denies.
+// Then a tool the call's agent may not reach is a Deny with UNKNOWN_TOOL
+// and the text Execute would give: a global tool its agent's restrictions
+// ([Registry.Restrict]) hide, or under Code a direct call of an end
+// capability. A name no layer registers is not (Known is false).
 // Check dispatches no tools/execute, runs no body, emits no
 // tools/post-execute and no tools/result.
 //
@@ -100,6 +107,13 @@ func (r *Registry) Check(ctx context.Context, call Call) (v Verdict) {
 	}
 	if ctx.Err() != nil {
 		return known(denyVerdict(aborted(ctx, CodeAbortedBeforeDispatch)), v.Known)
+	}
+	// Restrictions (and Code's direct calls): what dispatch would refuse
+	// for a tool that exists but that this call may not reach.
+	if !v.Known {
+		if _, global := r.Get(exec.name, ""); exec.hint != "" || global && exec.agent != "" {
+			return known(denyVerdict(failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)), false)
+		}
 	}
 	if dec.Kind == Ask {
 		v.Kind, v.Reason = Ask, dec.Reason

@@ -165,6 +165,25 @@ func TestCheck_DecisionsWithoutRunning(t *testing.T) {
 	}
 }
 
+// A tool the agent's restrictions hide is denied as Execute would fail it;
+// a name no layer registers is the caller's to run.
+func TestCheck_RestrictionsDenyUnregisteredNamesDoNot(t *testing.T) {
+	e, _ := checkEnv(t)
+	agent := e.scope(t, "agent-1")
+	must2(t)(e.reg.Restrict(agent, tools.Restriction{Deny: []string{"rm"}}))
+	v := e.reg.Check(context.Background(), tools.Call{ID: "c1", Name: "rm", Agent: "agent-1"})
+	if v.Kind != tools.Deny || v.Error.Code != tools.CodeUnknownTool || v.Reason != `Unknown tool "rm"` || v.Known {
+		t.Fatalf("restricted: %+v", v)
+	}
+	if v := e.reg.Check(context.Background(), tools.Call{ID: "c1", Name: "rm"}); v.Kind != tools.Allow || !v.Known {
+		t.Fatalf("unrestricted: %+v", v)
+	}
+	v = e.reg.Check(context.Background(), tools.Call{ID: "c1", Name: "Bash", Agent: "agent-1"})
+	if v.Kind != tools.Allow || !v.Default || v.Known {
+		t.Fatalf("unregistered: %+v", v)
+	}
+}
+
 func TestCheck_CancelledContextDenies(t *testing.T) {
 	e, _ := checkEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -228,5 +247,25 @@ func TestCheckPost_FailingListenerBlocksClosed(t *testing.T) {
 	out := e.reg.CheckPost(context.Background(), call("rm", `{}`), tools.Result{Content: []tools.Content{tools.Text("x")}})
 	if !out.IsError || code(out) != tools.CodeListenerError {
 		t.Fatalf("%+v, want LISTENER_ERROR", out)
+	}
+}
+
+// Under Code, a direct call of an end capability is denied as Execute
+// would fail it, with the hint that says to call it from run_code.
+func TestCheck_CodeModeDirectCallDenies(t *testing.T) {
+	h := host.New()
+	t.Cleanup(func() { _ = h.Close() })
+	if _, err := h.Root().Plugin(tools.Plugin, tools.Config{Mode: tools.Code}); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := tools.Service.Get(h.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRegister(t, reg, h.Root(), echo("greet", "hi"))
+	v := reg.Check(context.Background(), call("greet", `{}`))
+	want := reg.Execute(context.Background(), call("greet", `{}`))
+	if v.Kind != tools.Deny || v.Error.Code != tools.CodeUnknownTool || v.Reason != text(want) || !strings.Contains(v.Reason, "run_code") {
+		t.Fatalf("verdict %+v, Execute says %q", v, text(want))
 	}
 }
