@@ -76,8 +76,8 @@ type Status struct {
 	Server string `json:"server"`
 	// State is the new state.
 	State State `json:"state"`
-	// Attempt counts the connection attempts since the last success
-	// (reconnecting, failed); zero otherwise.
+	// Attempt is the retry about to be made (reconnecting: 1, 2, ...) or
+	// the number of retries made (failed); zero otherwise.
 	Attempt int `json:"attempt,omitempty"`
 	// Tools is the number of tools registered now.
 	Tools int `json:"tools"`
@@ -222,7 +222,7 @@ func (s *server) run(first chan<- error) {
 		cur := s.conn.Load()
 		if cur == nil {
 			if s.cfg.Reconnect.MaxAttempts < 0 || attempt > s.cfg.Reconnect.MaxAttempts {
-				s.giveUp(attempt, err)
+				s.giveUp(attempt-1, err)
 				return
 			}
 			s.status(StateReconnecting, attempt, err)
