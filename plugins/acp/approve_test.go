@@ -131,23 +131,37 @@ func TestApprove_AlwaysIsRememberedForTheSessionScopedToTheCommand(t *testing.T)
 	}
 }
 
+type touchArgs struct {
+	Paths []string `json:"paths" dsh:"required"`
+}
+
 func TestApprove_RejectAlwaysWinsOverAllowAlways(t *testing.T) {
 	r := newRig(t, acp.Config{Approval: true})
-	answers := []acpsdk.PermissionOptionId{acp.OptionAllowAlways, acp.OptionRejectAlways}
+	answers := []acpsdk.PermissionOptionId{acp.OptionRejectAlways, acp.OptionAllowAlways}
 	var mu sync.Mutex
 	peer := &fakePeer{answer: func(ctx context.Context, q acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if len(answers) == 0 {
+			t.Errorf("unexpected ask for %s", q.ToolCall.ToolCallId)
+			return selected(acp.OptionRejectOnce)(ctx, q)
+		}
 		id := answers[0]
 		answers = answers[1:]
 		return selected(id)(ctx, q)
 	}}
 	attach(t, r, peer)
-	// A tool-wide allow (a generic card without locations), then a
-	// command-scoped reject: the reject wins for that command.
-	d, err := tools.Define(tools.TypedTool[struct{}]{Name: "ping", Description: "Ping.",
-		Execute: func(context.Context, struct{}, *tools.Execution) (tools.Output, error) {
-			return tools.TextOutput("pong"), nil
+	// touch shows its paths as locations, so rules are scoped to them.
+	d, err := tools.Define(tools.TypedTool[touchArgs]{Name: "touch", Description: "Touch files.",
+		Execute: func(context.Context, touchArgs, *tools.Execution) (tools.Output, error) {
+			return tools.TextOutput("ok"), nil
+		},
+		PresentCall: func(a touchArgs) tools.CallView {
+			c := tools.GenericCall{Title: "touch"}
+			for _, p := range a.Paths {
+				c.Locations = append(c.Locations, tools.Location{Path: p})
+			}
+			return c
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -156,28 +170,58 @@ func TestApprove_RejectAlwaysWinsOverAllowAlways(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := host.OnWaterfall(r.root, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
-		if e.Name() == "ping" {
-			return tools.Asked(""), nil
-		}
-		return next(ctx)
+		return tools.Asked(""), nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if res := r.reg.Execute(ctx, tools.Call{ID: "p1", Name: "ping", Agent: agentKey}); res.IsError {
-		t.Fatal(res)
+	touch := func(id string, paths ...string) tools.ErrorCode {
+		return code(r.reg.Execute(context.Background(), tools.Call{ID: id, Name: "touch", Agent: agentKey, Arguments: args(map[string]any{"paths": paths})}))
 	}
-	if res := r.reg.Execute(ctx, tools.Call{ID: "p2", Name: "ping", Agent: agentKey}); res.IsError {
-		t.Fatal("a tool-wide allow_always must cover the next call", res)
-	}
-	if res := r.reg.Execute(ctx, bashCall("b1", "ls")); code(res) != tools.CodeApprovalRejected {
-		t.Fatal(res)
-	}
-	if res := r.reg.Execute(ctx, bashCall("b2", "ls")); code(res) != tools.CodeApprovalRejected {
-		t.Fatal(res)
+	for _, c := range []struct {
+		id    string
+		paths []string
+		want  tools.ErrorCode
+	}{
+		{"t1", []string{"a"}, tools.CodeApprovalRejected}, // asked: reject_always {a}
+		{"t2", []string{"a", "b"}, ""},                    // not covered: asked: allow_always {a, b}
+		{"t3", []string{"a"}, tools.CodeApprovalRejected}, // covered by both: the rejection wins
+		{"t4", []string{"b"}, ""},                         // covered by the allow only
+	} {
+		if got := touch(c.id, c.paths...); got != c.want {
+			t.Errorf("%s %v: %q, want %q", c.id, c.paths, got, c.want)
+		}
 	}
 	if _, asks := peer.recorded(); len(asks) != 2 {
 		t.Errorf("%d asks, want 2", len(asks))
+	}
+}
+
+func TestApprove_ToolCallIsDeliveredBeforeTheRequestNamingIt(t *testing.T) {
+	r := newRig(t, acp.Config{Approval: true})
+	var mu sync.Mutex
+	var log []string
+	peer := &fakePeer{}
+	peer.update = func(context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		log = append(log, "update")
+		return nil
+	}
+	peer.answer = func(ctx context.Context, q acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		mu.Lock()
+		log = append(log, "ask "+string(q.ToolCall.ToolCallId))
+		mu.Unlock()
+		return selected(acp.OptionAllowOnce)(ctx, q)
+	}
+	s := attach(t, r, peer)
+	r.reg.Execute(context.Background(), bashCall("c1", "true"))
+	if err := s.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.Join(log, ", "); got != "update, ask c1, update, update" {
+		t.Errorf("sequence: %s", got)
 	}
 }
 

@@ -258,3 +258,43 @@ func TestPlugin_DisposeRemovesListenersAndClosesSessions(t *testing.T) {
 		t.Error("service still provided")
 	}
 }
+
+// TestUpdates_PendingIsSentBeforeOtherPolicyRuns: the bridge's
+// tools/pre-execute listener goes first, so a policy listener registered
+// before the plugin was loaded already finds the call's tool_call sent.
+func TestUpdates_PendingIsSentBeforeOtherPolicyRuns(t *testing.T) {
+	r := newRig(t, acp.Config{})
+	if err := r.fiber.Dispose(); err != nil {
+		t.Fatal(err)
+	}
+	var s *acp.Session
+	peer := &fakePeer{}
+	var sawPending bool
+	if _, err := host.OnWaterfall(r.root, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+		if err := s.Flush(ctx); err != nil {
+			return tools.PreDecision{}, err
+		}
+		updates, _ := peer.recorded()
+		sawPending = len(updates) == 1 && updates[0].ToolCall != nil && updates[0].ToolCall.ToolCallId == acpsdk.ToolCallId(e.CallID())
+		return tools.Denied("probe"), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.root.Plugin(acp.Plugin, acp.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := acp.Service.Get(r.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = b.Attach(agentKey, peer, "s1", acp.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(); <-s.Done() })
+	writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
+	r.reg.Execute(context.Background(), tools.Call{ID: "c1", Name: "read", Arguments: args(map[string]any{"path": "a.txt"}), Agent: agentKey})
+	if !sawPending {
+		t.Error("the policy listener ran before the tool_call was sent")
+	}
+}
