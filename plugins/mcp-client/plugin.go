@@ -139,12 +139,9 @@ func (plugin) Apply(c *host.Context) error {
 	}); err != nil {
 		return err
 	}
-	select {
-	case err := <-first:
-		if err != nil && cfg.FailOnStartError {
-			return fmt.Errorf("mcpclient: server %q: %w", cfg.Name, err)
-		}
-	case <-s.done:
+	// run reports its first attempt before anything else.
+	if err := <-first; err != nil && cfg.FailOnStartError {
+		return fmt.Errorf("mcpclient: server %q: %w", cfg.Name, err)
 	}
 	return nil
 }
