@@ -208,7 +208,7 @@ func (r *qjsRun) setup() error {
 	if err != nil {
 		return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
 	}
-	hs, err := build.CallValue(quickjs.UndefinedValue, r.cfg.MaxPendingCalls, r.cfg.MaxResultBytes, r.cfg.MaxLogBytes, maxArrayLength)
+	hs, err := build.CallValue(quickjs.UndefinedValue, r.cfg.MaxPendingCalls, r.cfg.MaxResultBytes, r.cfg.MaxLogBytes, maxArrayLength, r.cfg.MaxStringLength)
 	build.Free()
 	if err != nil {
 		return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
@@ -495,6 +495,10 @@ func (r *qjsRun) result() (*Result, error) {
 	return nil, r.outOfMemory("the result could not be read")
 }
 
+// qjsNullOOMNote follows "Uncaught null": QuickJS throws null when it runs out of memory while
+// building the error itself, which the host cannot tell from a program's own throw null.
+const qjsNullOOMNote = " (the program threw null, or the VM ran out of memory)"
+
 // qjsOOM is the message QuickJS throws when the VM's memory limit refuses an allocation.
 const qjsOOM = "out of memory"
 
@@ -511,6 +515,9 @@ func (r *qjsRun) exception(msg, stack string) *Failure {
 	if msg == "InternalError: stack overflow" {
 		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
 			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	}
+	if msg == "Uncaught null" {
+		msg += qjsNullOOMNote
 	}
 	f := &Failure{Kind: KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = r.stackPosition(stack)

@@ -21,7 +21,7 @@ package coderuntime
 //     thrown value, "3" then why the value is not serializable, "4" then the length of a returned
 //     string too long for MaxResultBytes;
 //   - namespace(name, names): installs the namespace; false when name is taken.
-const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY) {
+const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY, MAX_STRING) {
 	"use strict";
 	var g = globalThis;
 	var hostCall = g.__qjsCall, hostLog = g.__qjsLog, hostSettled = g.__qjsSettled;
@@ -39,7 +39,8 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY)
 
 	function cap(s) {
 		if (s.length <= MAX_TEXT) return s;
-		return apply(slice, s, [0, MAX_TEXT]) + "... (" + (s.length - MAX_TEXT) + " more characters)";
+		var keep = MAX_TEXT > 64 ? MAX_TEXT - 64 : MAX_TEXT;
+		return apply(slice, s, [0, keep]) + "... (" + (s.length - keep) + " more characters)";
 	}
 	function errText(e) {
 		var name = e.name, msg = e.message;
@@ -90,6 +91,106 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY)
 		return e;
 	}
 
+	// Guards. QuickJS checks for an interrupt only between instructions and in some built-ins (not
+	// in the array ones): a built-in that loops natively over a program-chosen length keeps the VM
+	// busy beyond every budget, so those refuse a length above MAX_ARRAY, like the goja backend's.
+	var arrProto = Array.prototype, defineData = function (o, name, f) {
+		defineProperty(o, name, {value: f, writable: true, enumerable: false, configurable: true});
+	};
+	function tooLong() {
+		throw new RangeErrorCtor("the array or array-like object is longer than " + MAX_ARRAY + " elements, the limit for this built-in");
+	}
+	function checkLen(o) {
+		if (o !== null && (typeof o === "object" || typeof o === "function") && o.length > MAX_ARRAY) tooLong();
+	}
+	function guard(o, name, check) {
+		var orig = o[name];
+		if (typeof orig !== "function") return;
+		var holder = {[name]() { check(this, arguments); return apply(orig, this, arguments); }};
+		defineProperty(holder[name], "length", {value: orig.length, configurable: true});
+		defineData(o, name, holder[name]);
+	}
+	var thisLen = function (self) { checkLen(self); };
+	var ARRAY_LOOPS = ["concat", "copyWithin", "entries", "every", "fill", "filter", "find", "findIndex", "findLast",
+		"findLastIndex", "flat", "flatMap", "forEach", "includes", "indexOf", "join", "keys", "lastIndexOf", "map",
+		"reduce", "reduceRight", "reverse", "shift", "slice", "some", "sort", "splice", "toLocaleString",
+		"toReversed", "toSorted", "toSpliced", "toString", "unshift", "values", "with"];
+	for (var i = 0; i < ARRAY_LOOPS.length; i++) guard(arrProto, ARRAY_LOOPS[i], thisLen);
+	defineProperty(arrProto, Symbol.iterator, {value: arrProto.values, writable: true, enumerable: false, configurable: true});
+	var isConcatSpreadable = Symbol.isConcatSpreadable;
+	guard(arrProto, "concat", function (self, args) {
+		checkLen(self);
+		for (var i = 0; i < args.length; i++) {
+			var a = args[i];
+			if (a !== null && typeof a === "object" && (isArray(a) || a[isConcatSpreadable])) checkLen(a);
+		}
+	});
+	guard(Array, "from", function (self, args) { checkLen(args[0]); });
+	guard(JSON, "stringify", function (self, args) { checkLen(args[0]); });
+
+	// String.prototype.replace and replaceAll keep going after the VM ran out of memory (each later
+	// match retries the allocation), so one call of a big replaceAll holds the VM for minutes: a
+	// string pattern with a string replacement (without $ patterns) whose result would be longer
+	// than MAX_STRING is refused up front. The count stops as soon as the bound is passed.
+	var strProto = String.prototype, indexOf = strProto.indexOf;
+	function checkReplace(all) {
+		return function (self, args) {
+			var pat = args[0], rep = args[1];
+			if (typeof pat !== "string" || typeof rep !== "string" || apply(indexOf, rep, ["$"]) >= 0) return;
+			if (self === null || self === undefined) return;
+			var str = StringCtor(self), n = str.length, pl = pat.length, rl = rep.length;
+			if (rl <= pl) return;
+			var maxMatches = all ? (pl === 0 ? n + 1 : Math.floor(n / pl)) : 1;
+			if (n + maxMatches * (rl - pl) <= MAX_STRING) return;
+			var total = n, at = 0;
+			for (;;) {
+				var i = apply(indexOf, str, [pat, at]);
+				if (i < 0) return;
+				total += rl - pl;
+				if (total > MAX_STRING) throw new RangeErrorCtor("Invalid string length");
+				if (!all) return;
+				at = i + (pl === 0 ? 1 : pl);
+				if (at > n) return;
+			}
+		};
+	}
+	guard(strProto, "replace", checkReplace(false));
+	guard(strProto, "replaceAll", checkReplace(true));
+
+	// BigInt.asUintN and asIntN: QuickJS answers some calls wrongly (asUintN(64, -1n) is -1n), so
+	// they are computed here; a result beyond the largest BigInt is a RangeError.
+	var BigIntCtor = BigInt, NumberCtor = Number, MAX_BIGINT_BITS = 1 << 20;
+	function toIndex(v) {
+		var n = NumberCtor(v);
+		n = n !== n ? 0 : (n < 0 ? -Math.floor(-n) : Math.floor(n));
+		if (n < 0 || n > 9007199254740991) throw new RangeErrorCtor("invalid index");
+		return n;
+	}
+	function toBigInt(v) {
+		if (typeof v === "number") throw new TypeErrorCtor("cannot convert a number to a BigInt");
+		return BigIntCtor(v);
+	}
+	function asUintN(bits, v) {
+		bits = toIndex(bits); v = toBigInt(v);
+		if (bits === 0) return 0n;
+		if (bits >= MAX_BIGINT_BITS) {
+			if (v >= 0n) return v;
+			throw new RangeErrorCtor("BigInt is too large");
+		}
+		var m = 1n << BigIntCtor(bits), r = v % m;
+		return r < 0n ? r + m : r;
+	}
+	function asIntN(bits, v) {
+		bits = toIndex(bits); v = toBigInt(v);
+		if (bits === 0) return 0n;
+		if (bits >= MAX_BIGINT_BITS) return v;
+		var m = 1n << BigIntCtor(bits), r = v % m;
+		if (r < 0n) r += m;
+		return r >= (m >> 1n) ? r - m : r;
+	}
+	defineData(BigIntCtor, "asUintN", {asUintN(bits, bigint) { return asUintN(bits, bigint); }}.asUintN);
+	defineData(BigIntCtor, "asIntN", {asIntN(bits, bigint) { return asIntN(bits, bigint); }}.asIntN);
+
 	var console = {};
 	var LEVELS = ["log", "info", "warn", "error", "debug"];
 	for (var i = 0; i < LEVELS.length; i++) {
@@ -112,7 +213,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY)
 		var args = "{}";
 		if (arg !== undefined) {
 			var s;
-			try { s = stringify(arg); } catch (e) {
+			try { checkLen(arg); s = stringify(arg); } catch (e) {
 				return rejected(name + ": the argument is not JSON-serializable: " + describe(e)[0], "INVALID_ARGUMENTS", "TypeError");
 			}
 			if (s === undefined) return rejected(name + ": the argument is not JSON-serializable (a function or symbol)", "INVALID_ARGUMENTS", "TypeError");
@@ -169,7 +270,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY)
 		if (v === undefined) return "1";
 		if (typeof v === "string" && v.length + 2 > MAX_RESULT) return "4" + v.length;
 		var s;
-		try { s = stringify(v); } catch (e) { return "3" + describe(e)[0]; }
+		try { checkLen(v); s = stringify(v); } catch (e) { return "3" + describe(e)[0]; }
 		if (s === undefined) return "3";
 		return "1" + s;
 	}
