@@ -32,9 +32,9 @@ func hookPayload(t *testing.T, name string) []byte {
 	return b
 }
 
-// decision is the PreToolUse answer's decision and reason, or the
+// hookDecision is the PreToolUse answer's decision and reason, or the
 // PostToolUse answer's decision and reason.
-func decision(t *testing.T, out string) (string, string) {
+func hookDecision(t *testing.T, out string) (string, string) {
 	t.Helper()
 	var a struct {
 		Decision string `json:"decision"`
@@ -77,7 +77,7 @@ func TestHook_ConfigRulesDecideRecordedPayloads(t *testing.T) {
 			if code != 0 || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
-			d, reason := decision(t, out)
+			d, reason := hookDecision(t, out)
 			if d != tc.decision || !strings.Contains(reason, tc.reason) {
 				t.Fatalf("answer %s: decision %q reason %q, want %q containing %q", out, d, reason, tc.decision, tc.reason)
 			}
@@ -108,7 +108,7 @@ func TestHook_ConfigLookup(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	out, _, _ := hookRun(t, in, "hook", "claude-code")
-	if d, reason := decision(t, out); d != "deny" || !strings.Contains(reason, "no policy: pass --config, set DSH_CONFIG, or put a dsh.json in") {
+	if d, reason := hookDecision(t, out); d != "deny" || !strings.Contains(reason, "no policy: pass --config, set DSH_CONFIG, or put a dsh.json in") {
 		t.Fatalf("no config: %s", out)
 	}
 	data, err := os.ReadFile(abs)
@@ -127,12 +127,12 @@ func TestHook_ConfigLookup(t *testing.T) {
 func TestHook_BadConfigDenies(t *testing.T) {
 	cfg := filepath.Join("testdata", "hooks", "bad.json")
 	out, errOut, code := hookRun(t, hookPayload(t, "claude_pre_write.json"), "hook", "claude-code", "--config", cfg)
-	d, reason := decision(t, out)
+	d, reason := hookDecision(t, out)
 	if code != 0 || d != "deny" || !strings.Contains(reason, "bad.json") || !strings.Contains(reason, "defualtMode") || !strings.Contains(errOut, "defualtMode") {
 		t.Fatalf("exit %d, answer %s, stderr %q", code, out, errOut)
 	}
 	out, _, _ = hookRun(t, hookPayload(t, "claude_post_bash.json"), "hook", "codex", "--config", cfg)
-	if d, _ := decision(t, out); d != "block" {
+	if d, _ := hookDecision(t, out); d != "block" {
 		t.Fatalf("PostToolUse with a bad config: %s", out)
 	}
 }
@@ -185,11 +185,11 @@ func TestHook_BuiltBinary(t *testing.T) {
 	}
 
 	out, _, code := runBin(hookPayload(t, "claude_pre_bash.json"), "hook", "claude-code", "--config", cfg)
-	if d, reason := decision(t, out); code != 0 || d != "deny" || !strings.Contains(reason, "rm -rf") {
+	if d, reason := hookDecision(t, out); code != 0 || d != "deny" || !strings.Contains(reason, "rm -rf") {
 		t.Fatalf("deny: exit %d, %s", code, out)
 	}
 	out, _, code = runBin(hookPayload(t, "codex_pre_bash.json"), "hook", "codex", "--config", cfg)
-	if d, _ := decision(t, out); code != 0 || d != "deny" {
+	if d, _ := hookDecision(t, out); code != 0 || d != "deny" {
 		t.Fatalf("codex deny: exit %d, %s", code, out)
 	}
 	out, errOut, code := runBin([]byte("rm -rf /"), "hook", "claude-code", "--config", cfg)
