@@ -137,7 +137,7 @@ type touchArgs struct {
 
 func TestApprove_RejectAlwaysWinsOverAllowAlways(t *testing.T) {
 	r := newRig(t, acp.Config{Approval: true})
-	answers := []acpsdk.PermissionOptionId{acp.OptionRejectAlways, acp.OptionAllowAlways}
+	answers := []acpsdk.PermissionOptionId{acp.OptionAllowAlways, acp.OptionRejectAlways}
 	var mu sync.Mutex
 	peer := &fakePeer{answer: func(ctx context.Context, q acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
 		mu.Lock()
@@ -182,10 +182,11 @@ func TestApprove_RejectAlwaysWinsOverAllowAlways(t *testing.T) {
 		paths []string
 		want  tools.ErrorCode
 	}{
-		{"t1", []string{"a"}, tools.CodeApprovalRejected}, // asked: reject_always {a}
-		{"t2", []string{"a", "b"}, ""},                    // not covered: asked: allow_always {a, b}
-		{"t3", []string{"a"}, tools.CodeApprovalRejected}, // covered by both: the rejection wins
-		{"t4", []string{"b"}, ""},                         // covered by the allow only
+		{"t1", []string{"a", "b"}, ""},                         // asked: allow_always {a, b}
+		{"t2", []string{"a", "c"}, tools.CodeApprovalRejected}, // not covered: asked: reject_always {a, c}
+		{"t3", []string{"a"}, tools.CodeApprovalRejected},      // covered by both: the rejection wins
+		{"t4", []string{"b"}, ""},                              // covered by the allow only
+		{"t5", []string{"c"}, tools.CodeApprovalRejected},      // covered by the rejection only
 	} {
 		if got := touch(c.id, c.paths...); got != c.want {
 			t.Errorf("%s %v: %q, want %q", c.id, c.paths, got, c.want)

@@ -96,13 +96,10 @@ func TestUpdates_ToolCallIDsStayUniqueInTheSession(t *testing.T) {
 	s := attach(t, r, peer)
 	writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
 	read := args(map[string]any{"path": "a.txt"})
-	// Two calls with the same id, and one without an id.
-	calls := []tools.Call{
-		{ID: "dup", Name: "read", Arguments: read, Agent: agentKey},
-		{ID: "dup", Name: "read", Arguments: read, Agent: agentKey},
-		{Name: "read", Arguments: read, Agent: agentKey},
+	// One after the other with the same id, then without an id.
+	for _, id := range []string{"dup", "dup", ""} {
+		r.reg.Execute(context.Background(), tools.Call{ID: id, Name: "read", Arguments: read, Agent: agentKey})
 	}
-	r.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
 	if err := s.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
