@@ -61,10 +61,42 @@ func (q *QuickJS) Run(ctx context.Context, p Program) (*Result, error) {
 }
 
 // qjsProgram is a transformed program: the JavaScript to evaluate and its map to the model's source.
+// Its bytecode, compiled by the first run that evaluates it, is kept for the next runs.
 type qjsProgram struct {
 	js string
 	sm *qjsSourceMap
+
+	mu       sync.Mutex
+	bytecode []byte
 }
+
+// eval evaluates the program in vm, from its bytecode when an earlier run compiled it. The bytecode
+// is produced by this package from the transformed program, never taken from outside.
+func (p *qjsProgram) eval(vm *quickjs.VM) (quickjs.Value, error) {
+	p.mu.Lock()
+	bc := p.bytecode
+	p.mu.Unlock()
+	if bc == nil {
+		var err error
+		if bc, err = vm.Compile(p.js, quickjs.EvalGlobal); err != nil {
+			return quickjs.Value{}, err
+		}
+		p.mu.Lock()
+		p.bytecode = bc
+		p.mu.Unlock()
+	}
+	return vm.EvalBytecodeValue(bc)
+}
+
+// qjsPreludeBytecode is the prelude compiled once per process, in a VM of its own.
+var qjsPreludeBytecode = sync.OnceValues(func() ([]byte, error) {
+	vm, err := quickjs.NewVM()
+	if err != nil {
+		return nil, err
+	}
+	defer vm.Close()
+	return vm.Compile(quickjsPrelude, quickjs.EvalGlobal)
+})
 
 // qjsStop is what a host function panics with to end the run: the VM turns the panic into an
 // uncatchable exception and the panic goes on where Go called into the VM, where enter recovers it.
@@ -159,7 +191,7 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 		r.interrupt(runCtx.Err())
 	})
 	var main quickjs.Value
-	if err := r.enter(func() (err error) { main, err = vm.EvalValue(prg.js, quickjs.EvalGlobal); return err }); err != nil {
+	if err := r.enter(func() (err error) { main, err = prg.eval(vm); return err }); err != nil {
 		return nil, r.failure(err, true)
 	}
 	err = r.enter(func() error { _, err := r.hRun.Call(quickjs.UndefinedValue, main); return err })
@@ -204,7 +236,11 @@ func (r *qjsRun) setup() error {
 	if err := vm.RegisterHostFunc("__qjsSettled", func([]any) (any, error) { r.mainSettled = true; return nil, nil }); err != nil {
 		return fmt.Errorf("coderuntime: quickjs setup: %w", err)
 	}
-	build, err := vm.EvalValue(quickjsPrelude, quickjs.EvalGlobal)
+	bc, err := qjsPreludeBytecode()
+	if err != nil {
+		return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
+	}
+	build, err := vm.EvalBytecodeValue(bc)
 	if err != nil {
 		return fmt.Errorf("coderuntime: quickjs prelude: %w", err)
 	}

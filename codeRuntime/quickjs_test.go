@@ -13,6 +13,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"modernc.org/quickjs"
 )
 
 // The goja backend's behaviour tests, run against QuickJS with the same expectations (where the
@@ -523,15 +525,19 @@ func TestQuickJSBindings(t *testing.T) {
 		"fail": func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			return nil, fmt.Errorf("wrapped: %w", &codedErr{code: "TOOL_DENIED", msg: "denied by policy"})
 		},
-		"plain": func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, errors.New("plain failure") },
-		"boom":  func(context.Context, json.RawMessage) (json.RawMessage, error) { panic("kaboom") },
-		"none":  func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil },
-		"bad":   func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{nope`), nil },
-		"deep":  func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(deep), nil },
+		"plain": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("plain failure")
+		},
+		"boom": func(context.Context, json.RawMessage) (json.RawMessage, error) { panic("kaboom") },
+		"none": func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil },
+		"bad":  func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{nope`), nil },
+		"deep": func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(deep), nil },
 		"details": func(context.Context, json.RawMessage) (json.RawMessage, error) {
 			return nil, fmt.Errorf("wrapped: %w", detailedErr{})
 		},
-		"__proto__": func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`"called"`), nil },
+		"__proto__": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`"called"`), nil
+		},
 	}
 	tests := []struct{ name, src, want string }{
 		{"sequential", "const a = await tools.echo({n: 1})\nconst b = await tools.echo({n: a.n + 1})\nreturn b.n", "2"},
@@ -717,3 +723,55 @@ func FuzzQuickJSRun(f *testing.F) {
 	})
 }
 
+// The engines' benchmarks side by side: run with -bench 'Engines' so each engine's sub-benchmark
+// runs interleaved with the other's in one process.
+func BenchmarkEngines(b *testing.B) {
+	g, err := New(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := NewQuickJS(Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	loop := Program{Source: "let s = 0\nfor (let i = 0; i < 1000; i++) s += (await tools.echo({ n: i })).n\nreturn s", Bindings: map[string]Binding{"echo": echo}}
+	cases := []struct {
+		name string
+		p    Program
+		want string
+	}{
+		{"empty", Program{Source: ""}, ""},
+		{"1000 sequential bindings", loop, "499500"},
+	}
+	for _, c := range cases {
+		for _, e := range []struct {
+			name string
+			rt   Runtime
+		}{{"goja", g}, {"quickjs", q}} {
+			b.Run(c.name+"/"+e.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					res, err := e.rt.Run(ctx, c.p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if string(res.Value) != c.want {
+						b.Fatal(string(res.Value))
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkQuickJSNewVM is the cost of a bare QuickJS VM (created and closed).
+func BenchmarkQuickJSNewVM(b *testing.B) {
+	for b.Loop() {
+		vm, err := quickjs.NewVM()
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = vm.Close()
+	}
+}
