@@ -69,6 +69,7 @@ type Isolated struct {
 	idle     []*worker
 	starting int
 	busy     map[*worker]struct{}
+	changed  chan struct{}  // closed and replaced when idle or busy changes (for tests)
 	wg       sync.WaitGroup // every goroutine started for a worker or to start one
 }
 
@@ -99,7 +100,7 @@ func NewIsolated(cfg Config) (*Isolated, error) {
 	})
 	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
 	return &Isolated{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute,
-		busy: map[*worker]struct{}{}}, nil
+		busy: map[*worker]struct{}{}, changed: make(chan struct{})}, nil
 }
 
 // workerExecutable is the binary workers run: the running one.
@@ -152,10 +153,12 @@ func (iso *Isolated) get() (*worker, error) {
 			iso.idle = slices.Delete(iso.idle, 0, 1)
 			if w.isDead() {
 				iso.mu.Unlock()
+				w.kill(killClosed)
 				w.release()
 				continue
 			}
 			iso.busy[w] = struct{}{}
+			iso.changedLocked()
 			iso.fillLocked()
 			iso.mu.Unlock()
 			return w, nil
@@ -174,6 +177,7 @@ func (iso *Isolated) get() (*worker, error) {
 			return nil, ErrClosed
 		}
 		iso.busy[w] = struct{}{}
+		iso.changedLocked()
 		iso.mu.Unlock()
 		return w, nil
 	}
@@ -191,6 +195,7 @@ func (iso *Isolated) fillLocked() {
 			iso.starting--
 			if err == nil && !iso.closed {
 				iso.idle = append(iso.idle, w)
+				iso.changedLocked()
 				w = nil
 			}
 			iso.mu.Unlock()
@@ -200,6 +205,12 @@ func (iso *Isolated) fillLocked() {
 			}
 		}()
 	}
+}
+
+// changedLocked wakes whoever waits for a change of idle or busy.
+func (iso *Isolated) changedLocked() {
+	close(iso.changed)
+	iso.changed = make(chan struct{})
 }
 
 // put ends a worker's run: it is killed (one run per worker) and its resources released.

@@ -100,6 +100,9 @@ func (r *isoRun) run(ctx context.Context) (*Result, error) {
 			res, err, end = r.handle(f)
 		case c := <-r.done:
 			r.completed(c)
+		case <-r.w.quit:
+			// Killed by Close (the run loop's own kills end the loop where they happen).
+			err, end = r.readFailure(io.EOF), true
 		case <-tick.C:
 			if procSampling {
 				err = r.sample(cpu0)

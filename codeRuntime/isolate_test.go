@@ -3,6 +3,11 @@ package coderuntime
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -23,6 +28,53 @@ func newIsolatedT(t *testing.T, cfg Config) *Isolated {
 	return iso
 }
 
+// stubbed returns an Isolated whose workers misbehave as mode says (see stubWorker).
+func stubbed(t *testing.T, mode string, cfg Config) *Isolated {
+	t.Helper()
+	t.Setenv(stubEnv, mode)
+	iso := newIsolatedT(t, cfg)
+	iso.killGrace = 50 * time.Millisecond
+	return iso
+}
+
+// busyPid returns the pid of the worker running a program (there must be one).
+func busyPid(iso *Isolated) int {
+	iso.mu.Lock()
+	defer iso.mu.Unlock()
+	for w := range iso.busy {
+		return w.pid
+	}
+	panic("no busy worker")
+}
+
+func wantFailure(t *testing.T, err error, kind FailureKind, cause error) *Failure {
+	t.Helper()
+	var f *Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("error %v (%T), want a *Failure of kind %s", err, err, kind)
+	}
+	if f.Kind != kind {
+		t.Fatalf("kind %s (%v), want %s", f.Kind, f, kind)
+	}
+	if cause != nil && !errors.Is(err, cause) {
+		t.Fatalf("failure %v (cause %v) does not match %v", f, f.Cause, cause)
+	}
+	return f
+}
+
+func constBinding(v string) Binding {
+	return func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(v), nil }
+}
+
+// healthy checks that iso still runs programs.
+func healthy(t *testing.T, iso *Isolated) {
+	t.Helper()
+	res, err := iso.Run(context.Background(), Program{Source: "return await tools.one() + 1", Bindings: map[string]Binding{"one": constBinding("1")}})
+	if err != nil || string(res.Value) != "2" {
+		t.Fatalf("the next run: %+v, %v", res, err)
+	}
+}
+
 func TestIsolatedRunsAProgram(t *testing.T) {
 	iso := newIsolatedT(t, isoConfig())
 	res, err := iso.Run(context.Background(), Program{
@@ -40,5 +92,472 @@ func TestIsolatedRunsAProgram(t *testing.T) {
 	}
 	if string(res.Value) != "10" || len(res.Logs) != 1 || res.Logs[0].Text != "sum 5" {
 		t.Fatalf("result %s, logs %+v", res.Value, res.Logs)
+	}
+}
+
+// The engine's own failures come back whole: kind, message, position, logs and cause.
+func TestIsolatedEngineFailuresPassThrough(t *testing.T) {
+	cfg := isoConfig()
+	cfg.CPUBudget = 200 * time.Millisecond
+	cfg.MaxLogBytes = 1000
+	iso := newIsolatedT(t, cfg)
+	ctx := context.Background()
+
+	_, err := iso.Run(ctx, Program{Source: "console.log('before')\n\nthrow new TypeError('boom')"})
+	f := wantFailure(t, err, KindException, nil)
+	if !strings.Contains(f.Message, "TypeError: boom") || f.Line != 3 || len(f.Logs) != 1 || f.Logs[0].Text != "before" {
+		t.Errorf("exception %+v", f)
+	}
+	_, err = iso.Run(ctx, Program{Source: "let x = ;"})
+	wantFailure(t, err, KindSyntax, nil)
+	_, err = iso.Run(ctx, Program{Source: "while (true) {}"})
+	wantFailure(t, err, KindTimeout, ErrCPUBudget)
+	_, err = iso.Run(ctx, Program{Source: "for (;;) console.log('spam')"})
+	wantFailure(t, err, KindOutputLimit, ErrOutputLimit)
+	_, err = iso.Run(ctx, Program{Source: "function f() { return f() + 1 }; return f()"})
+	wantFailure(t, err, KindLimit, ErrStackDepth)
+
+	// An invalid program is an error, not a Failure, as in process.
+	_, err = iso.Run(ctx, Program{Source: "return 1", Namespace: "JSON"})
+	var fail *Failure
+	if !errors.Is(err, ErrInvalidProgram) || errors.As(err, &fail) {
+		t.Errorf("namespace JSON: %v, want ErrInvalidProgram", err)
+	}
+	_, err = iso.Run(ctx, Program{Source: "return 1", Bindings: map[string]Binding{"x": nil}})
+	if !errors.Is(err, ErrInvalidProgram) {
+		t.Errorf("nil binding: %v, want ErrInvalidProgram", err)
+	}
+	healthy(t, iso)
+}
+
+// Binding errors reach the program as in process: message, code, name and details.
+func TestIsolatedBindingErrors(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	res, err := iso.Run(context.Background(), Program{
+		Source: `const out = []
+for (const name of ["coded", "panics"]) {
+	try { await tools[name]({}) } catch (e) { out.push([e.message, e.code ?? null, e.name, e.tool ?? null]) }
+}
+return out`,
+		Bindings: map[string]Binding{
+			"coded":  func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, isoDetailedErr{} },
+			"panics": func(context.Context, json.RawMessage) (json.RawMessage, error) { panic("oops") },
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `[["it failed","E_CODED","CodedError","the-tool"],["binding \"panics\" panicked: oops",null,"Error",null]]`
+	if string(res.Value) != want {
+		t.Errorf("got  %s\nwant %s", res.Value, want)
+	}
+}
+
+type isoDetailedErr struct{}
+
+func (isoDetailedErr) Error() string                   { return "it failed" }
+func (isoDetailedErr) Code() string                    { return "E_CODED" }
+func (isoDetailedErr) Name() string                    { return "CodedError" }
+func (isoDetailedErr) ErrorDetails() map[string]string { return map[string]string{"tool": "the-tool"} }
+
+// Calls are numbered in submission order, at most MaxConcurrentCalls run at once, calls in
+// flight when the program settles are cancelled (cause ErrRunSettled), and calls still queued are
+// delivered afterwards, in order, with the cancelled context, before Run returns.
+func TestIsolatedBindingSettlement(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	var mu sync.Mutex
+	type seen struct {
+		name      string
+		seq       uint64
+		cancelled bool
+	}
+	var calls []seen
+	returned := 0
+	var blockCause error
+	b := func(name string) Binding {
+		return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+			n, _ := CallSeq(ctx)
+			mu.Lock()
+			calls = append(calls, seen{name, n, ctx.Err() != nil})
+			mu.Unlock()
+			if name != "ready" {
+				<-ctx.Done() // the program returns without awaiting it: settlement cancels it
+				if n == 1 {
+					blockCause = context.Cause(ctx)
+				}
+			}
+			mu.Lock()
+			returned++
+			mu.Unlock()
+			return args, nil
+		}
+	}
+	res, err := iso.Run(context.Background(), Program{
+		Source:             "tools.block(); await tools.ready(); tools.f(3); tools.f(4); return 'early'",
+		Bindings:           map[string]Binding{"block": b("block"), "ready": b("ready"), "f": b("f")},
+		MaxConcurrentCalls: 2,
+	})
+	if err != nil || string(res.Value) != `"early"` {
+		t.Fatalf("Run = %v, %v", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if returned != 4 || len(calls) != 4 {
+		t.Fatalf("%d calls, %d returned before Run returned: %+v", len(calls), returned, calls)
+	}
+	bySeq := map[uint64]seen{}
+	for _, c := range calls {
+		bySeq[c.seq] = c
+	}
+	for i, name := range []string{"block", "ready", "f", "f"} {
+		if c := bySeq[uint64(i+1)]; c.name != name {
+			t.Errorf("CallSeq %d went to %q, want %q (calls %+v)", i+1, c.name, name, calls)
+		}
+	}
+	if bySeq[1].cancelled || bySeq[2].cancelled {
+		t.Errorf("calls made before settlement started cancelled: %+v", calls)
+	}
+	if !bySeq[4].cancelled {
+		t.Error("the call queued at settlement was delivered with a live context")
+	}
+	if calls[len(calls)-1].seq != 4 {
+		t.Errorf("the queued call was not delivered last: %+v", calls)
+	}
+	if !errors.Is(blockCause, ErrRunSettled) {
+		t.Errorf("the call in flight ended with %v, want ErrRunSettled", blockCause)
+	}
+}
+
+// Concurrent calls run at once up to the limit and are numbered in submission order.
+func TestIsolatedConcurrentCalls(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	gate := make(chan struct{})
+	var seqs []uint64
+	b := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		n, _ := CallSeq(ctx)
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		seqs = append(seqs, n)
+		if inFlight == 3 {
+			close(gate)
+		}
+		mu.Unlock()
+		<-gate
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return args, nil
+	}
+	res, err := iso.Run(context.Background(), Program{
+		Source:             "return (await Promise.all([1,2,3,4,5,6].map(i => tools.f(i)))).join(',')",
+		Bindings:           map[string]Binding{"f": b},
+		MaxConcurrentCalls: 3,
+	})
+	if err != nil || string(res.Value) != `"1,2,3,4,5,6"` {
+		t.Fatalf("Run = %v, %v", res, err)
+	}
+	if peak != 3 {
+		t.Errorf("peak concurrency %d, want 3", peak)
+	}
+	want := map[uint64]bool{1: true, 2: true, 3: true, 4: true, 5: true, 6: true}
+	for _, n := range seqs {
+		delete(want, n)
+	}
+	if len(want) != 0 {
+		t.Errorf("CallSeq numbers %v", seqs)
+	}
+}
+
+// A binding argument over MaxMessageBytes rejects that call in the program, without reaching
+// the host; numbering stays consecutive.
+func TestIsolatedOversizeArgumentRejectsTheCall(t *testing.T) {
+	cfg := isoConfig()
+	cfg.MaxMessageBytes = 1000
+	iso := newIsolatedT(t, cfg)
+	var got []string
+	b := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		n, _ := CallSeq(ctx)
+		got = append(got, fmt.Sprintf("%d:%d", n, len(args)))
+		return nil, nil
+	}
+	res, err := iso.Run(context.Background(), Program{
+		Source:   "let code; try { await tools.f('x'.repeat(2000)) } catch (e) { code = e.code + ' ' + e.name } await tools.f('small'); return code",
+		Bindings: map[string]Binding{"f": b},
+	})
+	if err != nil || string(res.Value) != `"MESSAGE_TOO_LARGE RangeError"` {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if len(got) != 1 || got[0] != "1:7" {
+		t.Errorf("the binding saw %v, want only the small call, numbered 1", got)
+	}
+}
+
+// A worker killed from outside mid-run ends the run as a crash; the pool and the next run are fine.
+func TestIsolatedWorkerKilledMidRunIsACrash(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	var cause error
+	_, err := iso.Run(context.Background(), Program{
+		Source: "await tools.killMe(); return 1",
+		Bindings: map[string]Binding{"killMe": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			if err := syscall.Kill(busyPid(iso), syscall.SIGKILL); err != nil {
+				return nil, err
+			}
+			<-ctx.Done()
+			cause = context.Cause(ctx)
+			return nil, nil
+		}},
+	})
+	f := wantFailure(t, err, KindCrash, ErrWorkerCrashed)
+	if !strings.Contains(f.Message, "killed") {
+		t.Errorf("message %q does not say the worker was killed", f.Message)
+	}
+	if !errors.Is(cause, ErrRunSettled) {
+		t.Errorf("the binding's context ended with %v, want ErrRunSettled", cause)
+	}
+	healthy(t, iso)
+}
+
+// Every way a worker can break the protocol ends its run as a crash (or output-limit for an
+// oversized message) and harms nothing else.
+func TestIsolatedProtocolBreaksAreCrashes(t *testing.T) {
+	cases := []struct {
+		mode  string
+		kind  FailureKind
+		cause error
+		text  string
+	}{
+		{"junk", KindCrash, errProtocol, "protocol"},
+		{"bad-call", KindCrash, errProtocol, "protocol"},
+		{"unknown-binding", KindCrash, errProtocol, "not a binding"},
+		{"seq-backwards", KindCrash, errProtocol, "call number"},
+		{"bad-args", KindCrash, errProtocol, "not JSON"},
+		{"bad-kind", KindCrash, errProtocol, "unknown failure kind"},
+		{"big-value", KindCrash, errProtocol, "result value"},
+		{"oversize", KindOutputLimit, ErrOutputLimit, "over the limit"},
+		{"exit", KindCrash, ErrWorkerCrashed, "exit status 7"},
+		{"panic", KindCrash, ErrWorkerCrashed, "the worker blew up"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			cfg := isoConfig()
+			cfg.MaxResultBytes = 10
+			iso := stubbed(t, tc.mode, cfg)
+			_, err := iso.Run(context.Background(), Program{Source: "return 1", Bindings: map[string]Binding{"f": constBinding("1")}})
+			f := wantFailure(t, err, tc.kind, tc.cause)
+			if !strings.Contains(f.Message, tc.text) {
+				t.Errorf("message %q does not contain %q", f.Message, tc.text)
+			}
+		})
+	}
+}
+
+// A worker that does not say hello properly never runs a program: the run fails as a crash.
+func TestIsolatedBadHelloIsACrash(t *testing.T) {
+	iso := stubbed(t, "bad-hello", isoConfig())
+	_, err := iso.Run(context.Background(), Program{Source: "return 1"})
+	f := wantFailure(t, err, KindCrash, ErrWorkerCrashed)
+	if !strings.Contains(f.Message, "did not start") {
+		t.Errorf("message %q", f.Message)
+	}
+}
+
+// The parent kills a worker that overruns the wall clock, even one that ignores everything.
+func TestIsolatedWallClockKill(t *testing.T) {
+	cfg := isoConfig()
+	cfg.Timeout = 100 * time.Millisecond
+	iso := stubbed(t, "hang", cfg)
+	_, err := iso.Run(context.Background(), Program{Source: "return 1"})
+	wantFailure(t, err, KindTimeout, context.DeadlineExceeded)
+}
+
+// Endless output on the worker's stderr costs the host a bounded buffer; the run ends at its
+// wall clock.
+func TestIsolatedEndlessStderrIsBounded(t *testing.T) {
+	cfg := isoConfig()
+	cfg.Timeout = 200 * time.Millisecond
+	iso := stubbed(t, "spew", cfg)
+	_, err := iso.Run(context.Background(), Program{Source: "return 1"})
+	wantFailure(t, err, KindTimeout, context.DeadlineExceeded)
+}
+
+// The parent kills a worker whose CPU time passes the budget and its margin, where no engine
+// interrupt reaches.
+func TestIsolatedCPUKill(t *testing.T) {
+	if !procSampling {
+		t.Skip("no CPU sampling on this platform")
+	}
+	cfg := isoConfig()
+	cfg.CPUBudget = 10 * time.Millisecond
+	iso := stubbed(t, "spin", cfg)
+	_, err := iso.Run(context.Background(), Program{Source: "return 1"})
+	f := wantFailure(t, err, KindTimeout, ErrCPUBudget)
+	if !strings.Contains(f.Message, "CPU time") {
+		t.Errorf("message %q", f.Message)
+	}
+}
+
+// The parent kills a worker whose resident memory passes MaxMemoryBytes.
+func TestIsolatedMemoryKill(t *testing.T) {
+	if !procSampling {
+		t.Skip("no memory sampling on this platform")
+	}
+	cfg := isoConfig()
+	cfg.MaxMemoryBytes = 256 << 20
+	iso := stubbed(t, "eat", cfg)
+	_, err := iso.Run(context.Background(), Program{Source: "return 1"})
+	wantFailure(t, err, KindLimit, ErrMemoryLimit)
+}
+
+// A program that allocates without bound ends with kind limit (the worker's heap watchdog or the
+// parent's resident-memory kill, whichever sees it first); the host is unharmed.
+func TestIsolatedMemoryBombIsALimit(t *testing.T) {
+	cfg := isoConfig()
+	cfg.MaxMemoryBytes = 256 << 20
+	iso := newIsolatedT(t, cfg)
+	_, err := iso.Run(context.Background(), Program{Source: "const a = []; for (let i = 0; ; i++) a.push('x'.repeat(1 << 16) + i)"})
+	f := wantFailure(t, err, KindLimit, nil)
+	if !errors.Is(f, ErrMemoryLimit) && !errors.Is(f, ErrHeapLimit) {
+		t.Errorf("cause %v, want ErrMemoryLimit or ErrHeapLimit", f.Cause)
+	}
+	healthy(t, iso)
+}
+
+// Cancelling the run's context interrupts the program in the worker: kind abort, logs kept.
+func TestIsolatedCancel(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := iso.Run(ctx, Program{
+		Source: "console.log('started'); await tools.started(); for (;;) {}",
+		Bindings: map[string]Binding{"started": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			cancel()
+			return nil, nil
+		}},
+	})
+	f := wantFailure(t, err, KindAbort, context.Canceled)
+	if len(f.Logs) != 1 {
+		t.Errorf("logs %+v, want the one before the cancellation", f.Logs)
+	}
+	healthy(t, iso)
+}
+
+// A worker that ignores the cancellation is killed after the grace period.
+func TestIsolatedCancelIgnoredIsKilled(t *testing.T) {
+	iso := stubbed(t, "hang", isoConfig())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	// Already cancelled: Run does not even start.
+	_, err := iso.Run(ctx, Program{Source: "return 1"})
+	wantFailure(t, err, KindAbort, context.Canceled)
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := iso.Run(ctx, Program{Source: "return 1"})
+		done <- err
+	}()
+	waitBusy(iso)
+	cancel()
+	wantFailure(t, <-done, KindAbort, context.Canceled)
+}
+
+// waitBusy blocks until a run holds a worker.
+func waitBusy(iso *Isolated) {
+	for {
+		iso.mu.Lock()
+		n, changed := len(iso.busy), iso.changed
+		iso.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		<-changed
+	}
+}
+
+// Closing the runtime mid-run ends the run as an abort caused by ErrClosed, cancels its bindings,
+// and kills every worker; later runs fail the same way.
+func TestIsolatedCloseMidRun(t *testing.T) {
+	iso, err := NewIsolated(isoConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inBinding := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := iso.Run(context.Background(), Program{
+			Source: "await tools.block()",
+			Bindings: map[string]Binding{"block": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+				close(inBinding)
+				<-ctx.Done()
+				return nil, nil
+			}},
+		})
+		done <- err
+	}()
+	<-inBinding
+	if err := iso.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantFailure(t, <-done, KindAbort, ErrClosed)
+	_, err = iso.Run(context.Background(), Program{Source: "return 1"})
+	wantFailure(t, err, KindAbort, ErrClosed)
+	if err := iso.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// After a run the pool starts a replacement worker, and an idle worker that died is replaced
+// without failing a run.
+func TestIsolatedPoolReplenishes(t *testing.T) {
+	cfg := isoConfig()
+	cfg.PoolSize = 2
+	iso := newIsolatedT(t, cfg)
+	healthy(t, iso)
+	idle := waitIdle(iso, 2)
+	if err := syscall.Kill(idle[0].pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-idle[0].exited
+	healthy(t, iso)
+	healthy(t, iso)
+	waitIdle(iso, 2)
+}
+
+// waitIdle blocks until n workers are idle and returns them.
+func waitIdle(iso *Isolated, n int) []*worker {
+	for {
+		iso.mu.Lock()
+		idle, changed := append([]*worker(nil), iso.idle...), iso.changed
+		iso.mu.Unlock()
+		if len(idle) >= n {
+			return idle
+		}
+		<-changed
+	}
+}
+
+func TestIsolatedConfigValidation(t *testing.T) {
+	for _, cfg := range []Config{{Engine: "v8"}, {Isolation: "container"}, {PoolSize: -1}, {MaxMemoryBytes: 1 << 20}, {MaxMessageBytes: -1}} {
+		if _, err := NewIsolated(cfg); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewIsolated(%+v) = %v, want ErrInvalidConfig", cfg, err)
+		}
+		if _, err := NewRuntime(cfg); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("NewRuntime(%+v) = %v, want ErrInvalidConfig", cfg, err)
+		}
+	}
+	rt, err := NewRuntime(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rt.(*Isolated); !ok {
+		t.Errorf("NewRuntime default is a %T, want *Isolated", rt)
+	}
+	_ = rt.(*Isolated).Close()
+	rt, err = NewRuntime(Config{Isolation: IsolationNone})
+	if _, ok := rt.(*Goja); !ok || err != nil {
+		t.Errorf("NewRuntime(none) = %T, %v, want *Goja", rt, err)
 	}
 }

@@ -3,6 +3,7 @@ package coderuntime
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/dsh-go/dsh/host"
 )
@@ -15,11 +16,17 @@ var Service = host.NewService[Runtime]("code-runtime")
 
 // Plugin is the code-runtime plugin, named "code-runtime". Its configuration
 // is a [Config] (or *Config, or nil for the defaults), validated at load: an
-// invalid one fails the fiber. It provides a fresh [*Goja] (a [Runtime] whose
-// language is "typescript") through [Service] until its fiber is disposed;
-// updating the configuration restarts the plugin and replaces the runtime.
-// Runs in progress are not affected by the replacement: each [Goja.Run] is
-// independent, and the plugin starts no goroutine of its own. Loading it changes
+// invalid one fails the fiber. It provides the runtime [NewRuntime] returns for
+// it (a [Runtime] whose language is "typescript") through [Service] until its
+// fiber is disposed: by default an [*Isolated], which runs each program in a
+// worker process (Isolation "none" gives an in-process [*Goja]).
+//
+// An isolated runtime starts its worker processes on the first run, and is
+// closed when the fiber is disposed, after the service is withdrawn: its
+// workers are killed (a run still in progress fails with kind "abort") and
+// disposal waits for them to be reaped. Updating the configuration restarts
+// the plugin and replaces the runtime the same way. An in-process runtime holds
+// nothing: runs in progress outlive its replacement. Loading the plugin changes
 // no process-wide setting: the host calls [LimitRegexpMatchTime] itself.
 var Plugin host.Plugin = plugin{}
 
@@ -37,11 +44,21 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	g, err := New(cfg)
+	var rt Runtime
+	_, err = c.Effect("code runtime", func() (func() error, error) {
+		var err error
+		if rt, err = NewRuntime(cfg); err != nil {
+			return nil, err
+		}
+		if cl, ok := rt.(io.Closer); ok {
+			return cl.Close, nil
+		}
+		return nil, nil
+	})
 	if err != nil {
 		return err
 	}
-	_, err = Service.Provide(c, g)
+	_, err = Service.Provide(c, rt)
 	return err
 }
 

@@ -31,9 +31,9 @@ func TestPluginProvidesRuntime(t *testing.T) {
 	if rt.Language() != "typescript" {
 		t.Errorf("language %q", rt.Language())
 	}
-	g, ok := rt.(*coderuntime.Goja)
+	g, ok := rt.(*coderuntime.Isolated)
 	if !ok {
-		t.Fatalf("runtime is a %T, want *coderuntime.Goja", rt)
+		t.Fatalf("runtime is a %T, want *coderuntime.Isolated (the default isolation)", rt)
 	}
 	if g.Config().Timeout != time.Hour {
 		t.Errorf("config not applied: timeout %v", g.Config().Timeout)
@@ -43,12 +43,29 @@ func TestPluginProvidesRuntime(t *testing.T) {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 
-	// Disposing the fiber withdraws the service.
+	// Disposing the fiber withdraws the service and closes the runtime: its workers are gone.
 	if err := f.Dispose(); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := coderuntime.Service.Lookup(root); ok {
 		t.Error("runtime still provided after the fiber was disposed")
+	}
+	_, err = rt.Run(context.Background(), coderuntime.Program{Source: "return 1"})
+	var fail *coderuntime.Failure
+	if !errors.As(err, &fail) || fail.Kind != coderuntime.KindAbort || !errors.Is(err, coderuntime.ErrClosed) {
+		t.Errorf("Run after dispose = %v, want an abort failure caused by ErrClosed", err)
+	}
+}
+
+func TestPluginIsolationNoneProvidesGoja(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	if _, err := h.Root().Plugin(coderuntime.Plugin, coderuntime.Config{Isolation: coderuntime.IsolationNone}); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := coderuntime.Service.Lookup(h.Root())
+	if _, ok := rt.(*coderuntime.Goja); !ok {
+		t.Fatalf("runtime is a %T, want *coderuntime.Goja", rt)
 	}
 }
 
@@ -64,6 +81,9 @@ func TestPluginConfigForms(t *testing.T) {
 		{"nil pointer", (*coderuntime.Config)(nil), false},
 		{"negative", coderuntime.Config{Timeout: -1}, true},
 		{"wrong type", "fast", true},
+		{"unknown engine", coderuntime.Config{Engine: "v8"}, true},
+		{"unknown isolation", coderuntime.Config{Isolation: "vm"}, true},
+		{"tiny memory cap", coderuntime.Config{MaxMemoryBytes: 1 << 20}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,7 +119,7 @@ func TestPluginUpdateReplacesRuntime(t *testing.T) {
 	if !ok || second == first {
 		t.Fatalf("runtime not replaced on update (ok=%v)", ok)
 	}
-	if got := second.(*coderuntime.Goja).Config().MaxLogBytes; got != 128 {
+	if got := second.(interface{ Config() coderuntime.Config }).Config().MaxLogBytes; got != 128 {
 		t.Errorf("MaxLogBytes = %d", got)
 	}
 }
