@@ -52,7 +52,7 @@ func TestBindings(t *testing.T) {
 		{"panic rejects", "try { await tools.boom({}) } catch (e) { return e.message }", `"binding \"boom\" panicked: kaboom"`},
 		{"nil result is undefined", "return typeof (await tools.none({}))", `"undefined"`},
 		{"invalid JSON rejects", "try { await tools.bad({}) } catch (e) { return e.code }", `"INVALID_RESULT"`},
-		{"BigInt argument rejects that call only", "let m\ntry { await tools.echo({ n: 1n }) } catch (e) { m = e.code }\nreturn [m, (await tools.echo({ n: 2 })).n]", `["INVALID_ARGUMENTS",2]`},
+		{"circular argument rejects that call only", "let m\nconst c: any = {}\nc.c = c\ntry { await tools.echo({ n: c }) } catch (e) { m = e.code }\nreturn [m, (await tools.echo({ n: 2 })).n]", `["INVALID_ARGUMENTS",2]`},
 		{"circular argument rejects", "const o: any = {}; o.o = o\ntry { await tools.echo(o) } catch (e) { return e.name }", `"TypeError"`},
 		{"function argument rejects", "try { await tools.echo(() => 1) } catch (e) { return e.code }", `"INVALID_ARGUMENTS"`},
 		{"bindings are functions", "return [typeof tools.echo, Object.keys(tools).sort()]", `["function",["bad","boom","echo","fail","my-tool","none","plain","record"]]`},

@@ -264,6 +264,7 @@ func (r *run) setup(p Program) error {
 		_ = global.Delete(name)
 	}
 	r.guardAmplifiers()
+	r.guardCompilers()
 
 	console := vm.NewObject()
 	for _, level := range logLevels {

@@ -165,7 +165,7 @@ func TestUnhandledRejectionFailsRun(t *testing.T) {
 
 func TestLogs(t *testing.T) {
 	g := newTestRuntime(t)
-	src := `console.log("plain", 1, true, null, undefined, { a: [1, "x"] }, [2], 3n)
+	src := `console.log("plain", 1, true, null, undefined, { a: [1, "x"] }, [2], Symbol("t"))
 console.info("info")
 console.warn(new TypeError("bad"))
 console.error(() => 1, function named() {})
@@ -174,7 +174,7 @@ console.debug(c, Symbol("s"))
 return 1`
 	res := mustRun(t, g, Program{Source: src})
 	want := []Log{
-		{"log", `plain 1 true null undefined {"a":[1,"x"]} [2] 3n`},
+		{"log", `plain 1 true null undefined {"a":[1,"x"]} [2] Symbol(t)`},
 		{"info", "info"},
 		{"warn", "TypeError: bad"},
 		{"error", "[Function: (anonymous)] [Function: named]"},
@@ -230,7 +230,7 @@ func TestErrorPositions(t *testing.T) {
 
 func TestResultValue(t *testing.T) {
 	g := newTestRuntime(t, func(c *Config) { c.MaxResultBytes = 1000 })
-	mustFail(t, g, Program{Source: "return 1n"}, KindInvalidOutput)
+	mustFail(t, g, Program{Source: "const c: any = {}\nc.c = c\nreturn c"}, KindInvalidOutput)
 	mustFail(t, g, Program{Source: "const o: any = {}; o.self = o; return o"}, KindInvalidOutput)
 	mustFail(t, g, Program{Source: "return () => 1"}, KindInvalidOutput)
 	f := mustFail(t, g, Program{Source: "return 'x'.repeat(2000)"}, KindOutputLimit)
@@ -482,7 +482,7 @@ func TestNoHostReach(t *testing.T) {
 		{"console is plain", "return Object.getOwnPropertyNames(console).sort()", `["debug","error","info","log","warn"]`},
 		{"no GoError", "return typeof GoError", `"undefined"`},
 		{"eval is sandboxed", "return eval('typeof require')", `"undefined"`},
-		{"error from binding exposes no Go value", "try { await tools.echo(1n) } catch (e: any) { return Object.getOwnPropertyNames(e).sort() }", `["code","message","name","stack"]`},
+		{"error from binding exposes no Go value", "try { await tools.echo(Symbol('s')) } catch (e: any) { return Object.getOwnPropertyNames(e).sort() }", `["code","message","name","stack"]`},
 		{"source map comment in eval is inert", "return eval('1\\n//# sourceMappingURL=/etc/passwd')", `1`},
 	}
 	for _, tt := range probes {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dop251/goja"
 )
@@ -220,4 +221,205 @@ func jsonTooDeep[T ~string | ~[]byte](s T, limit int) bool {
 		}
 	}
 	return false
+}
+
+// guardCompilers bounds the text that eval, the Function constructors and RegExp compile at run
+// time, as the program's own text is bounded before it runs (see scanSource): goja's parser recurses
+// once per level on the Go stack and its compiler is quadratic in an operator chain, outside every
+// budget. Text over the bounds throws a RangeError (a SyntaxError where the scan found it ambiguous);
+// a BigInt literal or a Unicode property escape throws a SyntaxError, as in the program's text. The
+// BigInt global is removed (a BigInt can then come from no literal and no call).
+//
+// eval becomes indirect: its text runs in the global scope, not in the caller's. The Function,
+// AsyncFunction and GeneratorFunction constructors and RegExp are replaced by proxies that check their
+// arguments (converted to strings once, so a toString cannot answer differently the second time) and
+// call the original; each prototype's constructor property names the proxy, so `instanceof`,
+// `f.constructor === Function` and `/x/.constructor === RegExp` keep working.
+func (r *run) guardCompilers() {
+	vm := r.vm
+	global := vm.GlobalObject()
+	_ = global.Delete("BigInt")
+
+	check := func(text string) {
+		scan, err := scanSource(text, r.maxDepth)
+		if err != nil {
+			if err.limit {
+				r.throwRange(err.msg)
+			}
+			r.throwSyntax(err.Error())
+		}
+		if f := gojaRefusal(scan); f != nil {
+			r.throwSyntax(f.Message)
+		}
+	}
+	if orig, ok := goja.AssertFunction(global.Get("eval")); ok {
+		eval := vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			s, ok := fc.Argument(0).(goja.String)
+			if !ok {
+				return fc.Argument(0)
+			}
+			check(s.String())
+			v, err := orig(goja.Undefined(), s)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		})
+		_ = global.DefineDataProperty("eval", eval, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	}
+
+	// strings converts every argument to a string once; a throwing toString propagates.
+	toStrings := func(args []goja.Value) []goja.Value {
+		out := make([]goja.Value, len(args))
+		for i, a := range args {
+			out[i] = a.ToString()
+		}
+		return out
+	}
+	guardFunctionCtor := func(ctor *goja.Object) goja.Value {
+		checkArgs := func(args []goja.Value) []goja.Value {
+			args = toStrings(args)
+			var text strings.Builder
+			text.WriteString("(")
+			for i, a := range args {
+				if i == len(args)-1 {
+					text.WriteString("\n) {\n")
+				} else if i > 0 {
+					text.WriteString(",")
+				}
+				text.WriteString(a.String())
+			}
+			text.WriteString("\n}")
+			check(text.String())
+			return args
+		}
+		pv := r.proxyCtor(ctor, checkArgs)
+		if pv == nil {
+			return nil
+		}
+		if proto, ok := ctor.Get("prototype").(*goja.Object); ok {
+			_ = proto.DefineDataProperty("constructor", pv, goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		}
+		return pv
+	}
+	if fn, ok := global.Get("Function").(*goja.Object); ok {
+		if pv := guardFunctionCtor(fn); pv != nil {
+			_ = global.DefineDataProperty("Function", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+			if proto, ok := fn.Get("prototype").(*goja.Object); ok {
+				_ = proto.DefineDataProperty("constructor", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+			}
+		}
+	}
+	guardFunctionCtor(r.h.asyncFunction)
+	guardFunctionCtor(r.h.generatorFunction)
+
+	if re, ok := global.Get("RegExp").(*goja.Object); ok {
+		r.guardRegExp(re)
+	}
+}
+
+// guardRegExp replaces RegExp with a proxy that refuses a Unicode property escape under the u or v
+// flag (goja cannot match one: it would silently never match) and bounds the pattern's length.
+func (r *run) guardRegExp(re *goja.Object) {
+	vm := r.vm
+	global := vm.GlobalObject()
+	checkArgs := func(args []goja.Value) []goja.Value {
+		args = append([]goja.Value(nil), args...)
+		var pattern, flags string
+		if len(args) > 0 {
+			if o, ok := args[0].(*goja.Object); ok && o.ClassName() == "RegExp" {
+				pattern = o.Get("source").String()
+				flags = o.Get("flags").String()
+			} else if !goja.IsUndefined(args[0]) {
+				args[0] = args[0].ToString()
+				pattern = args[0].String()
+			}
+		}
+		if len(args) > 1 && !goja.IsUndefined(args[1]) {
+			args[1] = args[1].ToString()
+			flags = args[1].String()
+		}
+		if len(pattern) > maxSourceBytes {
+			r.throwRange(fmt.Sprintf("the regular expression is %d bytes, over the %d-byte limit", len(pattern), maxSourceBytes))
+		}
+		if strings.ContainsAny(flags, "uv") && hasUnicodePropertyEscape(pattern) {
+			r.throwSyntax("Invalid regular expression: " + unicodePropertyUnsupported)
+		}
+		return args
+	}
+	pv := r.proxyCtor(re, checkArgs)
+	if pv == nil {
+		return
+	}
+	_ = global.DefineDataProperty("RegExp", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	if proto, ok := re.Get("prototype").(*goja.Object); ok {
+		_ = proto.DefineDataProperty("constructor", pv, goja.FLAG_TRUE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+		_ = proto.Delete("compile") // Annex B's recompile in place would bypass the check
+	}
+}
+
+// hasUnicodePropertyEscape reports whether a regular expression pattern contains \p{ or \P{ (an
+// escaped backslash does not count).
+func hasUnicodePropertyEscape(pattern string) bool {
+	for i := 0; i+2 < len(pattern); i++ {
+		if pattern[i] != '\\' {
+			continue
+		}
+		if (pattern[i+1] == 'p' || pattern[i+1] == 'P') && pattern[i+2] == '{' {
+			return true
+		}
+		i++
+	}
+	return false
+}
+
+// throwSyntax throws a SyntaxError with msg in the program.
+func (r *run) throwSyntax(msg string) {
+	v, err := r.h.syntaxError(goja.Undefined(), r.vm.ToValue(msg))
+	if err != nil {
+		throw(err)
+	}
+	panic(v)
+}
+
+// proxyCtor returns a proxy of the constructor ctor whose call and construct pass the arguments
+// through checkArgs (which throws to refuse them, or returns the arguments to use) to ctor, or nil when
+// ctor is not a constructor. goja cannot use a proxy as the right side of instanceof, so ctor gets an
+// own Symbol.hasInstance that answers for the proxy as ctor would.
+func (r *run) proxyCtor(ctor *goja.Object, checkArgs func([]goja.Value) []goja.Value) goja.Value {
+	vm := r.vm
+	callable, ok1 := goja.AssertFunction(ctor)
+	construct, ok2 := goja.AssertConstructor(ctor)
+	hasInstance, ok3 := goja.AssertFunction(ctor.GetSymbol(goja.SymHasInstance))
+	if !ok1 || !ok2 || !ok3 {
+		return nil
+	}
+	pv := vm.ToValue(vm.NewProxy(ctor, &goja.ProxyTrapConfig{
+		Apply: func(_ *goja.Object, this goja.Value, args []goja.Value) goja.Value {
+			v, err := callable(this, checkArgs(args)...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		},
+		Construct: func(_ *goja.Object, args []goja.Value, _ *goja.Object) *goja.Object {
+			o, err := construct(nil, checkArgs(args)...)
+			if err != nil {
+				throw(err)
+			}
+			return o
+		},
+	}))
+	_ = ctor.DefineDataPropertySymbol(goja.SymHasInstance, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+		this := fc.This
+		if this == pv {
+			this = ctor
+		}
+		v, err := hasInstance(this, fc.Argument(0))
+		if err != nil {
+			throw(err)
+		}
+		return v
+	}), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
+	return pv
 }

@@ -12,7 +12,9 @@ import (
 
 // helpers are the prelude's functions, captured before the program runs so it cannot replace them.
 type helpers struct {
-	format, describe, makeError, stringify, parse, rangeError goja.Callable
+	format, describe, makeError, stringify, parse, rangeError, syntaxError goja.Callable
+	// asyncFunction and generatorFunction are the constructors of async and generator functions.
+	asyncFunction, generatorFunction *goja.Object
 }
 
 // preludeSource evaluates to a function of the nesting limit (maxNestingDepth) that returns the
@@ -44,13 +46,23 @@ func (r *run) loadPrelude() error {
 	if !ok {
 		return errors.New("coderuntime: the prelude returned no helpers")
 	}
-	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError}
+	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError, &r.h.syntaxError}
 	for i, dst := range fns {
 		f, ok := goja.AssertFunction(ho.Get(strconv.Itoa(i)))
 		if !ok {
 			return fmt.Errorf("coderuntime: prelude helper %d is not a function", i)
 		}
 		*dst = f
+	}
+	in, ok := ho.Get(strconv.Itoa(len(fns))).(*goja.Object)
+	if !ok {
+		return errors.New("coderuntime: the prelude returned no intrinsics")
+	}
+	if r.h.asyncFunction, ok = in.Get("0").(*goja.Object); !ok {
+		return errors.New("coderuntime: the prelude found no AsyncFunction")
+	}
+	if r.h.generatorFunction, ok = in.Get("1").(*goja.Object); !ok {
+		return errors.New("coderuntime: the prelude found no GeneratorFunction")
 	}
 	return nil
 }

@@ -3,7 +3,7 @@
 // calls into the VM with, and installs the guarded JSON.stringify.
 (function (MAX_DEPTH) {
 	"use strict";
-	var nativeStringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError,
+	var nativeStringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError, SyntaxErrorCtor = SyntaxError,
 		defineProperty = Object.defineProperty, StringCtor = String, isArray = Array.isArray,
 		apply = Reflect.apply,
 		tagOf = Function.prototype.call.bind(Object.prototype.toString), hasOwn = Function.prototype.call.bind(Object.prototype.hasOwnProperty);
@@ -121,6 +121,9 @@
 		return e;
 	}
 	function rangeError(message) { return new RangeErrorCtor(message); }
+	function syntaxError(message) { return new SyntaxErrorCtor(message); }
+	// The constructors of async and generator functions, which no global names.
+	var intrinsics = [(async function () {}).constructor, (function* () {}).constructor];
 	defineProperty(JSON, "stringify", {value: stringify, writable: true, enumerable: false, configurable: true});
-	return [format, describe, makeError, stringify, parse, rangeError];
+	return [format, describe, makeError, stringify, parse, rangeError, syntaxError, intrinsics];
 })

@@ -27,8 +27,13 @@ const (
 
 // wrapProgram wraps src as the body of an async function and strips TypeScript with esbuild. It
 // returns JavaScript that ends with an inline source map pointing at src itself (the wrapper's line
-// already removed), or a syntax Failure positioned in src. It never panics.
+// already removed), or a syntax Failure positioned in src. It never panics. A src over the bounds
+// (see checkProgramBounds) is refused before esbuild sees it, with a limit (or syntax) Failure: no
+// text can overflow the transform's stack, and the JavaScript it returns is as shallow.
 func wrapProgram(src string) (string, *Failure) {
+	if _, f := checkProgramBounds(src); f != nil {
+		return "", f
+	}
 	res := api.Transform(wrapHead+src+wrapTail, api.TransformOptions{
 		Loader: api.LoaderTS,
 		Target: api.ES2020,
@@ -61,7 +66,18 @@ func wrapProgram(src string) (string, *Failure) {
 
 // compile wraps, transforms and compiles src for goja. The returned program is immutable and may
 // run in any goja.Runtime.
+//
+// Beyond the bounds wrapProgram checks, goja refuses what it would run wrongly or without bound:
+// BigInt literals (goja's BigInt operators allocate without limit in one step, and the BigInt global
+// is removed) and Unicode property escapes (goja's regular expressions cannot match them).
 func compile(src string) (*goja.Program, *Failure) {
+	scan, f := checkProgramBounds(src)
+	if f != nil {
+		return nil, f
+	}
+	if f := gojaRefusal(scan); f != nil {
+		return nil, f
+	}
 	js, f := wrapProgram(src)
 	if f != nil {
 		return nil, f
@@ -222,4 +238,21 @@ func encodeVLQ(fields []int) string {
 		}
 	}
 	return b.String()
+}
+
+// Messages of what goja refuses.
+const (
+	bigintUnsupported          = "BigInt is not supported by this runtime: its arithmetic cannot be bounded"
+	unicodePropertyUnsupported = "Unicode property escapes (\\p{...}) are not supported by this runtime's regular expressions"
+)
+
+// gojaRefusal is the syntax Failure for a text with a BigInt literal or a Unicode property escape.
+func gojaRefusal(scan sourceScan) *Failure {
+	switch {
+	case scan.bigint != nil:
+		return &Failure{Kind: KindSyntax, Message: bigintUnsupported, Line: scan.bigint.line, Column: scan.bigint.col}
+	case scan.unicodeProperty != nil:
+		return &Failure{Kind: KindSyntax, Message: unicodePropertyUnsupported, Line: scan.unicodeProperty.line, Column: scan.unicodeProperty.col}
+	}
+	return nil
 }
