@@ -10,6 +10,7 @@ import (
 	"github.com/dsh-go/dsh/catalog"
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/acp"
 	"github.com/dsh-go/dsh/plugins/approval"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
@@ -104,6 +105,7 @@ func Generate(root string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	toolsMD += catalog.RenderACP(acpRows())
 	pipelineMD, err := catalog.RenderPipeline(pipelineStages())
 	if err != nil {
 		return nil, err
@@ -223,6 +225,15 @@ func pipelineStages() []catalog.Stage {
 			title = s.Event
 		}
 		out = append(out, catalog.Stage{ID: stageID(s.Name), Title: title, Kind: kind, Doc: s.Doc, OnFailure: s.OnFailure, FailTo: stageID(s.FailTo)})
+	}
+	return out
+}
+
+// acpRows converts plugins/acp's card → ACP field mapping.
+func acpRows() []catalog.ACPRow {
+	var out []catalog.ACPRow
+	for _, m := range acp.Mapping() {
+		out = append(out, catalog.ACPRow{Update: m.Update, Source: m.Source, Field: m.Field, Note: m.Note})
 	}
 	return out
 }

@@ -51,7 +51,7 @@ func Mapping() []FieldMapping {
 		{"tool_call", "DiffCall.Locations", "locations", "as GenericCall.Locations"},
 		{"tool_call", "(no card)", "title, kind", "the tool's name, `other`"},
 		{"tool_call", "Execution.Args", "rawInput", "for terminal and diff cards, and without a card; omitted beyond Config.MaxRawBytes"},
-		{"tool_call_update", "(the body starts)", "status", "`in_progress`, sent by the outermost tools/execute wrapper"},
+		{"tool_call_update", "(the body starts)", "status", "`in_progress`, sent by the outermost tools/execute wrapper (not for an unknown tool: nothing runs)"},
 		{"tool_call_update", "Result.IsError", "status", "`failed` when true, else `completed`"},
 		{"tool_call_update", "GenericResult.Title", "title", "when set"},
 		{"tool_call_update", "GenericResult.Content", "content[].content", "when set; otherwise the result's content"},
