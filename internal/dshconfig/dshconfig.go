@@ -216,8 +216,6 @@ func (p *parser) config(root value, cfg *Config) {
 	}
 	if v, ok := o.get("mcpServers"); ok {
 		p.servers(v, cfg)
-	} else {
-		p.fail("mcpServers", "missing: the servers to mount")
 	}
 	if v, ok := o.get("permissions"); ok {
 		p.permissions(v, cfg)

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/events"
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/dshconfig"
+	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
+	"github.com/dsh-go/dsh/plugins/permissions"
+	"github.com/dsh-go/dsh/plugins/systemprompt"
+	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// gateway is a host with the registry, the config's policy and its mounted
+// servers.
+type gateway struct {
+	h    *host.Host
+	root *host.Context
+	reg  *tools.Registry
+	cfg  *dshconfig.Config
+}
+
+// openGateway builds the host for cfg: the registry in the config's mode,
+// the per-tool timeouts, the permission rules, then every server, each of
+// which must start. On any failure everything started is stopped and the
+// error names the config key at fault.
+func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (g *gateway, err error) {
+	h := host.New(host.WithLogger(log))
+	defer func() {
+		if err != nil {
+			h.Close()
+		}
+	}()
+	root := h.Root()
+	load := func(key string, p host.Plugin, c any) error {
+		f, err := root.Plugin(p, c)
+		if err == nil {
+			err = f.Err()
+		}
+		if err != nil {
+			if key == "" {
+				return err
+			}
+			return &dshconfig.Error{File: cfg.File, Key: key, Msg: err.Error()}
+		}
+		return nil
+	}
+	if err := load("", systemprompt.Plugin, nil); err != nil {
+		return nil, err
+	}
+	if cfg.Mode == tools.Code || cfg.Mode == tools.Both {
+		if err := load("mode", coderuntime.Plugin, nil); err != nil {
+			return nil, err
+		}
+	}
+	if err := load("mode", tools.Plugin, tools.Config{Mode: cfg.Mode}); err != nil {
+		return nil, err
+	}
+	reg, err := tools.Service.Get(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Timeouts) > 0 {
+		if _, err := host.OnWaterfall(root, tools.ExecuteEvent, timeoutsWrapper(cfg.Timeouts, root.Logger())); err != nil {
+			return nil, err
+		}
+	}
+	if err := load("permissions", permissions.Plugin, cfg.Permissions); err != nil {
+		return nil, err
+	}
+	for _, s := range cfg.Servers {
+		mc := mcpclient.Config{
+			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
+			URL: s.URL, Headers: s.Headers, Trusted: s.Trusted,
+			CallTimeout:      mcpclient.Duration(s.Timeout),
+			FailOnStartError: true,
+		}
+		if err := load("mcpServers."+s.Name, mcpclient.Plugin, mc); err != nil {
+			return nil, err
+		}
+	}
+	return &gateway{h: h, root: root, reg: reg, cfg: cfg}, nil
+}
+
+func (g *gateway) Close() error { return g.h.Close() }
+
+// timeoutsWrapper bounds each tool matching a "timeouts" entry (the first
+// in file order) with the timeout policy's wrapper: TOOL_TIMEOUT when the
+// budget expires. A tool's own declared budget still wins, as in the
+// timeout policy.
+func timeoutsWrapper(ts []dshconfig.Timeout, log *zerolog.Logger) events.WaterfallListener[*tools.Execution, tools.Result] {
+	wrappers := make([]events.WaterfallListener[*tools.Execution, tools.Result], len(ts))
+	for i, t := range ts {
+		wrappers[i] = timeoutpolicy.Wrapper(timeoutpolicy.Config{Default: t.Budget}, log)
+	}
+	return func(ctx context.Context, e *tools.Execution, next events.Next[tools.Result]) (tools.Result, error) {
+		for i, t := range ts {
+			if t.Matches(e.Name()) {
+				return wrappers[i](ctx, e, next)
+			}
+		}
+		return next(ctx)
+	}
+}
+
+// gatewayConfigPath is the config file: flagPath, else $DSH_CONFIG, else
+// ./dsh.json.
+func gatewayConfigPath(flagPath string) string {
+	if flagPath != "" {
+		return flagPath
+	}
+	if p := os.Getenv("DSH_CONFIG"); p != "" {
+		return p
+	}
+	return "dsh.json"
+}
+
+// loadConfig loads the config at path, printing every problem to stderr.
+func loadConfig(path string, stderr io.Writer) (*dshconfig.Config, bool) {
+	cfg, err := dshconfig.Load(path)
+	if err != nil {
+		printErrors(stderr, err)
+		return nil, false
+	}
+	return cfg, true
+}
+
+// printErrors prints each joined error on its own line.
+func printErrors(w io.Writer, err error) {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			printErrors(w, e)
+		}
+		return
+	}
+	var ce *dshconfig.Error
+	if errors.As(err, &ce) {
+		fmt.Fprintln(w, "dsh:", ce.Error())
+		return
+	}
+	fmt.Fprintln(w, "dsh:", err)
+}
+
+// newLogger logs to w at warn level, or debug when verbose.
+func newLogger(w io.Writer, verbose bool) zerolog.Logger {
+	lvl := zerolog.WarnLevel
+	if verbose {
+		lvl = zerolog.DebugLevel
+	}
+	return zerolog.New(zerolog.ConsoleWriter{Out: w, NoColor: true}).Level(lvl).With().Timestamp().Logger()
+}

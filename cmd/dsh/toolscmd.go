@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/dsh-go/dsh/plugins/tools/cardtext"
+)
+
+// cliAgent is the agent scope of `dsh tools call`.
+const cliAgent host.ScopeKey = "dsh-cli"
+
+func init() {
+	commands["tools"] = command{
+		summary: "list or call the guarded tools of a dsh.json from a terminal",
+		run: subcommands("tools", map[string]command{
+			"list": {summary: "list the tools the config serves", run: runToolsList},
+			"call": {summary: "call one tool through the config's policy: dsh tools call NAME ['{json args}']", run: runToolsCall},
+		}),
+	}
+}
+
+// toolsFlags parses the flags shared by list and call.
+func toolsFlags(name string, args []string, stderr io.Writer) (fs *flag.FlagSet, configPath *string, verbose *bool, ok bool) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath = fs.String("config", "", "the dsh.json (default $DSH_CONFIG, else ./dsh.json)")
+	verbose = fs.Bool("v", false, "log at debug level (to stderr)")
+	return fs, configPath, verbose, true
+}
+
+func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, configPath, verbose, _ := toolsFlags("dsh tools list", args, stderr)
+	asJSON := fs.Bool("json", false, "print the tools' wire schemas as JSON")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "dsh tools list: unexpected arguments %q\n", fs.Args())
+		return exitUsage
+	}
+	cfg, ok := loadConfig(gatewayConfigPath(*configPath), stderr)
+	if !ok {
+		return exitUsage
+	}
+	g, err := openGateway(cfg, newLogger(stderr, *verbose))
+	if err != nil {
+		printErrors(stderr, err)
+		return exitUsage
+	}
+	defer g.Close()
+	if *asJSON {
+		b, err := json.MarshalIndent(g.reg.Schemas(cliAgent), "", "  ")
+		if err != nil {
+			fmt.Fprintln(stderr, "dsh:", err)
+			return exitFailure
+		}
+		fmt.Fprintln(stdout, string(b))
+		return exitOK
+	}
+	for _, t := range g.reg.Visible(cliAgent) {
+		desc, _, _ := strings.Cut(t.Description(), "\n")
+		fmt.Fprintf(stdout, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
+	}
+	return exitOK
+}
+
+func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs, configPath, verbose, _ := toolsFlags("dsh tools call", args, stderr)
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fmt.Fprintln(stderr, "usage: dsh tools call [--config dsh.json] NAME ['{json arguments}']")
+		return exitUsage
+	}
+	name := fs.Arg(0)
+	var raw json.RawMessage
+	if fs.NArg() == 2 {
+		raw = json.RawMessage(fs.Arg(1))
+		if !json.Valid(raw) {
+			fmt.Fprintln(stderr, "dsh tools call: the arguments are not valid JSON")
+			return exitUsage
+		}
+	}
+	cfg, ok := loadConfig(gatewayConfigPath(*configPath), stderr)
+	if !ok {
+		return exitUsage
+	}
+	g, err := openGateway(cfg, newLogger(stderr, *verbose))
+	if err != nil {
+		printErrors(stderr, err)
+		return exitUsage
+	}
+	defer g.Close()
+	// An ask is answered at the terminal: the question on stderr, the
+	// answer on stdin.
+	if _, err := g.root.Plugin(approval.Plugin, approval.Config{Answerer: approval.NewTerminal(stdin, stderr)}); err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitFailure
+	}
+	if _, err := g.root.Scope(cliAgent); err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitFailure
+	}
+	res := g.reg.Execute(ctx, tools.Call{ID: "cli-1", Name: name, Arguments: raw, Agent: cliAgent})
+	for _, c := range res.Content {
+		switch c.Type {
+		case tools.ContentText:
+			fmt.Fprintln(stdout, c.Text)
+		default:
+			b, _ := json.Marshal(c)
+			fmt.Fprintln(stdout, string(b))
+		}
+	}
+	if res.IsError {
+		fmt.Fprintf(stderr, "dsh: %s failed: %s (%s)\n", cardtext.Line(name), res.Error.Code, res.Error.Name)
+		return exitFailure
+	}
+	return exitOK
+}
