@@ -339,11 +339,7 @@ func TestQuickJSHostilePrograms(t *testing.T) {
 		{"typed arrays are gone", "return new Uint8Array(2 ** 32)", KindException, nil, "ReferenceError"},
 		{"ArrayBuffer is gone", "return new ArrayBuffer(2 ** 33)", KindException, nil, "ReferenceError"},
 		// Memory: the VM's limit refuses the allocation; the run fails with kind limit.
-		// QuickJS throws null when it runs out of memory while building the error itself (many small
-		// objects): that is an exception whose message says so.
-		{"growing array of objects", "const a: any[] = []\nwhile (true) a.push({ n: a.length })", KindException, nil, qjsNullOOMNote},
 		{"growing array of strings", "const a: string[] = []\nconst s = 'x'.repeat(1 << 20)\nwhile (true) a.push(s + a.length)", KindLimit, ErrHeapLimit, "out of memory"},
-		{"out of memory after catching one", "let n = 0\ntry { const a: any[] = []; while (true) a.push('x'.repeat(1000) + n++) } catch (e) {}\nconst b: string[] = []\nwhile (true) b.push('y'.repeat(1000) + n++)", KindException, nil, qjsNullOOMNote},
 		{"BigInt shift", "return String(1n << (2n ** 40n)).length", KindException, nil, "RangeError"},
 		{"BigInt power", "return String(2n ** (2n ** 40n)).length", KindException, nil, "RangeError"},
 		{"BigInt.asUintN", "return String(BigInt.asUintN(2 ** 40, -1n)).length", KindException, nil, "RangeError: BigInt is too large"},
@@ -370,6 +366,28 @@ func TestQuickJSHostilePrograms(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQuickJSOutOfMemoryAfterCatchingOne: the VM stays usable after an out-of-memory error the
+// program caught, and a second one ends the run too (as a limit failure, or as the null QuickJS
+// throws when it cannot even build that error).
+func TestQuickJSOutOfMemoryAfterCatchingOne(t *testing.T) {
+	src := "let n = 0\ntry { const a: any[] = []; while (true) a.push('x'.repeat(1000) + n++) } catch (e) { console.log('caught', String(e)) }\nconst b: string[] = []\nwhile (true) b.push('y'.repeat(1000) + n++)"
+	_, err := newQJS(t).Run(context.Background(), Program{Source: src})
+	var f *Failure
+	if !errors.As(err, &f) || !(f.Kind == KindLimit && errors.Is(f, ErrHeapLimit) || f.Kind == KindException && strings.Contains(f.Message, qjsNullOOMNote)) {
+		t.Fatalf("err = %v; want an out-of-memory failure", err)
+	}
+	if len(f.Logs) != 1 || !strings.HasPrefix(f.Logs[0].Text, "caught ") {
+		t.Fatalf("logs = %q; want the first out-of-memory error caught", f.Logs)
+	}
+	t.Run("many small objects", func(t *testing.T) {
+		_, err := newQJS(t).Run(context.Background(), Program{Source: "const a: any[] = []\nwhile (true) a.push({ n: a.length })"})
+		var f *Failure
+		if !errors.As(err, &f) || !(f.Kind == KindLimit && errors.Is(f, ErrHeapLimit) || f.Kind == KindException && strings.Contains(f.Message, qjsNullOOMNote)) {
+			t.Fatalf("err = %v; want an out-of-memory failure", err)
+		}
+	})
 }
 
 // TestQuickJSNativeWorkIsBounded: array built-ins that loop natively over a program-chosen length
