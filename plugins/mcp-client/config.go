@@ -230,10 +230,14 @@ func (d Duration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(time.Duration(d).String())
 }
 
-// UnmarshalJSON reads a duration string or a number of milliseconds. A
-// negative, fractional-nanosecond or overflowing value is an error.
+// UnmarshalJSON reads a duration string or a number of milliseconds (null
+// leaves d unchanged). A negative, non-numeric or overflowing value is an
+// error.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
+		return nil // as encoding/json does for a missing value
+	}
 	if len(b) > 0 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
