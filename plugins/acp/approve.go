@@ -261,9 +261,10 @@ func (s *Session) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	case a = <-ch:
 	case <-askCtx.Done():
 	}
+	if s.Err() != nil {
+		return tools.Unavailable, nil // closed or broken meanwhile
+	}
 	switch {
-	case s.life.Err() != nil:
-		return tools.Unavailable, nil
 	case askCtx.Err() != nil:
 		return tools.Cancelled, nil // the call or the turn was cancelled
 	case a.err != nil:

@@ -157,3 +157,54 @@ func TestE2E_SessionUpdatesOverTheSDK(t *testing.T) {
 		t.Errorf("agent results %+v", agent.results)
 	}
 }
+
+// TestE2E_SessionCancelWhileAskingAnswersCancelled: the user cancels the
+// turn (session/cancel) while a permission request is open and the client
+// never answers it: the call fails without running, and the prompt ends
+// as cancelled.
+func TestE2E_SessionCancelWhileAskingAnswersCancelled(t *testing.T) {
+	r := newRig(t, acp.Config{Approval: true})
+	var cc *acpsdk.ClientSideConnection
+	client := &testClient{answer: func(ctx context.Context, q acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		if err := cc.Cancel(ctx, acpsdk.CancelNotification{SessionId: q.SessionId}); err != nil {
+			return acpsdk.RequestPermissionResponse{}, err
+		}
+		<-ctx.Done() // never answers; the agent withdraws the request
+		return acpsdk.RequestPermissionResponse{Outcome: acpsdk.NewRequestPermissionOutcomeCancelled()}, nil
+	}}
+	cc, agent := wire(t, r, client)
+	ctx := context.Background()
+	if _, err := cc.Initialize(ctx, acpsdk.InitializeRequest{ProtocolVersion: acpsdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := cc.NewSession(ctx, acpsdk.NewSessionRequest{Cwd: r.ws, McpServers: []acpsdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := prompt(t, cc, sess.SessionId,
+		scriptedCall{"c1", "bash", args(map[string]any{"command": "touch ran", "description": "Touch"})},
+		scriptedCall{"c2", "bash", args(map[string]any{"command": "touch ran2", "description": "Touch"})},
+	)
+	if resp.StopReason != acpsdk.StopReasonCancelled {
+		t.Errorf("stop reason %q", resp.StopReason)
+	}
+	updates, asks := client.recorded()
+	got := summaries(r.ws, updates)
+	want := []string{
+		`tool_call c1 pending execute "touch ran" | text "Touch"`,
+		`tool_call_update c1 failed | text "Tool call aborted before it started: context canceled"`,
+		`tool_call c2 pending execute "touch ran2" | text "Touch"`,
+		`tool_call_update c2 failed | text "Tool call aborted before it started: context canceled"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("updates:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(asks) != 1 {
+		t.Errorf("%d asks, want 1 (the turn was cancelled before c2)", len(asks))
+	}
+	for _, res := range agent.results[0] {
+		if !res.IsError {
+			t.Errorf("a call ran: %+v", res)
+		}
+	}
+}

@@ -159,7 +159,9 @@ func (a *testAgent) Prompt(ctx context.Context, p acpsdk.PromptRequest) (acpsdk.
 	a.mu.Lock()
 	a.results = append(a.results, res)
 	a.mu.Unlock()
-	if err := s.Flush(ctx); err != nil {
+	// The turn's updates go out before the answer, also for a cancelled
+	// turn (the peer here always reads, so this cannot hang).
+	if err := s.Flush(context.WithoutCancel(ctx)); err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
 	stop := acpsdk.StopReasonEndTurn
