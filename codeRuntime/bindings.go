@@ -35,7 +35,10 @@ func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.V
 			if err != nil {
 				var ex *goja.Exception
 				if errors.As(err, &ex) {
-					msg, _ := r.describe(ex.Value())
+					msg, _, err := r.describe(ex.Value())
+					if err != nil {
+						throw(err)
+					}
 					return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable: %s", name, msg), "INVALID_ARGUMENTS", "TypeError")
 				}
 				throw(err)

@@ -16,7 +16,6 @@ var gojaUnsafe = map[string]string{
 	"Array.from of a big string":       "Array.from of a string builds the array natively",
 	"JSON.parse of 100 MB":             "JSON.parse builds the value natively",
 	"regexp over 1 Mi characters":      "a regexp match runs natively; regexp2's match timeout is process-wide and reads as no match",
-	"thrown 100 MB string":             "the thrown value's text is built in full",
 }
 
 // gojaUnsupported lists the language features in-process goja fails loudly.

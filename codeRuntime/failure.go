@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 )
@@ -58,29 +59,58 @@ func ctxFailure(err error, logs []Log) *Failure {
 	return &Failure{Kind: KindAbort, Message: "the run was cancelled", Cause: context.Canceled, Logs: logs}
 }
 
-// exception describes a thrown or rejected value, with the model-source position of its stack.
+// exception describes a thrown or rejected value, with the model-source position of its stack. A
+// budget or cancellation that ends the run while the value is described is that failure (a timeout
+// or an abort), not an exception.
 func (r *run) exception(v goja.Value) *Failure {
-	msg, stack := r.describe(v)
+	msg, stack, err := r.describe(v)
+	if err != nil {
+		return r.failure(err)
+	}
 	f := &Failure{Kind: KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = stackPosition(stack)
 	return f
 }
 
-// describe returns "name: message" (or "Uncaught <value>") and the stack of a thrown value.
-func (r *run) describe(v goja.Value) (msg, stack string) {
+// notPrintable is the description of a thrown value whose description threw.
+const notPrintable = "Uncaught exception (not printable)"
+
+// describe returns "name: message" (or "Uncaught <value>") and the stack of a thrown value, each
+// capped to Config.MaxLogBytes bytes. err is the interrupt (a budget, or the run's context ending)
+// that stopped the description, if one did: the run is over then.
+func (r *run) describe(v goja.Value) (msg, stack string, err error) {
 	if v == nil {
 		v = goja.Undefined()
 	}
 	var out goja.Value
-	err := r.enter(func() (err error) { out, err = r.h.describe(goja.Undefined(), v); return })
-	if err != nil {
-		return "Uncaught exception (not printable)", ""
+	if err := r.enter(func() (err error) { out, err = r.h.describe(goja.Undefined(), v); return }); err != nil {
+		var ie *goja.InterruptedError
+		if errors.As(err, &ie) || errors.Is(err, ErrCPUBudget) {
+			return notPrintable, "", err
+		}
+		return notPrintable, "", nil
 	}
 	o, ok := out.(*goja.Object)
 	if !ok {
-		return "Uncaught exception (not printable)", ""
+		return notPrintable, "", nil
 	}
-	return o.Get("0").String(), o.Get("1").String()
+	return capText(o.Get("0").String(), r.cfg.MaxLogBytes), capText(o.Get("1").String(), r.cfg.MaxLogBytes), nil
+}
+
+// capText cuts s to at most max bytes (at a character boundary), saying so at its end.
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	const note = " … (cut: the text is longer than the output limit)"
+	cut := max - len(note)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + note
 }
 
 var stackPosRe = regexp.MustCompile(regexp.QuoteMeta(sourceName) + `:(\d+):(\d+)`)

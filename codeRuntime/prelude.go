@@ -17,7 +17,8 @@ type helpers struct {
 	asyncFunction, generatorFunction *goja.Object
 }
 
-// preludeSource evaluates to a function of the nesting limit (maxNestingDepth) that returns the
+// preludeSource evaluates to a function of the nesting limit (maxNestingDepth) and the cap of a
+// failure's text (Config.MaxLogBytes, in UTF-16 units) that returns the
 // helpers, in the order of the fields of helpers, and replaces JSON.stringify with the guarded one.
 //
 //go:embed prelude.js
@@ -38,7 +39,7 @@ func (r *run) loadPrelude() error {
 	if !ok {
 		return errors.New("coderuntime: the prelude is not a function")
 	}
-	hv, err := build(goja.Undefined(), vm.ToValue(r.maxDepth))
+	hv, err := build(goja.Undefined(), vm.ToValue(r.maxDepth), vm.ToValue(r.cfg.MaxLogBytes))
 	if err != nil {
 		return fmt.Errorf("coderuntime: prelude: %w", err)
 	}

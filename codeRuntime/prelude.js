@@ -1,7 +1,7 @@
 // The prelude of every run of the goja backend (see prelude.go). Evaluated in strict mode, it is a
-// function of the nesting limit that builds, without leaving anything global, the helpers the host
+// function of the nesting limit and the failure-text cap that builds, without leaving anything global, the helpers the host
 // calls into the VM with, and installs the guarded JSON.stringify.
-(function (MAX_DEPTH) {
+(function (MAX_DEPTH, MAX_TEXT) {
 	"use strict";
 	var nativeStringify = JSON.stringify, parse = JSON.parse, ErrorCtor = Error, RangeErrorCtor = RangeError, SyntaxErrorCtor = SyntaxError,
 		defineProperty = Object.defineProperty, StringCtor = String, isArray = Array.isArray,
@@ -76,6 +76,8 @@
 		var name = e.name, msg = e.message;
 		name = name === undefined ? "Error" : StringCtor(name);
 		msg = msg === undefined ? "" : StringCtor(msg);
+		if (name.length > MAX_TEXT) name = name.slice(0, MAX_TEXT + 1);
+		if (msg.length > MAX_TEXT) msg = msg.slice(0, MAX_TEXT + 1);
 		return msg ? name + ": " + msg : name;
 	}
 	function fmt(v) {
@@ -95,13 +97,17 @@
 		for (var i = 0; i < arguments.length; i++) { if (i > 0) s += " "; s += fmt(arguments[i]); }
 		return s;
 	}
+	// cap cuts a failure text to MAX_TEXT + 1 UTF-16 units (the host sees it is over and says so) before the host copies it (a thrown value
+	// may be a string of a hundred megabytes).
+	function cap(s) { return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT + 1) : s; }
 	function describe(e) {
 		try {
 			if (e !== null && typeof e === "object" && (e instanceof ErrorCtor || typeof e.message === "string")) {
 				var st = e.stack;
-				return [errText(e), typeof st === "string" ? st : ""];
+				return [cap(errText(e)), typeof st === "string" ? cap(st) : ""];
 			}
-			return ["Uncaught " + fmt(e), ""];
+			if (typeof e === "string") return ["Uncaught " + cap(e), ""];
+			return ["Uncaught " + cap(fmt(e)), ""];
 		} catch (x) {
 			return ["Uncaught exception (not printable)", ""];
 		}
