@@ -201,7 +201,7 @@ func (s *Session) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	}
 	var st *callState
 	if req.Execution != nil {
-		st = s.started(req.Execution)
+		st = s.started(ctx, req.Execution)
 	}
 	if st == nil {
 		return tools.Unavailable, nil // no call to name, or the session is closed

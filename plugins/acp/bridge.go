@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/rs/zerolog"
@@ -33,16 +34,18 @@ var (
 	ErrScopeBound = errors.New("acp: the agent scope is already attached to a session")
 	// ErrSessionClosed: the session was closed (or its bridge disposed).
 	ErrSessionClosed = errors.New("acp: session closed")
-	// ErrSessionBroken: an update could not be delivered (the queue
-	// overflowed because the peer stopped reading, or the connection
-	// failed); the session sends nothing more and answers asks unavailable.
+	// ErrSessionBroken: an update could not be delivered (the peer read
+	// nothing for Config.StallTimeout while the queue was full, or the
+	// connection failed); the session sends nothing more and answers asks
+	// unavailable.
 	ErrSessionBroken = errors.New("acp: session broken: an update could not be delivered")
 )
 
 // Defaults of [Config].
 const (
-	DefaultMaxQueued   = 1024
-	DefaultMaxRawBytes = 64 << 10
+	DefaultMaxQueued    = 1024
+	DefaultMaxRawBytes  = 64 << 10
+	DefaultStallTimeout = 30 * time.Second
 	// MaxRules bounds the allow_always / reject_always rules one session
 	// remembers; an answer beyond it applies once and is not remembered.
 	MaxRules = 1024
@@ -149,7 +152,7 @@ func (b *Bridge) Close() error {
 func (b *Bridge) install(c *host.Context) error {
 	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		if s := b.session(e.Agent()); s != nil {
-			s.started(e)
+			s.started(ctx, e)
 		}
 		return next(ctx)
 	}, host.Prepend()); err != nil {
@@ -157,16 +160,16 @@ func (b *Bridge) install(c *host.Context) error {
 	}
 	if _, err := host.OnWaterfall(c, tools.ExecuteEvent, func(ctx context.Context, e *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 		if s := b.session(e.Agent()); s != nil && e.Tool() != nil { // an unknown tool has no body to run
-			s.running(e)
+			s.running(ctx, e)
 		}
 		return next(ctx)
 	}, host.Prepend()); err != nil {
 		return err
 	}
-	_, err := host.On(c, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
+	_, err := host.On(c, tools.ResultEvent, func(ctx context.Context, n tools.ResultNotice) error {
 		e := n.Execution()
 		if s := b.session(e.Agent()); s != nil {
-			s.finished(e, n.Result())
+			s.finished(ctx, e, n.Result())
 		}
 		return nil
 	})
@@ -175,8 +178,13 @@ func (b *Bridge) install(c *host.Context) error {
 
 // Session is one agent scope's ACP session. It is safe for concurrent use.
 //
-// Updates are queued (at most Config.MaxQueued) and written in order by
-// the session's goroutine, so a tool call never waits on the peer. For
+// Updates are queued and written in order by the session's goroutine, so
+// a tool call does not wait on the peer while the queue has room
+// (Config.MaxQueued). When it is full, a call's pending and in_progress
+// updates wait for room (a burst of calls goes at the pace of the peer),
+// until the call's context is done; final updates never wait (they may
+// exceed the bound, up to twice it). A peer that reads nothing for
+// Config.StallTimeout while calls wait breaks the session, releasing them. For
 // every call the client sees, in order: tool_call (pending), then
 // tool_call_update (in_progress) when the body is about to run, then
 // tool_call_update (completed or failed). A call denied before its body
@@ -345,13 +353,42 @@ func (s *Session) signalLocked() {
 	s.progress = make(chan struct{})
 }
 
-// enqueueLocked queues u, or breaks the session when the queue is full.
-func (s *Session) enqueueLocked(u acpsdk.SessionUpdate) {
-	if s.closed || s.broken != nil {
-		return
+// enqueueLocked queues u. When the queue is full and wait is set (the
+// pending and in_progress updates, sent before a body runs), it waits for
+// the writer to make room, releasing the lock meanwhile, until ctx is
+// done; the session breaks when the writer makes no progress for
+// Config.StallTimeout (the peer stopped reading). A final update (wait
+// unset), or one whose ctx is done, is queued past the bound instead, up
+// to a hard cap of twice it, beyond which the session breaks: each call's
+// earlier updates waited for room, so the excess is bounded by the calls
+// in flight.
+func (s *Session) enqueueLocked(ctx context.Context, u acpsdk.SessionUpdate, wait bool) {
+	max := s.bridge.cfg.MaxQueued
+	for len(s.queue) >= max && !s.closed && s.broken == nil {
+		if !wait || ctx.Err() != nil {
+			if len(s.queue) < 2*max {
+				break
+			}
+			s.breakLocked(fmt.Errorf("%w: %d updates queued (the peer is not keeping up)", ErrSessionBroken, len(s.queue)))
+			return
+		}
+		written, ch := s.written, s.progress
+		s.mu.Unlock()
+		stalled := false
+		t := time.NewTimer(s.bridge.cfg.StallTimeout)
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		case <-t.C:
+			stalled = true
+		}
+		t.Stop()
+		s.mu.Lock()
+		if stalled && s.written == written {
+			s.breakLocked(fmt.Errorf("%w: the peer read nothing for %v with %d updates queued", ErrSessionBroken, s.bridge.cfg.StallTimeout, len(s.queue)))
+		}
 	}
-	if len(s.queue) >= s.bridge.cfg.MaxQueued {
-		s.breakLocked(fmt.Errorf("%w: %d updates queued (the peer is not reading)", ErrSessionBroken, len(s.queue)))
+	if s.closed || s.broken != nil {
 		return
 	}
 	s.queue = append(s.queue, u)
@@ -407,7 +444,7 @@ func (s *Session) writer() {
 
 // stateLocked returns the call's state, sending its tool_call (rendered
 // from card, which may be nil) when it has none yet.
-func (s *Session) stateLocked(e *tools.Execution, card tools.CallView) *callState {
+func (s *Session) stateLocked(ctx context.Context, e *tools.Execution, card tools.CallView, wait bool) *callState {
 	if st, ok := s.calls[e.Token()]; ok {
 		return st
 	}
@@ -426,7 +463,7 @@ func (s *Session) stateLocked(e *tools.Execution, card tools.CallView) *callStat
 	s.used[id] = true
 	s.usedFIFO = append(s.usedFIFO, id)
 	tc := st.start
-	s.enqueueLocked(acpsdk.SessionUpdate{ToolCall: &tc})
+	s.enqueueLocked(ctx, acpsdk.SessionUpdate{ToolCall: &tc}, wait)
 	return st
 }
 
@@ -446,35 +483,35 @@ func (s *Session) callCard(e *tools.Execution) tools.CallView {
 }
 
 // started reports a call entering policy: its tool_call (pending).
-func (s *Session) started(e *tools.Execution) *callState {
+func (s *Session) started(ctx context.Context, e *tools.Execution) *callState {
 	card := s.callCard(e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
-	return s.stateLocked(e, card)
+	return s.stateLocked(ctx, e, card, true)
 }
 
 // running reports a call's body about to start: in_progress.
-func (s *Session) running(e *tools.Execution) {
+func (s *Session) running(ctx context.Context, e *tools.Execution) {
 	card := s.callCard(e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
-	st := s.stateLocked(e, card)
+	st := s.stateLocked(ctx, e, card, true)
 	if st.running {
 		return // a wrapper calling next again
 	}
 	st.running = true
 	status := acpsdk.ToolCallStatusInProgress
-	s.enqueueLocked(acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{ToolCallId: st.id, Status: &status}})
+	s.enqueueLocked(ctx, acpsdk.SessionUpdate{ToolCallUpdate: &acpsdk.SessionToolCallUpdate{ToolCallId: st.id, Status: &status}}, true)
 }
 
 // finished reports a call's final result: completed or failed.
-func (s *Session) finished(e *tools.Execution, res tools.Result) {
+func (s *Session) finished(ctx context.Context, e *tools.Execution, res tools.Result) {
 	var card tools.ResultView
 	if t := e.Tool(); t != nil {
 		card = t.PresentResult(e.Args(), res.Data())
@@ -485,9 +522,9 @@ func (s *Session) finished(e *tools.Execution, res tools.Result) {
 	if s.closed {
 		return
 	}
-	st := s.stateLocked(e, callCard)
+	st := s.stateLocked(ctx, e, callCard, false)
 	u := s.m.finish(st.id, res, card)
-	s.enqueueLocked(acpsdk.SessionUpdate{ToolCallUpdate: &u})
+	s.enqueueLocked(ctx, acpsdk.SessionUpdate{ToolCallUpdate: &u}, false)
 	delete(s.calls, e.Token())
 	delete(s.live, st.id)
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -138,45 +140,112 @@ func TestUpdates_UnattachedScopesAreNotReported(t *testing.T) {
 	}
 }
 
-// TestSession_StuckPeerNeverHoldsACall: a peer that stops reading (its
-// write never returns, whatever the context) cannot hold up tool calls:
-// the queue overflows, the session breaks and asks become unavailable.
-func TestSession_StuckPeerNeverHoldsACall(t *testing.T) {
-	r := newRig(t, acp.Config{Approval: true, MaxQueued: 4})
-	writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
-	stuck := make(chan struct{})
-	writing := make(chan struct{}, 1)
-	peer := &fakePeer{update: func(context.Context) error {
+// stuckPeer is a peer whose first write never returns (whatever the
+// context) until release is closed; writing receives once it started.
+func stuckPeer() (p *fakePeer, writing chan struct{}, release chan struct{}) {
+	writing, release = make(chan struct{}, 1), make(chan struct{})
+	p = &fakePeer{update: func(context.Context) error {
 		select {
 		case writing <- struct{}{}:
 		default:
 		}
-		<-stuck
+		<-release
 		return nil
 	}, answer: selected(acp.OptionAllowOnce)}
-	s := attach(t, r, peer)
-	t.Cleanup(func() { close(stuck) }) // the transport closes: the write returns
-	ctx := context.Background()
-	read := func(i int) {
-		t.Helper()
-		if res := r.reg.Execute(ctx, tools.Call{ID: fmt.Sprint(i), Name: "read", Arguments: args(map[string]any{"path": "a.txt"}), Agent: agentKey}); res.IsError {
-			t.Fatal(res)
+	return p, writing, release
+}
+
+func readCall(id string) tools.Call {
+	return tools.Call{ID: id, Name: "read", Arguments: args(map[string]any{"path": "a.txt"}), Agent: agentKey}
+}
+
+// TestSession_StuckPeerNeverHoldsACall: a peer that stops reading (its
+// write never returns, whatever the context) holds a call at most
+// StallTimeout: then the session breaks, and asks become unavailable.
+func TestSession_StuckPeerNeverHoldsACall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, acp.Config{Approval: true, MaxQueued: 4, StallTimeout: time.Minute})
+		writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
+		peer, writing, release := stuckPeer()
+		s := attach(t, r, peer)
+		t.Cleanup(func() { close(release) }) // the transport closes: the write returns
+		ctx := context.Background()
+		r.reg.Execute(ctx, readCall("0"))
+		<-writing                         // the writer is stuck in its first write; 2 updates queued
+		r.reg.Execute(ctx, readCall("1")) // 3 more: 4 queued, and the final one past the bound
+		start := time.Now()
+		r.reg.Execute(ctx, readCall("2")) // its pending update waits for room
+		if waited := time.Since(start); waited != time.Minute {
+			t.Errorf("the call waited %v, want the stall timeout", waited)
 		}
-	}
-	read(0)
-	<-writing // the writer is stuck in its first write
-	for i := 1; i < 5; i++ {
-		read(i)
-	}
-	if err := s.Err(); !errors.Is(err, acp.ErrSessionBroken) {
-		t.Fatalf("Err() = %v, want ErrSessionBroken", err)
-	}
-	if err := s.Flush(ctx); !errors.Is(err, acp.ErrSessionBroken) {
-		t.Fatalf("Flush = %v", err)
-	}
-	if res := r.reg.Execute(ctx, bashCall("b", "true")); code(res) != tools.CodeApprovalUnavailable {
-		t.Fatalf("ask on a broken session: %+v", res)
-	}
+		if err := s.Err(); !errors.Is(err, acp.ErrSessionBroken) || !strings.Contains(err.Error(), "read nothing for 1m0s") {
+			t.Fatalf("Err() = %v, want ErrSessionBroken", err)
+		}
+		start = time.Now()
+		r.reg.Execute(ctx, readCall("3"))
+		if res := r.reg.Execute(ctx, bashCall("b", "true")); code(res) != tools.CodeApprovalUnavailable {
+			t.Fatalf("ask on a broken session: %+v", res)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("calls on a broken session waited %v", waited)
+		}
+		if err := s.Flush(ctx); !errors.Is(err, acp.ErrSessionBroken) {
+			t.Fatalf("Flush = %v", err)
+		}
+	})
+}
+
+// TestSession_SlowPeerIsWaitedFor: a peer that keeps reading, however
+// slowly, gets every update: a full queue makes calls wait, it does not
+// break the session.
+func TestSession_SlowPeerIsWaitedFor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, acp.Config{MaxQueued: 2, StallTimeout: 10 * time.Second})
+		writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
+		peer := &fakePeer{update: func(context.Context) error { time.Sleep(9 * time.Second); return nil }}
+		s := attach(t, r, peer)
+		for i := range 5 {
+			r.reg.Execute(context.Background(), readCall(fmt.Sprint(i)))
+		}
+		if err := s.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if updates, _ := peer.recorded(); len(updates) != 15 {
+			t.Errorf("%d updates, want 15", len(updates))
+		}
+	})
+}
+
+// TestSession_CancelledCallDoesNotWaitForRoom: a call whose context is
+// done does not wait for a full queue; its updates still go out, past the
+// bound (up to twice it).
+func TestSession_CancelledCallDoesNotWaitForRoom(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, acp.Config{MaxQueued: 2, StallTimeout: time.Hour})
+		writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
+		peer, writing, release := stuckPeer()
+		s := attach(t, r, peer)
+		r.reg.Execute(context.Background(), readCall("0"))
+		<-writing // 2 queued: full
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		start := time.Now()
+		r.reg.Execute(ctx, readCall("1"))
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("a cancelled call waited %v", waited)
+		}
+		if err := s.Err(); err != nil {
+			t.Errorf("Err() = %v", err)
+		}
+		close(release)
+		if err := s.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		updates, _ := peer.recorded()
+		if got := strings.Join(summaries(r.ws, updates), "\n"); !strings.HasSuffix(got, `tool_call 1 pending read "Read a.txt" @$WS/a.txt`+"\n"+`tool_call_update 1 failed | text "Tool call aborted before it started: context canceled"`) {
+			t.Errorf("updates:\n%s", got)
+		}
+	})
 }
 
 func TestSession_FlushReturnsWhenItsContextIsDone(t *testing.T) {

@@ -18,10 +18,8 @@
 //
 // A call denied before its body goes from pending to failed. Each call's
 // updates keep that order, also when a batch runs calls in parallel (their
-// updates interleave). Updates are written by one goroutine per session
-// from a bounded queue, so a tool call never waits for the editor; call
-// [Session.Flush] before answering session/prompt so the turn's updates
-// arrive first.
+// updates interleave). Call [Session.Flush] before answering
+// session/prompt, so the turn's updates arrive first.
 //
 // # Card to ACP fields
 //
@@ -77,8 +75,11 @@
 // with that reason (APPROVAL_FAILED). Asks of scopes attached to no session
 // go to Config.Fallback, or are unavailable.
 //
-// A session whose peer stops reading cannot hold up tool calls: its queue
-// overflows, and the session breaks (it sends nothing more, its asks are
-// unavailable). [Session.Close] detaches a session; disposing the plugin
-// closes them all.
+// Updates are written by one goroutine per session from a bounded queue.
+// A burst of calls that fills it goes at the pace of the editor: a call's
+// pending and in_progress updates wait for room (until the call's context
+// is done). A peer that reads nothing for Config.StallTimeout while calls
+// wait breaks the session: it sends nothing more, its asks are
+// unavailable, and the waiting calls go on. [Session.Close] detaches a
+// session; disposing the plugin closes them all.
 package acp

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"errors"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -24,9 +25,13 @@ type Config struct {
 	// (nil: they are unavailable).
 	Fallback tools.Approver
 	// MaxQueued bounds the updates waiting to be written, per session
-	// (default DefaultMaxQueued). A session whose queue overflows (the
-	// peer stopped reading) breaks: it sends nothing more.
+	// (default DefaultMaxQueued); when the queue is full, the next update
+	// waits for room (see Session).
 	MaxQueued int
+	// StallTimeout is how long a full queue may see no write complete
+	// before the session breaks, taking the peer for stuck (default
+	// DefaultStallTimeout).
+	StallTimeout time.Duration
 	// MaxRawBytes bounds rawInput and rawOutput (default
 	// DefaultMaxRawBytes); a larger value is left out of the update.
 	MaxRawBytes int
@@ -79,6 +84,9 @@ func Install(c *host.Context, cfg Config) (*Bridge, error) {
 	}
 	if cfg.MaxRawBytes <= 0 {
 		cfg.MaxRawBytes = DefaultMaxRawBytes
+	}
+	if cfg.StallTimeout <= 0 {
+		cfg.StallTimeout = DefaultStallTimeout
 	}
 	var log zerolog.Logger
 	if l := c.Logger(); l != nil {
