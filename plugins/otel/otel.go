@@ -40,14 +40,16 @@ const (
 )
 
 // Config configures [Plugin] and [New]. The zero value records spans and
-// metrics through the global providers (otel.GetTracerProvider,
-// otel.GetMeterProvider), read when the plugin starts, and never records
-// arguments or results.
+// metrics through the global providers and never records arguments or
+// results.
 type Config struct {
-	// TracerProvider makes the spans; nil means the global one. A
-	// trace/noop provider makes none, and the plugin then starts none.
+	// TracerProvider makes the spans; nil means the global one
+	// (otel.GetTracerProvider, which also follows a later
+	// otel.SetTracerProvider). A trace/noop provider makes none, and the
+	// plugin then starts none.
 	TracerProvider trace.TracerProvider
-	// MeterProvider makes the instruments; nil means the global one.
+	// MeterProvider makes the instruments; nil means the global one
+	// (otel.GetMeterProvider, likewise).
 	MeterProvider metric.MeterProvider
 	// RecordArguments records each call's canonical JSON arguments as
 	// gen_ai.tool.call.arguments on its span, cut to MaxRecordBytes. Off
@@ -63,7 +65,8 @@ type Config struct {
 	MaxRecordBytes int
 	// ToolType returns a resolved tool's gen_ai.tool.type (TypeFunction,
 	// TypeExtension, TypeDatastore); nil means [DefaultToolType]. It must
-	// be pure and cheap; its answer is cut to 64 bytes.
+	// be pure and cheap; its answer is cleaned and cut to 64 bytes, and a
+	// panic counts as TypeFunction.
 	ToolType func(t *tools.Tool) string
 }
 

@@ -552,6 +552,13 @@ func TestO3_ArgumentsAndResultsOnlyWhenAskedAndBounded(t *testing.T) {
 			t.Errorf("%s = %q (%d bytes)", k, v, len(v))
 		}
 	}
+	r.register(body("boom", func(context.Context, *tools.Execution) (tools.Output, error) {
+		return tools.TextOutput("partial"), errors.New("failed")
+	}))
+	r.reg.Execute(context.Background(), tools.Call{ID: "c3", Name: "boom", Arguments: json.RawMessage(`{"text":"x"}`)})
+	failed := r.callSpans()[2]
+	wantAttr(t, failed, "gen_ai.tool.call.arguments", `{"text":"x"}`)
+	noAttr(t, failed, "gen_ai.tool.call.result") // only a successful call's result
 	if _, err := toolotel.New(toolotel.Config{MaxRecordBytes: -1}); err == nil || !strings.Contains(err.Error(), "MaxRecordBytes is -1") {
 		t.Errorf("New with MaxRecordBytes -1: %v", err)
 	}
@@ -732,5 +739,32 @@ func TestO5_BadConfigFailsTheLoad(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "MaxRecordBytes") {
 		t.Errorf("loading with MaxRecordBytes 1 GiB: %v", err)
+	}
+}
+
+func TestO1_ToolTypeFunctionExtensionOrConfigured(t *testing.T) {
+	typeOf := func(cfg toolotel.Config, name string) string {
+		r := newRig(t, rigOpts{cfg: cfg})
+		r.register(echo(name))
+		r.reg.Execute(context.Background(), tools.Call{ID: "c", Name: name})
+		return attrs(r.only())["gen_ai.tool.type"].AsString()
+	}
+	if got := typeOf(toolotel.Config{}, "read_file"); got != toolotel.TypeFunction {
+		t.Errorf("a Go tool: %q", got)
+	}
+	if got := typeOf(toolotel.Config{}, "mcp__fs__read"); got != toolotel.TypeExtension {
+		t.Errorf("an MCP-mounted tool: %q", got)
+	}
+	store := toolotel.Config{ToolType: func(t *tools.Tool) string {
+		if t.Name() == "search" {
+			return toolotel.TypeDatastore
+		}
+		panic("no type")
+	}}
+	if got := typeOf(store, "search"); got != toolotel.TypeDatastore {
+		t.Errorf("configured: %q", got)
+	}
+	if got := typeOf(store, "other"); got != toolotel.TypeFunction {
+		t.Errorf("a panicking ToolType: %q", got)
 	}
 }
