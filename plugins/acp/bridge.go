@@ -311,7 +311,9 @@ func (s *Session) Err() error {
 // Flush waits until every update queued so far has been written to the
 // peer, ctx is done, or the session stops sending. It returns the
 // session's error whenever the session is closed or broken (some update
-// was then not delivered). An agent calls it before answering session/prompt, so the turn's
+// was then not delivered). A peer that reads nothing for
+// Config.StallTimeout while Flush waits breaks the session, so Flush
+// returns within that time whatever ctx. An agent calls it before answering session/prompt, so the turn's
 // updates precede the response.
 func (s *Session) Flush(ctx context.Context) error {
 	s.mu.Lock()
@@ -327,12 +329,21 @@ func (s *Session) Flush(ctx context.Context) error {
 			s.mu.Unlock()
 			return nil
 		}
-		ch := s.progress
+		written, ch := s.written, s.progress
 		s.mu.Unlock()
+		t := time.NewTimer(s.bridge.cfg.StallTimeout)
 		select {
 		case <-ch:
+			t.Stop()
 		case <-ctx.Done():
+			t.Stop()
 			return context.Cause(ctx)
+		case <-t.C:
+			s.mu.Lock()
+			if s.written == written {
+				s.breakLocked(fmt.Errorf("%w: the peer read nothing for %v with %d updates queued", ErrSessionBroken, s.bridge.cfg.StallTimeout, len(s.queue)))
+			}
+			s.mu.Unlock()
 		}
 	}
 }

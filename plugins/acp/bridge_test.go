@@ -195,6 +195,27 @@ func TestSession_StuckPeerNeverHoldsACall(t *testing.T) {
 	})
 }
 
+// TestSession_FlushOnAStuckPeerReturnsAfterStallTimeout: Flush needs no
+// deadline of its own to return from a peer that stopped reading.
+func TestSession_FlushOnAStuckPeerReturnsAfterStallTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRig(t, acp.Config{StallTimeout: time.Minute})
+		writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
+		peer, writing, release := stuckPeer()
+		s := attach(t, r, peer)
+		t.Cleanup(func() { close(release) })
+		r.reg.Execute(context.Background(), readCall("0"))
+		<-writing
+		start := time.Now()
+		if err := s.Flush(context.Background()); !errors.Is(err, acp.ErrSessionBroken) {
+			t.Fatalf("Flush = %v", err)
+		}
+		if waited := time.Since(start); waited != time.Minute {
+			t.Errorf("Flush waited %v", waited)
+		}
+	})
+}
+
 // TestSession_SlowPeerIsWaitedFor: a peer that keeps reading, however
 // slowly, gets every update: a full queue makes calls wait, it does not
 // break the session.

@@ -16,6 +16,23 @@
 //	tool_call_update  status in_progress  when its body is about to run (tools/execute)
 //	tool_call_update  completed | failed  with its result (tools/result)
 //
+// In an agent built on the SDK (conn is its *acpsdk.AgentSideConnection):
+//
+//	root.Plugin(acp.Plugin, acp.Config{Approval: true})
+//	bridge, _ := acp.Service.Get(root)
+//
+//	// session/new: one agent scope per ACP session.
+//	scope, err := root.Scope(host.ScopeKey(id))
+//	sess, err := bridge.Attach(scope.ScopeKey(), conn, id, acp.SessionOptions{Cwd: req.Cwd})
+//
+//	// session/prompt: the model's calls run for that scope; flush, then answer
+//	// (also after session/cancel: Flush returns within Config.StallTimeout).
+//	results := reg.ExecuteBatch(ctx, calls, tools.BatchOptions{}) // each Call.Agent == sess.Scope()
+//	err = sess.Flush(context.WithoutCancel(ctx))
+//
+//	// session/cancel: open permission requests answer cancelled.
+//	sess.Cancel()
+//
 // A call denied before its body goes from pending to failed. Each call's
 // updates keep that order, also when a batch runs calls in parallel (their
 // updates interleave). Call [Session.Flush] before answering
@@ -79,7 +96,7 @@
 // A burst of calls that fills it goes at the pace of the editor: a call's
 // pending and in_progress updates wait for room (until the call's context
 // is done). A peer that reads nothing for Config.StallTimeout while calls
-// wait breaks the session: it sends nothing more, its asks are
+// or [Session.Flush] wait breaks the session: it sends nothing more, its asks are
 // unavailable, and the waiting calls go on. [Session.Close] detaches a
 // session; disposing the plugin closes them all.
 package acp
