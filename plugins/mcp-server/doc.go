@@ -31,7 +31,10 @@
 // # Results
 //
 // A result's content blocks map one to one to MCP content blocks (text,
-// image, audio, embedded resource, resource link) and isError is kept. An
+// image, audio, embedded resource, resource link) and isError is kept. A
+// successful result whose Meta has a "structuredContent" member (as tools
+// mounted by plugins/mcp-client keep their server's) serves it as
+// structuredContent. An
 // isError result carries its error class in _meta under "dsh/error"
 // ({"code": "DENIED", "name": "PermissionDenied"}), and additional context
 // from the pipeline under "dsh/additionalContext".

@@ -369,6 +369,28 @@ func TestM3_ResultContentMapsToMCP(t *testing.T) {
 	}
 }
 
+func TestM3_StructuredContentFromTheResultMeta(t *testing.T) {
+	e := boot(t, tools.Native, mcpserver.Config{})
+	register(t, e.root, e.reg, tools.Definition{
+		Name: "weather", Description: "Structured weather.",
+		Execute: func(context.Context, *tools.Execution) (tools.Output, error) {
+			return tools.Output{
+				Content: []tools.Content{tools.Text(`{"temp":21}`)},
+				Meta:    json.RawMessage(`{"structuredContent":{"temp":21}}`),
+			}, nil
+		},
+	})
+	cs := connect(t, e, nil)
+	r := call(t, cs, "weather", map[string]any{})
+	if b, _ := json.Marshal(r.StructuredContent); string(b) != `{"temp":21}` {
+		t.Errorf("structuredContent %s", b)
+	}
+	r = call(t, cs, "echo", map[string]any{"text": "x"})
+	if r.StructuredContent != nil {
+		t.Errorf("structuredContent without one: %v", r.StructuredContent)
+	}
+}
+
 // askAll makes every call of tool ask.
 func askAll(t *testing.T, e *env, tool string) {
 	t.Helper()

@@ -260,6 +260,11 @@ func toMCP(r tools.Result) *mcp.CallToolResult {
 	for _, c := range r.Content {
 		out.Content = append(out.Content, contentToMCP(c))
 	}
+	if !r.IsError {
+		if sc := structured(r.Meta); sc != nil {
+			out.StructuredContent = sc
+		}
+	}
 	if r.Error != nil || len(r.AdditionalContext) > 0 {
 		out.Meta = mcp.Meta{}
 		if r.Error != nil {
@@ -270,6 +275,23 @@ func toMCP(r tools.Result) *mcp.CallToolResult {
 		}
 	}
 	return out
+}
+
+// structured returns the "structuredContent" member of a result's Meta
+// (where mounted MCP tools keep their server's structured content), or
+// nil.
+func structured(meta json.RawMessage) json.RawMessage {
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return nil
+	}
+	if sc, ok := m["structuredContent"]; ok && string(sc) != "null" {
+		return sc
+	}
+	return nil
 }
 
 func contentToMCP(c tools.Content) mcp.Content {

@@ -13,6 +13,16 @@ import (
 // MaxRuleLen is the longest accepted rule text, in bytes.
 const MaxRuleLen = 4096
 
+// MaxWildcards is the most wildcards ("*", "**", "?") one condition's
+// pattern may hold; matching costs up to the value's length times the
+// pattern's states, and values come from the model or a remote client.
+const MaxWildcards = 16
+
+// MaxValueLen is the longest argument value matched against a pattern, in
+// bytes. A longer value is not matched: a deny or ask rule's condition on
+// it holds and an allow rule's does not (the cautious direction).
+const MaxValueLen = 64 << 10
+
 // ErrInvalidRule is wrapped by every error [ParseRule] returns.
 var ErrInvalidRule = errors.New("invalid permission rule")
 
@@ -51,7 +61,8 @@ func (r Rule) String() string { return r.text }
 // A tool pattern "mcp__server" (no further "__") also matches every tool
 // of that server, "mcp__server__*", as in Claude Code. In a condition's
 // pattern "**" matches any run of characters, "*" any run without "/",
-// "?" one character other than "/", and "\" makes the next character
+// "?" one character other than "/" (at most [MaxWildcards] of them), and
+// "\" makes the next character
 // literal (write "\," "\)" "\*" for those characters); spaces around a
 // condition are trimmed. A condition without a key (Claude Code's
 // `Bash(npm run test:*)`) applies to the tool's primary argument, given by
@@ -240,7 +251,13 @@ func globRegexp(p string) (*regexp.Regexp, bool, error) {
 	var lit strings.Builder // unescaped text, to decide absoluteness
 	var re strings.Builder
 	re.WriteString(`^(?s:`)
+	wild := 0
 	for i := 0; i < len(p); i++ {
+		if p[i] == '*' || p[i] == '?' {
+			if wild++; wild > MaxWildcards {
+				return nil, false, fmt.Errorf("more than %d wildcards", MaxWildcards)
+			}
+		}
 		switch c := p[i]; c {
 		case '\\':
 			if i+1 >= len(p) {
@@ -257,6 +274,9 @@ func globRegexp(p string) (*regexp.Regexp, bool, error) {
 				i++
 			} else {
 				re.WriteString(`[^/]*`)
+			}
+			for i+1 < len(p) && p[i+1] == '*' { // a run of stars is one wildcard
+				i++
 			}
 			lit.WriteByte('*')
 		case '?':
@@ -282,6 +302,9 @@ func globRegexp(p string) (*regexp.Regexp, bool, error) {
 // ("/tmp/../etc" is "/etc"); a relative value is joined to dir, and when
 // dir is empty it cannot be placed: unknown is returned.
 func (c *cond) matchValue(v, dir string) (match, unknown bool) {
+	if len(v) > MaxValueLen {
+		return false, true
+	}
 	if c.abs {
 		if !strings.HasPrefix(v, "/") {
 			if dir == "" {
