@@ -384,3 +384,32 @@ func TestApprove_UnattachedScopeGoesToFallbackOrIsUnavailable(t *testing.T) {
 		t.Errorf("fallback got %+v", got)
 	}
 }
+
+func TestApprove_AlwaysRulesBelongToOneSession(t *testing.T) {
+	r := newRig(t, acp.Config{Approval: true})
+	p1 := &fakePeer{answer: selected(acp.OptionAllowAlways)}
+	p2 := &fakePeer{answer: selected(acp.OptionAllowOnce)}
+	attach(t, r, p1)
+	s2, err := r.bridge.Attach("agent-2", p2, "s2", acp.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s2.Close(); <-s2.Done() })
+	ctx := context.Background()
+	r.reg.Execute(ctx, bashCall("a1", "true"))
+	r.reg.Execute(ctx, bashCall("a2", "true")) // remembered in s1
+	other := bashCall("b1", "true")
+	other.Agent = "agent-2"
+	r.reg.Execute(ctx, other) // asked in s2
+	if err := s2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, asks1 := p1.recorded()
+	_, asks2 := p2.recorded()
+	if len(asks1) != 1 || len(asks2) != 1 || asks2[0].SessionId != "s2" {
+		t.Errorf("asks: s1 %d, s2 %d", len(asks1), len(asks2))
+	}
+	if u, _ := p2.recorded(); len(u) == 0 {
+		t.Error("agent-2's calls went to no session")
+	}
+}
