@@ -37,6 +37,13 @@ type env struct {
 
 func boot(t *testing.T, mode tools.Mode, cfg mcpserver.Config) *env {
 	t.Helper()
+	return bootMode(t, mode, cfg)
+}
+
+func bootTB(tb testing.TB) *env { return bootMode(tb, tools.Native, mcpserver.Config{}) }
+
+func bootMode(t testing.TB, mode tools.Mode, cfg mcpserver.Config) *env {
+	t.Helper()
 	h := host.New()
 	root := h.Root()
 	if _, err := root.Plugin(systemprompt.Plugin, nil); err != nil {
@@ -69,7 +76,7 @@ func boot(t *testing.T, mode tools.Mode, cfg mcpserver.Config) *env {
 	return e
 }
 
-func register(t *testing.T, c *host.Context, reg *tools.Registry, d tools.Definition) host.Disposer {
+func register(t testing.TB, c *host.Context, reg *tools.Registry, d tools.Definition) host.Disposer {
 	t.Helper()
 	off, err := reg.Register(c, d)
 	if err != nil {
