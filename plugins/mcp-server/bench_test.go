@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
-
 )
 
 // BenchmarkServedCallVsBareServer measures tools/call through the served
