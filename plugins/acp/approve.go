@@ -253,8 +253,14 @@ func (s *Session) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	ch := make(chan answer, 1)
 	go func() {
 		defer s.wg.Done()
-		r, err := s.peer.RequestPermission(askCtx, msg)
-		ch <- answer{r, err}
+		var a answer
+		defer func() {
+			if v := recover(); v != nil {
+				a = answer{err: fmt.Errorf("the peer panicked: %v", v)}
+			}
+			ch <- a
+		}()
+		a.resp, a.err = s.peer.RequestPermission(askCtx, msg)
 	}()
 	var a answer
 	select {

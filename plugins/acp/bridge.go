@@ -88,8 +88,11 @@ func (b *Bridge) Attach(scope host.ScopeKey, peer Peer, sessionID acpsdk.Session
 	if sessionID == "" {
 		return nil, errors.New("acp: Attach: empty session id")
 	}
-	if err := host.ValidateScopeKey(string(scope)); err != nil || scope == "" {
-		return nil, fmt.Errorf("acp: Attach: invalid agent scope %q: %w", scope, errors.Join(err, host.ErrInvalidScopeKey))
+	if scope == "" {
+		return nil, fmt.Errorf("acp: Attach: %w: empty (calls without an agent have no session)", host.ErrInvalidScopeKey)
+	}
+	if err := host.ValidateScopeKey(string(scope)); err != nil {
+		return nil, fmt.Errorf("acp: Attach: %w", err)
 	}
 	if opts.Cwd != "" && !filepath.IsAbs(opts.Cwd) {
 		return nil, fmt.Errorf("acp: Attach: SessionOptions.Cwd %q is not absolute", opts.Cwd)
@@ -273,8 +276,9 @@ func (s *Session) Close() {
 		s.queue = nil
 		s.signalLocked()
 	}
+	endTurn := s.endTurn
 	s.mu.Unlock()
-	s.endTurn()
+	endTurn()
 	s.stopLife()
 }
 
@@ -442,7 +446,7 @@ func (s *Session) writer() {
 		s.queue[0] = acpsdk.SessionUpdate{}
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
-		err := s.peer.SessionUpdate(s.life, acpsdk.SessionNotification{SessionId: s.id, Update: u})
+		err := s.send(u)
 		s.mu.Lock()
 		if err != nil && !s.closed {
 			s.breakLocked(fmt.Errorf("%w: session/update: %w", ErrSessionBroken, err))
@@ -451,6 +455,16 @@ func (s *Session) writer() {
 		s.signalLocked()
 		s.mu.Unlock()
 	}
+}
+
+// send writes one update, a panicking peer being an error.
+func (s *Session) send(u acpsdk.SessionUpdate) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("the peer panicked: %v", v)
+		}
+	}()
+	return s.peer.SessionUpdate(s.life, acpsdk.SessionNotification{SessionId: s.id, Update: u})
 }
 
 // stateLocked returns the call's state, sending its tool_call (rendered

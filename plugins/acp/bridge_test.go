@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -383,5 +384,28 @@ func TestUpdates_PendingIsSentBeforeOtherPolicyRuns(t *testing.T) {
 	r.reg.Execute(context.Background(), tools.Call{ID: "c1", Name: "read", Arguments: args(map[string]any{"path": "a.txt"}), Agent: agentKey})
 	if !sawPending {
 		t.Error("the policy listener ran before the tool_call was sent")
+	}
+}
+
+func TestSession_PanickingPeerIsContained(t *testing.T) {
+	r := newRig(t, acp.Config{Approval: true})
+	writeFile(t, filepath.Join(r.ws, "a.txt"), "a")
+	var writerBug atomic.Bool
+	peer := &fakePeer{answer: func(context.Context, acpsdk.RequestPermissionRequest) (acpsdk.RequestPermissionResponse, error) {
+		panic("client bug")
+	}, update: func(context.Context) error {
+		if writerBug.Load() {
+			panic("writer bug")
+		}
+		return nil
+	}}
+	s := attach(t, r, peer)
+	if res := r.reg.Execute(context.Background(), bashCall("b", "true")); code(res) != tools.CodeApprovalFailed || !strings.Contains(res.Content[0].Text, "the peer panicked: client bug") {
+		t.Fatalf("%+v", res)
+	}
+	writerBug.Store(true)
+	r.reg.Execute(context.Background(), readCall("r"))
+	if err := s.Flush(context.Background()); !errors.Is(err, acp.ErrSessionBroken) || !strings.Contains(err.Error(), "writer bug") {
+		t.Fatalf("Flush = %v", err)
 	}
 }
