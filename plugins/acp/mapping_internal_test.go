@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
@@ -210,6 +211,9 @@ func FuzzPatternCovers(f *testing.F) {
 			callCard = tools.DiffCall{Diffs: []tools.FileDiff{{Path: callPath}}}
 		}
 		r, c := m.patternOf(tool, ruleCard), m.patternOf(tool, callCard)
+		if utf8.ValidString(tool+rulePath+ruleCmd) && !utf8.ValidString(r.describe()) {
+			t.Fatalf("describe cut a character: %q", r.describe())
+		}
 		if r.covers(m.patternOf(tool+"x", callCard)) {
 			t.Fatal("covers another tool")
 		}
