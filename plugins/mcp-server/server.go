@@ -94,7 +94,9 @@ var sessionSeq atomic.Uint64
 // disposed the server is closed (every session ends, its scope with it).
 // It provides tools.ApprovalService through c, routing each ask to the
 // client of the asking session when that client accepts elicitations and
-// to cfg.Approver (or the approval service found at New) otherwise.
+// to cfg.Approver (or the approval service found at New) otherwise. An
+// approval service provided after New replaces the router (the newest
+// provider wins): load it before New, or pass it as cfg.Approver.
 func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	if c == nil || reg == nil {
 		return nil, errors.New("mcpserver: New needs a context and a registry")
@@ -114,7 +116,7 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 			s.fallback = ap
 		}
 	}
-	s.probe = mcp.NewServer(&s.impl, s.serverOptions(nil))
+	s.probe = mcp.NewServer(&s.impl, s.serverOptions())
 	if _, err := c.Track(host.EffectKind("mcp-server"), "mcp server", s.Close); err != nil {
 		return nil, err
 	}
@@ -134,7 +136,7 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) serverOptions(ss *session) *mcp.ServerOptions {
+func (s *Server) serverOptions() *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions:              s.cfg.Instructions,
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -319,8 +321,8 @@ func (s *Server) newSession(transport string) (*session, error) {
 			return nil, fmt.Errorf("mcpserver: session refused: %w", err)
 		}
 	}
-	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions(sess))
-	sess.mcp.AddReceivingMiddleware(sess.callMiddleware)
+	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions())
+	sess.mcp.AddReceivingMiddleware(sess.middleware)
 	sess.sync()
 	s.mu.Lock()
 	if s.closed {

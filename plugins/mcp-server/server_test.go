@@ -627,9 +627,15 @@ func TestM3_ServedOverStreamableHTTPOneScopePerSession(t *testing.T) {
 		agents <- n.Execution().Agent()
 		return nil
 	})
+	register(t, e.root, e.reg, echoTool("asky"))
+	askAll(t, e, "asky")
+	elicited := make(chan struct{}, 2)
 	var sessions []*mcp.ClientSession
 	for range 2 {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-client"}, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			elicited <- struct{}{}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -642,6 +648,10 @@ func TestM3_ServedOverStreamableHTTPOneScopePerSession(t *testing.T) {
 		}
 	}
 	a1, a2 := <-agents, <-agents
+	if r := call(t, sessions[1], "asky", map[string]any{"text": "asked"}); r.IsError || len(elicited) != 1 {
+		t.Errorf("ask over http: isError=%v %q, %d elicitations", r.IsError, text(r), len(elicited))
+	}
+	<-agents
 	if a1 == a2 || a1 == "" {
 		t.Errorf("two HTTP sessions ran as agents %q and %q", a1, a2)
 	}

@@ -50,6 +50,7 @@ type session struct {
 	closing  bool
 	idle     chan struct{} // closed when closing and inflight reaches 0
 
+	started              atomic.Bool
 	startOnce, cleanOnce sync.Once
 }
 
@@ -63,7 +64,8 @@ func (x *session) markDirty() {
 // start records the connected session and starts its goroutines.
 func (x *session) start(ss *mcp.ServerSession) {
 	x.startOnce.Do(func() {
-		x.ss.Store(ss)
+		x.started.Store(true)
+		x.ss.CompareAndSwap(nil, ss)
 		x.srv.wg.Add(2)
 		go func() {
 			defer x.srv.wg.Done()
@@ -89,15 +91,17 @@ func (x *session) start(ss *mcp.ServerSession) {
 // are cancelled first.
 func (x *session) close() error {
 	x.cancel()
-	ss := x.ss.Load()
-	if ss == nil {
-		x.cleanup()
-		return nil
+	var err error
+	if ss := x.ss.Load(); ss != nil {
+		err = ss.Close()
+		if errors.Is(err, mcp.ErrConnectionClosed) {
+			err = nil
+		}
 	}
-	err := ss.Close()
-	<-x.cleaned
-	if errors.Is(err, mcp.ErrConnectionClosed) {
-		err = nil
+	if x.started.Load() {
+		<-x.cleaned // the session's goroutine cleans up once Wait returns
+	} else {
+		x.cleanup()
 	}
 	return err
 }
@@ -219,12 +223,19 @@ func objectSchema(p json.RawMessage) (json.RawMessage, bool) {
 	return b, err == nil
 }
 
-// callMiddleware answers every tools/call with handle, whether or not the
-// name is in the session's tool table: the pipeline, not the table, is
-// what decides (an unknown name is its UNKNOWN_TOOL result), and a call
-// racing a table update still gets the registry's current answer.
-func (x *session) callMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+// middleware records the session from its first request (so an ask can
+// reach the client even before start has run), and answers every
+// tools/call with handle, whether or not the name is in the session's tool
+// table: the pipeline, not the table, is what decides (an unknown name is
+// its UNKNOWN_TOOL result), and a call racing a table update still gets
+// the registry's current answer.
+func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if x.ss.Load() == nil {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+				x.ss.CompareAndSwap(nil, ss)
+			}
+		}
 		if method == "tools/call" {
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil {
 				return x.handle(ctx, r)
