@@ -1,9 +1,12 @@
 package toolotel
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/plugins/tools"
 )
 
 func FuzzClean(f *testing.F) {
@@ -39,6 +42,26 @@ func FuzzClean(f *testing.F) {
 			if len(s) > max && max >= len(truncatedMark) && (!strings.HasSuffix(tr, truncatedMark) || !strings.HasPrefix(s, strings.TrimSuffix(tr, truncatedMark))) {
 				t.Fatalf("truncate(%q, %d) = %q: not a marked prefix", s, max, tr)
 			}
+		}
+	})
+}
+
+func FuzzContentJSON(f *testing.F) {
+	f.Add("hello", "world", 40)
+	f.Add(strings.Repeat("ü", 50), "", 16)
+	f.Add("\"\\\n", strings.Repeat("x", 300), 64)
+	f.Fuzz(func(t *testing.T, a, b string, max int) {
+		if max < 0 || max > 2048 || !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return
+		}
+		content := []tools.Content{tools.Text(a), {Type: tools.ContentImage, Data: b, MIMEType: "image/png"}, tools.Text(b)}
+		got, ok := contentJSON(content, max)
+		full, err := json.Marshal(content)
+		if !ok || err != nil {
+			t.Fatalf("contentJSON ok %v, Marshal %v", ok, err)
+		}
+		if want := truncate(string(full), max); got != want {
+			t.Fatalf("contentJSON(max %d) = %q, want %q", max, got, want)
 		}
 	})
 }

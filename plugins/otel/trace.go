@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -178,11 +179,12 @@ func (ct *callTrace) describe(s trace.Span, exec *tools.Execution, res tools.Res
 		s.SetAttributes(attribute.String(AttrAgent, clean(string(a), tools.MaxNameLen)))
 	}
 	if ins.recordArgs && exec.ArgsString() != "" {
-		s.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(truncate(exec.ArgsString(), ins.maxRecord)))
+		// A copy: the span must not keep all of a large argument alive.
+		s.SetAttributes(semconv.GenAIToolCallArgumentsKey.String(strings.Clone(truncate(exec.ArgsString(), ins.maxRecord))))
 	}
 	if ins.recordResults && !res.IsError {
-		if b, err := json.Marshal(res.Content); err == nil {
-			s.SetAttributes(semconv.GenAIToolCallResultKey.String(truncate(string(b), ins.maxRecord)))
+		if v, ok := contentJSON(res.Content, ins.maxRecord); ok {
+			s.SetAttributes(semconv.GenAIToolCallResultKey.String(v))
 		}
 	}
 	if res.IsError {
@@ -214,4 +216,31 @@ func (ins *Instrumentation) toolTypeOf(t *tools.Tool) (typ string) {
 		}
 	}()
 	return ins.toolType(t)
+}
+
+// contentJSON returns the JSON of content cut to max bytes (see
+// truncate), without encoding more of it than that needs: each string of
+// a block but its type is cut to max bytes before the block is encoded,
+// and the blocks after the first max bytes of JSON are left out, which
+// only ever drops what truncate would. false: a block cannot be encoded.
+func contentJSON(content []tools.Content, max int) (string, bool) {
+	buf := []byte{'['}
+	for i, c := range content {
+		if len(buf) > max {
+			break
+		}
+		for _, f := range []*string{&c.Text, &c.Data, &c.MIMEType, &c.URI, &c.Name, &c.Title, &c.Description} {
+			*f = cutRunes(*f, max)
+		}
+		b, err := json.Marshal(c)
+		if err != nil {
+			return "", false
+		}
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, b...)
+	}
+	buf = append(buf, ']')
+	return strings.Clone(truncate(string(buf), max)), true
 }
