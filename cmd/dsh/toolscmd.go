@@ -21,7 +21,7 @@ func init() {
 	commands["tools"] = command{
 		summary: "list or call the guarded tools of a dsh.json from a terminal",
 		run: subcommands("tools", map[string]command{
-			"list": {summary: "list the tools the config serves", run: runToolsList},
+			"list": {summary: "list the tools the config serves (under mode code: run_code; its SDK names the tools)", run: runToolsList},
 			"call": {summary: "call one tool through the config's policy: dsh tools call NAME ['{json args}']", run: runToolsCall},
 		}),
 	}
@@ -66,6 +66,9 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return exitOK
 	}
 	for _, t := range g.reg.Visible(cliAgent) {
+		if g.reg.Mode() == tools.Code && t.Name() != tools.RunCodeName {
+			continue // what an MCP client is served: run_code only
+		}
 		desc, _, _ := strings.Cut(t.Description(), "\n")
 		fmt.Fprintf(stdout, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
 	}
@@ -114,7 +117,10 @@ func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	for _, c := range res.Content {
 		switch c.Type {
 		case tools.ContentText:
-			fmt.Fprintln(stdout, c.Text)
+			fmt.Fprint(stdout, c.Text)
+			if !strings.HasSuffix(c.Text, "\n") {
+				fmt.Fprintln(stdout)
+			}
 		default:
 			b, _ := json.Marshal(c)
 			fmt.Fprintln(stdout, string(b))
