@@ -87,7 +87,7 @@ func (ct *callTrace) BeginStage(ctx context.Context, exec *tools.Execution, stag
 		if timed {
 			outcome := e.Outcome
 			if e.Error != nil {
-				outcome = ins.codes.bound(string(e.Error.Code))
+				outcome = ins.codes.bound(clean(string(e.Error.Code), maxCodeLen))
 			}
 			ins.wait.Record(ctx, end.Sub(began).Seconds(), metric.WithAttributes(
 				semconv.GenAIOperationNameExecuteTool,
