@@ -14,11 +14,13 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"go.uber.org/goleak"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
@@ -766,5 +768,63 @@ func TestO1_ToolTypeFunctionExtensionOrConfigured(t *testing.T) {
 	}
 	if got := typeOf(store, "other"); got != toolotel.TypeFunction {
 		t.Errorf("a panicking ToolType: %q", got)
+	}
+}
+
+func TestO2_MetricsWithoutSpans(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	root := h.Root()
+	for _, p := range []host.Plugin{systemprompt.Plugin, tools.Plugin} {
+		if _, err := root.Plugin(p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg, _ := tools.Service.Get(root)
+	if _, err := reg.Register(root, echo("echo")); err != nil {
+		t.Fatal(err)
+	}
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+	if _, err := root.Plugin(toolotel.Plugin, toolotel.Config{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: mp}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.OnWaterfall(root, tools.PreExecute, func(context.Context, *tools.Execution, tools.PreNext) (tools.PreDecision, error) {
+		return tools.Asked("check"), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tools.ApprovalService.Provide(root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+		return tools.AllowedOnce, nil
+	})); err != nil {
+		t.Fatal(err)
+	}
+	reg.Execute(context.Background(), tools.Call{ID: "c", Name: "echo", Agent: "a"})
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{toolotel.MetricCalls, toolotel.MetricDuration, toolotel.MetricApprovalWait} {
+		if _, ok := find(rm, name); !ok {
+			t.Errorf("no %s with spans off", name)
+		}
+	}
+}
+
+func TestO6_NoopProvidersFollowNoCall(t *testing.T) {
+	ins, err := toolotel.New(toolotel.Config{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := ins.StartCall(tools.Call{Name: "x"}); ct != nil {
+		t.Errorf("StartCall with no-op providers = %T, want nil", ct)
+	}
+	ins, err = toolotel.New(toolotel.Config{MeterProvider: metricnoop.NewMeterProvider()}) // the global tracer provider
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ct := ins.StartCall(tools.Call{Name: "x"}); ct == nil {
+		t.Error("StartCall with the global tracer provider = nil")
 	}
 }
