@@ -123,6 +123,8 @@ func TestStructuredOutputIsValidatedWhenTheSchemaFits(t *testing.T) {
 	add("missing", fits, nil)
 	add("exotic", exotic, map[string]any{"n": 3}) // minimum is outside the subset: passed through
 	add("none", nil, []any{1, 2})
+	dialect := json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
+	add("dialect", dialect, map[string]any{"n": "three"}) // a root $schema still validates
 	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
 
 	r := e.call(context.Background(), "mcp__mem__good", nil)
@@ -140,6 +142,10 @@ func TestStructuredOutputIsValidatedWhenTheSchemaFits(t *testing.T) {
 	r = e.call(context.Background(), "mcp__mem__exotic", nil)
 	if r.IsError {
 		t.Fatalf("exotic = %+v", r)
+	}
+	r = e.call(context.Background(), "mcp__mem__dialect", nil)
+	if code(r) != mcpclient.CodeInvalidOutput {
+		t.Fatalf("dialect = %+v", r)
 	}
 	r = e.call(context.Background(), "mcp__mem__none", nil)
 	if r.IsError || string(r.Meta) != `{"structuredContent":[1,2]}` {

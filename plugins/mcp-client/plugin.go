@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -177,6 +178,7 @@ type conn struct {
 	cancel context.CancelCauseFunc
 	cs     *mcp.ClientSession
 	proc   *proc         // nil unless stdio
+	idle   func()        // nil unless HTTP
 	ended  chan struct{} // closed when the session ended
 	wg     sync.WaitGroup
 }
@@ -282,18 +284,23 @@ func (s *server) connect() error {
 	ctx, cancel := context.WithTimeout(s.ctx, time.Duration(s.cfg.ConnectTimeout))
 	defer cancel()
 	var (
-		t   mcp.Transport
-		p   *proc
-		err error
+		t    mcp.Transport
+		p    *proc
+		idle func() // closes an HTTP transport's idle connections
+		err  error
 	)
 	switch {
 	case s.cfg.Dial != nil:
-		t, err = s.cfg.Dial(ctx)
+		t, err = safeDial(ctx, s.cfg.Dial)
 	case s.cfg.Command != "":
 		p, t, err = startProcess(s.cfg, s.log)
 	default:
+		// A transport of the session's own, so that closing the session
+		// leaves no idle connection (and no goroutine) behind.
+		ht := http.DefaultTransport.(*http.Transport).Clone()
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{
-			Transport: headerTransport{headers: s.cfg.Headers, base: http.DefaultTransport}}}
+			Transport: headerTransport{headers: s.cfg.Headers, base: ht}}}
+		idle = ht.CloseIdleConnections
 	}
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
@@ -306,9 +313,12 @@ func (s *server) connect() error {
 		if p != nil {
 			p.kill()
 		}
+		if idle != nil {
+			idle()
+		}
 		return fmt.Errorf("initializing the session: %w", err)
 	}
-	cur := &conn{cs: cs, proc: p, ended: make(chan struct{})}
+	cur := &conn{cs: cs, proc: p, idle: idle, ended: make(chan struct{})}
 	cur.ctx, cur.cancel = context.WithCancelCause(context.Background())
 	cur.wg.Add(1)
 	go func() {
@@ -338,6 +348,16 @@ func (s *server) connect() error {
 	return nil
 }
 
+// safeDial calls dial, turning a panic into an error.
+func safeDial(ctx context.Context, dial func(context.Context) (mcp.Transport, error)) (t mcp.Transport, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			t, err = nil, fmt.Errorf("Dial panicked: %s", safeerr.Sprint(v))
+		}
+	}()
+	return dial(ctx)
+}
+
 // close ends the session and the process and waits for the watchers.
 func (c *conn) close() {
 	c.cancel(errSessionClosed)
@@ -346,6 +366,9 @@ func (c *conn) close() {
 		c.proc.stop()
 	}
 	c.wg.Wait()
+	if c.idle != nil {
+		c.idle()
+	}
 }
 
 // errSessionClosed is the cancellation cause of the calls in flight when

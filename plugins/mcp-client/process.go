@@ -86,7 +86,9 @@ func (p *proc) wait(log *zerolog.Logger) {
 func (p *proc) signal(sig syscall.Signal) {
 	p.mu.Lock()
 	if !p.reaped {
-		_ = syscall.Kill(-p.pid, sig)
+		if syscall.Kill(-p.pid, sig) != nil {
+			_ = p.cmd.Process.Signal(sig) // no group (cannot happen with Setpgid): the process itself
+		}
 	}
 	p.mu.Unlock()
 }

@@ -3,6 +3,7 @@ package mcpclient_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/dsh-go/dsh/host"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
 	"github.com/dsh-go/dsh/plugins/tools"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type stamped struct {
@@ -132,5 +134,14 @@ func TestFailOnStartErrorFailsThePlugin(t *testing.T) {
 	}
 	if len(f.Effects()) != 0 {
 		t.Fatalf("effects left: %v", f.Effects())
+	}
+}
+
+func TestPanickingDialIsAFailedAttempt(t *testing.T) {
+	e := newEnv(t)
+	f, err := e.root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "x", FailOnStartError: true,
+		Dial: func(context.Context) (mcp.Transport, error) { panic("no network") }})
+	if err == nil || f.State() != host.Failed || !strings.Contains(err.Error(), "no network") {
+		t.Fatalf("plugin = %v, %v", f.State(), err)
 	}
 }

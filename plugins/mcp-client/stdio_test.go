@@ -3,6 +3,7 @@ package mcpclient_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/npmpeer"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -223,4 +227,137 @@ func TestStdioElicitationDuringACall(t *testing.T) {
 	if got.Execution == nil || got.Execution.Name() != tool || got.Agent != "agent" || got.Params == nil || got.Params.Message == "" {
 		t.Fatalf("elicitation request = %+v", got)
 	}
+}
+
+// running reports whether pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// group returns the live processes of process group pgid, from /proc.
+func group(t *testing.T, pgid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		f := strings.Fields(s[i+1:])
+		if len(f) >= 3 && f[0] != "Z" { // a zombie is dead, only not reaped yet
+			if g, _ := strconv.Atoi(f[2]); g == pgid {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// A server that never answers the handshake, with a grandchild: the
+// attempt times out, and the whole process group is gone afterwards.
+func TestStdioSilentServerTimesOutAndItsProcessGroupIsKilled(t *testing.T) {
+	e := newEnv(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	// sh waits for a background sleep (a grandchild in the same group).
+	f, err := e.root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "silent", Command: "sh",
+		Args: []string{"-c", "sleep 1000 & echo $$ $! > " + pidFile + "; wait"}, FailOnStartError: true,
+		ConnectTimeout: mcpclient.Duration(300 * time.Millisecond)})
+	if err == nil || f.State() != host.Failed {
+		t.Fatalf("plugin = %v, %v", f.State(), err)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid, grandchild int
+	if _, err := fmt.Sscan(string(b), &pid, &grandchild); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		t.Fatalf("the server %d was not reaped", pid)
+	}
+	// The grandchild got SIGKILL with its group; the kernel finishes it
+	// asynchronously (and its new parent reaps it), so poll, bounded.
+	for deadline := time.Now().Add(budget); running(grandchild) || len(group(t, pid)) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d or process group %d survives: %v", grandchild, pid, group(t, pid))
+		}
+	}
+}
+
+// A server that sends a message larger than MaxMessageBytes ends its
+// session; the call fails, nothing hangs.
+func TestStdioOversizedMessageEndsTheSession(t *testing.T) {
+	e := newEnv(t)
+	// One JSON string of 100 kB, then silence.
+	f, err := e.root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "big", Command: "sh",
+		Args: []string{"-c", "printf '\"'; head -c 100000 /dev/zero | tr '\\0' x; printf '\"\\n'; sleep 1000"}, FailOnStartError: true,
+		MaxMessageBytes: 1024})
+	if err == nil || f.State() != host.Failed || !strings.Contains(err.Error(), "maximum line length") {
+		t.Fatalf("plugin = %v, %v", f.State(), err)
+	}
+}
+
+func TestStdioFilesystemServer(t *testing.T) {
+	e := newEnv(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := goleak.IgnoreCurrent()
+	f := e.mount(mcpclient.Config{Name: "fs", Command: npmpeer.Bin(t, "mcp-server-filesystem"), Args: []string{dir}, Trusted: true})
+	ctx := context.Background()
+	r := e.call(ctx, "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(dir, "a.txt")})
+	if r.IsError || text(r) != "alpha" || !strings.Contains(string(r.Meta), `"content":"alpha"`) {
+		t.Fatalf("read_text_file = %+v meta %s", r, r.Meta)
+	}
+	r = e.call(ctx, "mcp__fs__write_file", map[string]any{"path": filepath.Join(dir, "b.txt"), "content": "beta"})
+	if r.IsError {
+		t.Fatalf("write_file = %+v", r)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "b.txt")); err != nil || string(b) != "beta" {
+		t.Fatalf("b.txt = %q, %v", b, err)
+	}
+	// Outside the allowed directory: the server's own error, as a tool error.
+	r = e.call(ctx, "mcp__fs__read_text_file", map[string]any{"path": "/etc/hostname"})
+	if code(r) != mcpclient.CodeToolError || !strings.Contains(text(r), "denied") {
+		t.Fatalf("read outside = %+v", r)
+	}
+	// Trusted read-only tools run in parallel; writes stay exclusive.
+	if c := e.reg.Concurrency(tools.Call{ID: "1", Name: "mcp__fs__read_text_file", Agent: "a", Arguments: json.RawMessage(`{"path":"x"}`)}); c != tools.Parallel {
+		t.Fatalf("read_text_file concurrency = %v", c)
+	}
+	if c := e.reg.Concurrency(tools.Call{ID: "2", Name: "mcp__fs__write_file", Agent: "a", Arguments: json.RawMessage(`{"path":"x","content":""}`)}); c != tools.Exclusive {
+		t.Fatalf("write_file concurrency = %v", c)
+	}
+	kids := children(t)
+	if err := f.Dispose(); err != nil {
+		t.Fatal(err)
+	}
+	// Residue: no tool, no child process, no goroutine.
+	if got := e.names(); len(got) != 0 {
+		t.Fatalf("tools after dispose: %v", got)
+	}
+	for _, k := range kids {
+		if alive(k) {
+			t.Fatalf("child %d survives dispose", k)
+		}
+	}
+	goleak.VerifyNone(t, before)
 }

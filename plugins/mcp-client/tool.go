@@ -139,9 +139,7 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 	}
 	rt := &remote{name: t.Name, regName: regName}
 	if t.OutputSchema != nil {
-		if out, err := json.Marshal(t.OutputSchema); err == nil && schema.AssertSupportedOutputSchema(out) == nil {
-			rt.output = out
-		}
+		rt.output = fittingOutputSchema(t.OutputSchema)
 	}
 	title := t.Title
 	var ann *tools.Annotations
@@ -182,6 +180,30 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 		return tools.Definition{}, "", err
 	}
 	return def, string(fp), nil
+}
+
+// fittingOutputSchema returns the JSON of an output schema when it is in
+// the structured-output subset, else nil. A root "$schema" (the dialect
+// the schema is written in, which servers built on zod always send) is
+// dropped first: it constrains no value.
+func fittingOutputSchema(s any) []byte {
+	out, err := json.Marshal(s)
+	if err != nil {
+		return nil
+	}
+	var root map[string]json.RawMessage
+	if json.Unmarshal(out, &root) == nil {
+		if d, ok := root["$schema"]; ok && len(d) > 0 && d[0] == '"' {
+			delete(root, "$schema")
+			if out, err = json.Marshal(root); err != nil {
+				return nil
+			}
+		}
+	}
+	if schema.AssertSupportedOutputSchema(out) != nil {
+		return nil
+	}
+	return out
 }
 
 // clean makes s valid UTF-8 of at most n bytes.
