@@ -28,6 +28,10 @@ type ToolEntry struct {
 	// tools.DescribeConcurrency words its declaration: "parallel",
 	// "exclusive" or "per call". Empty means exclusive.
 	Concurrency string
+	// Annotations are the tool's behaviour hints as
+	// tools.DescribeAnnotations words them ("read-only, closed-world
+	// (trusted)"); empty when it declares none.
+	Annotations string
 }
 
 // RenderTools renders the tool catalog: every shipped tool, grouped by
@@ -65,6 +69,9 @@ func RenderTools(entries []ToolEntry) (string, error) {
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n\n", e.Schema.Name, oneLine(e.Schema.Description))
 		fmt.Fprintf(&b, "- plugin: `%s`\n", e.Plugin)
 		fmt.Fprintf(&b, "- in a batch: %s\n", concurrency(e))
+		if e.Annotations != "" {
+			fmt.Fprintf(&b, "- annotations: %s\n", e.Annotations)
+		}
 		if len(e.Services) > 0 {
 			fmt.Fprintf(&b, "- requires services: %s\n", codeList(e.Services))
 		} else {

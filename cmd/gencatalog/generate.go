@@ -140,6 +140,7 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 				Services:    injects(tp.plugin),
 				Config:      tp.note,
 				Concurrency: tools.DescribeConcurrency(t.ConcurrencyRule()),
+				Annotations: tools.DescribeAnnotations(t.Annotations()),
 			})
 		}
 		done()
