@@ -516,14 +516,25 @@ func TestM3_AnAskGoesToTheApprovalServiceWhenTheClientCannotElicit(t *testing.T)
 }
 
 func TestM3_AHostileElicitationAnswerFailsClosed(t *testing.T) {
-	e := boot(t, tools.Native, mcpserver.Config{})
-	askAll(t, e, "echo")
-	cs := connect(t, e, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return nil, errors.New("the client broke")
-	}})
-	r := call(t, cs, "echo", map[string]any{"text": "hi"})
-	if !r.IsError || errCode(r) != string(tools.CodeApprovalFailed) {
-		t.Errorf("failed elicitation: isError=%v code=%q %q", r.IsError, errCode(r), text(r))
+	for _, tc := range []struct {
+		name   string
+		answer func() (*mcp.ElicitResult, error)
+	}{
+		{"error", func() (*mcp.ElicitResult, error) { return nil, errors.New("the client broke") }},
+		{"unknown action", func() (*mcp.ElicitResult, error) { return &mcp.ElicitResult{Action: "maybe\x1b[2J"}, nil }},
+		{"empty action", func() (*mcp.ElicitResult, error) { return &mcp.ElicitResult{}, nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := boot(t, tools.Native, mcpserver.Config{})
+			askAll(t, e, "echo")
+			cs := connect(t, e, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return tc.answer()
+			}})
+			r := call(t, cs, "echo", map[string]any{"text": "hi"})
+			if !r.IsError || errCode(r) != string(tools.CodeApprovalFailed) || strings.Contains(text(r), "\x1b") {
+				t.Errorf("isError=%v code=%q %q", r.IsError, errCode(r), text(r))
+			}
+		})
 	}
 }
 
