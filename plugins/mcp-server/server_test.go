@@ -740,3 +740,42 @@ func TestM3_ClosingLeavesNoSessionScopeOrGoroutine(t *testing.T) {
 	cs.Close()
 	goleak.VerifyNone(t)
 }
+
+func TestM3_DisposingThePluginEndsEverySession(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	root := h.Root()
+	root.Plugin(systemprompt.Plugin, nil)
+	root.Plugin(tools.Plugin, nil)
+	reg, _ := tools.Service.Get(root)
+	register(t, root, reg, echoTool("echo"))
+	f, err := root.Plugin(mcpserver.Plugin, mcpserver.Config{})
+	if err == nil {
+		err = f.Err()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := mcpserver.Service.Get(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{h: h, root: root, reg: reg, srv: srv}
+	cs, ss := connect2(t, e, nil)
+	if r := call(t, cs, "echo", map[string]any{"text": "hi"}); r.IsError {
+		t.Fatalf("call: %q", text(r))
+	}
+	if err := f.Dispose(); err != nil {
+		t.Fatal(err)
+	}
+	ss.Wait()
+	if len(srv.Sessions()) != 0 {
+		t.Errorf("sessions after dispose: %v", srv.Sessions())
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil {
+		t.Error("the client could still call after the plugin was disposed")
+	}
+	if _, ok := tools.ApprovalService.Lookup(root); ok {
+		t.Error("the approval router outlived the plugin")
+	}
+}
