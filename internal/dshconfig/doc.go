@@ -1,0 +1,36 @@
+// Package dshconfig loads dsh.json, the gateway's configuration: the MCP
+// servers to mount, in the "mcpServers" shape of Claude Desktop, Cursor and
+// Claude Code configs, plus the policy to apply to their tools.
+//
+//	{
+//	  "mcpServers": {
+//	    "fs":     {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]},
+//	    "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}}
+//	  },
+//	  "permissions": {
+//	    "allow": ["mcp__fs__read_*", "mcp__fs__list_directory"],
+//	    "ask":   ["mcp__fs__write_file(path:/tmp/**)"],
+//	    "deny":  ["mcp__fs__write_file", "mcp__remote"],
+//	    "defaultMode": "ask"
+//	  },
+//	  "timeouts": {"mcp__fs__*": "30s"},
+//	  "mode": "native"
+//	}
+//
+// Decoding is strict: an unknown key, a duplicate key, a value of the wrong
+// type, an empty command, a server with both a command and a url, an
+// undefined ${VAR}, a rule that does not parse: each is an [*Error] naming
+// the file, the key path and what is wrong, and [Parse] reports every one
+// of them (joined), so a bad file never half-starts a gateway.
+//
+// The "permissions" object is a plugins/permissions Config (allow, ask and
+// deny rules, defaultMode, workDir); its deny rules are also enforced as
+// registry guards. "timeouts" maps tool-name patterns to budgets ("30s" or
+// milliseconds), first match in file order. A server entry may also carry
+// "type" ("stdio" or "http"), "timeout" (per call), "trusted" (its tool
+// annotations may inform policy) and "disabled".
+//
+// "${VAR}" and "${VAR:-default}" in command, args, env values, cwd, url
+// and header values are replaced from the environment, as Claude Code does
+// in .mcp.json; "$$" is a literal "$".
+package dshconfig
