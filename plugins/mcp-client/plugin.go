@@ -352,7 +352,7 @@ func (s *server) connect() error {
 func safeDial(ctx context.Context, dial func(context.Context) (mcp.Transport, error)) (t mcp.Transport, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			t, err = nil, fmt.Errorf("Dial panicked: %s", safeerr.Sprint(v))
+			t, err = nil, fmt.Errorf("the Dial function panicked: %s", safeerr.Sprint(v))
 		}
 	}()
 	return dial(ctx)
