@@ -779,3 +779,26 @@ func TestM3_DisposingThePluginEndsEverySession(t *testing.T) {
 		t.Error("the approval router outlived the plugin")
 	}
 }
+
+func TestM3_ARestrictionAddedLaterNarrowsTheLiveList(t *testing.T) {
+	scopes := make(chan *host.Context, 1)
+	e := boot(t, tools.Native, mcpserver.Config{OnSession: func(scope *host.Context, _ mcpserver.SessionInfo) error {
+		scopes <- scope
+		return nil
+	}})
+	opts, changed := listChanged()
+	cs := connect(t, e, opts)
+	scope := <-scopes
+	if got := toolNames(t, cs); !slices.Equal(got, []string{"echo"}) {
+		t.Fatalf("before: %v", got)
+	}
+	lift, err := e.reg.Restrict(scope, tools.Restriction{Deny: []string{"echo"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, changed, func() bool { return len(toolNames(t, cs)) == 0 })
+	if err := lift(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, changed, func() bool { return slices.Equal(toolNames(t, cs), []string{"echo"}) })
+}
