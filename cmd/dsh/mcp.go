@@ -33,7 +33,12 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	configPath := fs.String("config", "", "the dsh.json to serve (default $DSH_CONFIG, else ./dsh.json)")
 	addr := fs.String("http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
 	verbose := fs.Bool("v", false, "log at debug level (to stderr)")
+	askTimeout := fs.Duration("ask-timeout", 0, "deny an ask the client has not answered by then (0: wait as long as the call)")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *askTimeout < 0 {
+		fmt.Fprintln(stderr, "dsh mcp serve: --ask-timeout must not be negative")
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
@@ -55,7 +60,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer g.Close()
 	srv, err := mcpserver.New(g.root, g.reg, mcpserver.Config{
-		Implementation: mcp.Implementation{Name: "dsh", Version: version},
+		Implementation:     mcp.Implementation{Name: "dsh", Version: version},
+		ElicitationTimeout: *askTimeout,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "dsh:", err)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -50,6 +51,11 @@ type Config struct {
 	// was created (tools.ApprovalService), if any; with none, such an ask
 	// is answered unavailable and the call denied.
 	Approver tools.Approver
+	// ElicitationTimeout bounds how long an approval elicitation waits for
+	// the client's answer; past it the ask is answered unavailable and
+	// the call denied (APPROVAL_UNAVAILABLE). Zero means no bound other
+	// than the call's own context. Negative is invalid.
+	ElicitationTimeout time.Duration
 	// OnSession, when set, is called with each new session's agent scope
 	// before its tools are listed: register session-only tools, guards,
 	// restrictions or listeners through scope (they end with the session).
@@ -100,6 +106,9 @@ var sessionSeq atomic.Uint64
 func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	if c == nil || reg == nil {
 		return nil, errors.New("mcpserver: New needs a context and a registry")
+	}
+	if cfg.ElicitationTimeout < 0 {
+		return nil, fmt.Errorf("mcpserver: negative ElicitationTimeout %v", cfg.ElicitationTimeout)
 	}
 	s := &Server{c: c, reg: reg, cfg: cfg, sessions: map[host.ScopeKey]*session{}}
 	s.log = cfg.Logger
@@ -291,6 +300,8 @@ func (s *Server) Sessions() []host.ScopeKey {
 	return out
 }
 
+var errElicitationTimeout = errors.New("the client did not answer the elicitation in time")
+
 // ErrClosed is returned for a session offered to a closed server.
 var ErrClosed = errors.New("mcpserver: server closed")
 
@@ -355,6 +366,15 @@ func (s *Server) session(key host.ScopeKey) *session {
 func (s *Server) approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 	if sess := s.session(req.Agent); sess != nil {
 		if ss := sess.elicitable(); ss != nil {
+			if d := s.cfg.ElicitationTimeout; d > 0 {
+				ectx, cancel := context.WithTimeoutCause(ctx, d, errElicitationTimeout)
+				defer cancel()
+				o, err := elicit(ectx, ss, req)
+				if ctx.Err() == nil && errors.Is(context.Cause(ectx), errElicitationTimeout) {
+					return tools.Unavailable, nil
+				}
+				return o, err
+			}
 			return elicit(ctx, ss, req)
 		}
 	}

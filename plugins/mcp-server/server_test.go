@@ -802,3 +802,25 @@ func TestM3_ARestrictionAddedLaterNarrowsTheLiveList(t *testing.T) {
 	}
 	waitFor(t, changed, func() bool { return slices.Equal(toolNames(t, cs), []string{"echo"}) })
 }
+
+// A client that never answers: the elicitation's own bound answers
+// unavailable, and the session stays usable.
+func TestM3_AnUnansweredElicitationIsBoundedByElicitationTimeout(t *testing.T) {
+	e := boot(t, tools.Native, mcpserver.Config{ElicitationTimeout: 20 * time.Millisecond})
+	askAll(t, e, "asky")
+	register(t, e.root, e.reg, echoTool("asky"))
+	cs := connect(t, e, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		<-ctx.Done() // never answers
+		return nil, ctx.Err()
+	}})
+	r := call(t, cs, "asky", map[string]any{"text": "hi"})
+	if !r.IsError || errCode(r) != string(tools.CodeApprovalUnavailable) {
+		t.Errorf("isError=%v code=%q %q", r.IsError, errCode(r), text(r))
+	}
+	if r := call(t, cs, "echo", map[string]any{"text": "still here"}); r.IsError {
+		t.Errorf("the session broke: %q", text(r))
+	}
+	if _, err := mcpserver.New(e.root, e.reg, mcpserver.Config{ElicitationTimeout: -1}); err == nil {
+		t.Error("a negative ElicitationTimeout was accepted")
+	}
+}
