@@ -47,7 +47,9 @@
 // whose message renders the tool, its call card and the reason, with an
 // empty form, and whose _meta "dsh/approval" has the tool, call id and
 // reason: accept allows the call once, decline rejects it, cancel cancels
-// it, and any other answer, or a failed request, fails closed. Other asks
+// it, and any other answer, or a failed request, fails closed
+// (APPROVAL_FAILED); [Config].ElicitationTimeout bounds the wait
+// (unavailable when it passes). Other asks
 // go to [Config].Approver, or to the approval service provided when the
 // server was created; with neither, the ask is answered unavailable and
 // the call denied.
