@@ -167,3 +167,20 @@ func TestBindingNamedProto(t *testing.T) {
 		t.Fatalf("value = %s", got)
 	}
 }
+
+// TestUnawaitedFailedCallIsNoted: a binding call the program did not await, and that failed, is
+// visible in the run's logs as an unhandled rejection (a handled one is not); the run still succeeds.
+func TestUnawaitedFailedCallIsNoted(t *testing.T) {
+	g := newTestRuntime(t)
+	fail := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		return nil, &codedErr{code: "X", msg: "nope"}
+	}
+	res := mustRun(t, g, Program{
+		Source:             "tools.fail({})\ntools.fail({}).catch(() => {})\nconst p = tools.fail({})\nawait tools.echo({})\np.then(() => 1, () => 2)\nreturn 1",
+		Bindings:           map[string]Binding{"fail": fail, "echo": echo},
+		MaxConcurrentCalls: 1,
+	})
+	if len(res.Logs) != 1 || res.Logs[0] != (Log{Level: "warn", Text: "unhandled rejection: ToolError: nope"}) {
+		t.Fatalf("logs = %+v, want one warn note of the unawaited failed call", res.Logs)
+	}
+}

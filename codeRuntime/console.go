@@ -1,6 +1,10 @@
 package coderuntime
 
-import "github.com/dop251/goja"
+import (
+	"fmt"
+
+	"github.com/dop251/goja"
+)
 
 // logLevels are the console methods; each appends to the run's logs under its own level.
 var logLevels = []string{"log", "info", "warn", "error", "debug"}
@@ -30,5 +34,58 @@ func (r *run) consoleFunc(level string) func(goja.FunctionCall) goja.Value {
 		}
 		r.logs = append(r.logs, Log{Level: level, Text: text})
 		return goja.Undefined()
+	}
+}
+
+// maxUnhandledNotes bounds the notes noteUnhandled adds.
+const maxUnhandledNotes = 10
+
+// trackRejection is the VM's promise rejection tracker: it keeps the promises rejected with no
+// handler, in order, until a handler is attached.
+func (r *run) trackRejection(p *goja.Promise, op goja.PromiseRejectionOperation) {
+	switch op {
+	case goja.PromiseRejectionReject:
+		r.unhandled = append(r.unhandled, p)
+	case goja.PromiseRejectionHandle:
+		for i, q := range r.unhandled {
+			if q == p {
+				r.unhandled = append(r.unhandled[:i], r.unhandled[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// noteUnhandled adds a warn log for each promise the program let fail unobserved (a binding call
+// it did not await, say), other than its own result, so the failure is visible in the run's output:
+// "unhandled rejection: <reason>". At most maxUnhandledNotes notes, then a count of the rest; each
+// within the output limit, and none once the logs are at their cap.
+func (r *run) noteUnhandled() {
+	var left []*goja.Promise
+	for _, p := range r.unhandled {
+		if p != r.main && p.State() == goja.PromiseStateRejected {
+			left = append(left, p)
+		}
+	}
+	r.unhandled = nil
+	for i, p := range left {
+		var text string
+		if i == maxUnhandledNotes {
+			text = fmt.Sprintf("%d more unhandled rejections", len(left)-i)
+		} else {
+			msg, _, err := r.describe(p.Result())
+			if err != nil {
+				return // the run is out of budget: no more notes
+			}
+			text = "unhandled rejection: " + msg
+		}
+		if r.logBytes+len(text)+1 > r.cfg.MaxLogBytes {
+			return
+		}
+		r.logBytes += len(text) + 1
+		r.logs = append(r.logs, Log{Level: "warn", Text: text})
+		if i == maxUnhandledNotes {
+			return
+		}
 	}
 }

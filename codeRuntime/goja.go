@@ -99,6 +99,10 @@ type run struct {
 	logs     []Log
 	logBytes int
 
+	// unhandled are the promises rejected with no handler (yet), in rejection order; a handler
+	// attached later removes one. At settlement each left is noted in the logs.
+	unhandled []*goja.Promise
+
 	maxDepth  int // the nesting limit (see maxNestingDepth)
 	joinDepth int // nesting of the guarded Array.prototype.join / toLocaleString in progress
 
@@ -194,6 +198,7 @@ func (r *run) loop(runCtx context.Context) *Failure {
 
 // result turns the settled main promise into the Result or Failure.
 func (r *run) result() (*Result, error) {
+	r.noteUnhandled()
 	if r.main.State() == goja.PromiseStateRejected {
 		return nil, r.exception(r.main.Result())
 	}
@@ -257,6 +262,7 @@ func (r *run) enter(f func() error) error {
 func (r *run) setup(p Program) error {
 	vm := r.vm
 	vm.SetMaxCallStackSize(r.cfg.MaxCallStackSize)
+	vm.SetPromiseRejectionTracker(r.trackRejection)
 	// eval and new Function would otherwise read a source map named by a sourceMappingURL comment
 	// from the file system.
 	vm.SetParserOptions(parser.WithDisableSourceMaps)

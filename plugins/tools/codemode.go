@@ -609,6 +609,7 @@ type bridge struct {
 	drained  chan struct{}          // closed when settled and pending drops to 0
 	contexts []string               // the sub-calls' additional context, in submission order
 	conclude bool                   // a sub-call asked to conclude the turn
+	rejected int64                  // calls refused before the batch (not lossless JSON), logged
 }
 
 // parkedCall is a call waiting for its submission number to come up, or
@@ -810,8 +811,10 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 		if err != nil {
 			b.pass(rctx)
-			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs},
+			cerr := &CodeCallError{Tool: name, Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
+			b.logRejected(name, args, cerr)
+			return nil, cerr
 		}
 		n, e, ok := b.accept(rctx)
 		if !ok {
@@ -834,6 +837,31 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		}
 		return resultValue(res.Content)
 	}
+}
+
+// logRejected logs a call refused before it entered the batch (its
+// argument is not lossless JSON) as a tool/code-dispatch event with its
+// INVALID_ARGS result, so the session log accounts for every call the
+// program made. Its id is "<run_code id>:code:rejected:<k>", k counting the
+// run's refused calls; the arguments are kept as a JSON string when they
+// are not valid JSON. Nothing is logged once the run settled.
+func (b *bridge) logRejected(name string, args json.RawMessage, cerr *CodeCallError) {
+	b.mu.Lock()
+	if b.settled {
+		b.mu.Unlock()
+		return
+	}
+	b.rejected++
+	k := b.rejected
+	b.pending++ // the event is appended before run_code's result
+	b.mu.Unlock()
+	defer b.release()
+	if !json.Valid(args) {
+		args, _ = json.Marshal(strings.ToValidUTF8(string(args), "\uFFFD"))
+	}
+	id := b.outer.callID + ":code:rejected:" + strconv.FormatInt(k, 10)
+	info := cerr.Info
+	b.append(b.runCtx, id, name, args, Result{CallID: id, IsError: true, Error: &info, Content: []Content{Text(cerr.Message)}})
 }
 
 // resultValue is what a successful binding call resolves to: the text

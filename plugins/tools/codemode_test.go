@@ -569,7 +569,6 @@ async function attempt(label: string, v: unknown) {
   try { await tools.rec(v as any); out.push(label + ":ok") } catch (e: any) { out.push(label + ":" + e.code) }
 }
 await attempt("first", { n: 1 })
-await attempt("bigint", { n: 10n })
 const circ: any = { n: 2 }; circ.self = circ
 await attempt("circular", circ)
 await attempt("unsafe-int", { n: 2 ** 60 })
@@ -577,20 +576,34 @@ await attempt("not-object", 5)
 await attempt("last", { n: 3 })
 console.log(out.join(" "))`
 	res := e.reg.Execute(ctx, runCode("c1", src, "agent"))
-	want := "first:ok bigint:INVALID_ARGUMENTS circular:INVALID_ARGUMENTS unsafe-int:INVALID_ARGS not-object:INVALID_ARGS last:ok"
+	want := "first:ok circular:INVALID_ARGUMENTS unsafe-int:INVALID_ARGS not-object:INVALID_ARGS last:ok"
 	if res.IsError || text(res) != want {
 		t.Fatalf("result = %+v\nwant %q", res, want)
 	}
 	if !slices.Equal(got, []string{`{"n":1}`, `{"n":3}`}) {
 		t.Errorf("dispatched = %v", got)
 	}
-	// Rejected calls never entered the pipeline: ids stay contiguous.
+	// Calls the lossless-JSON check rejected never entered the pipeline
+	// (the pipeline's ids stay contiguous), but each is logged with its
+	// INVALID_ARGS result under an id of its own.
 	var ids []string
+	var rejected []tools.CodeDispatch
 	for _, ev := range e.log.snapshot() {
 		ids = append(ids, ev.ID)
+		if strings.Contains(ev.ID, ":rejected:") {
+			var d tools.CodeDispatch
+			if err := json.Unmarshal(ev.Data, &d); err != nil {
+				t.Fatal(err)
+			}
+			rejected = append(rejected, d)
+		}
 	}
-	if !slices.Equal(ids, []string{"c1:code:1", "c1:code:2"}) {
+	if !slices.Equal(ids, []string{"c1:code:1", "c1:code:rejected:1", "c1:code:rejected:2", "c1:code:2"}) {
 		t.Errorf("logged ids = %v", ids)
+	}
+	if len(rejected) != 2 || rejected[0].Name != "rec" || string(rejected[0].Arguments) != `{"n":1152921504606847000}` ||
+		!rejected[0].Result.IsError || code(rejected[0].Result) != tools.CodeInvalidArgs || string(rejected[1].Arguments) != "5" {
+		t.Errorf("rejected calls logged as %+v", rejected)
 	}
 }
 
@@ -1049,16 +1062,25 @@ func FuzzRunCodeArgs(f *testing.F) {
 		if res.IsError && code(res) != tools.CodeCodeRunFailed && code(res) != tools.CodeInvalidArgs {
 			t.Fatalf("%q: unexpected code %s", src, code(res))
 		}
-		subs := 0
+		seen := map[string]bool{}
 		for _, ev := range e.log.snapshot() {
-			if ev.Parent == id {
-				subs++
-				if n, _ := resultsFor(&rc, ev.ID); n != 1 {
-					t.Fatalf("%q: sub-call %s has %d results", src, ev.ID, n)
-				}
+			if ev.Parent != id {
+				continue
+			}
+			if seen[ev.ID] {
+				t.Fatalf("%q: sub-call %s logged twice", src, ev.ID)
+			}
+			seen[ev.ID] = true
+			// A call the lossless-JSON check rejected is logged but never
+			// entered the pipeline: no tools/result of its own.
+			want := 1
+			if strings.Contains(ev.ID, ":code:rejected:") {
+				want = 0
+			}
+			if n, _ := resultsFor(&rc, ev.ID); n != want {
+				t.Fatalf("%q: sub-call %s has %d results, want %d", src, ev.ID, n, want)
 			}
 		}
-		_ = subs
 	})
 }
 

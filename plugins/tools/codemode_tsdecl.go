@@ -286,9 +286,11 @@ func tsJSDoc(b *strings.Builder, text, indent string) {
 }
 
 // tsPropName returns name as a TypeScript property key: bare when it is an
-// ASCII JavaScript identifier, JSON-quoted otherwise.
+// ASCII JavaScript identifier that is not a reserved or modifier word,
+// JSON-quoted otherwise (a member named new, bare, would declare a
+// constructor; get, set, readonly and the like read as modifiers).
 func tsPropName(name string) string {
-	if isIdent(name) {
+	if isIdent(name) && !tsReservedWords[name] {
 		return name
 	}
 	s := string(canonjson.AppendString(nil, name))
@@ -325,3 +327,17 @@ func tsLiteral(v any) (lit string, ok bool) {
 	}
 	return "", false
 }
+
+// tsReservedWords are the words tsPropName quotes: JavaScript's reserved
+// words (strict mode included) and TypeScript's member modifiers.
+var tsReservedWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`break case catch class const continue debugger default delete do else enum
+		export extends false finally for function if import in instanceof new null return super switch this throw
+		true try typeof var void while with yield let static implements interface package private protected public
+		await async get set readonly declare abstract accessor override is keyof infer unique asserts satisfies as
+		type namespace module global constructor`) {
+		m[w] = true
+	}
+	return m
+}()

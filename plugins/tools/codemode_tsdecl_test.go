@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evanw/esbuild/pkg/api"
+
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
@@ -204,5 +206,25 @@ func TestC4_TypeScriptIgnoresRefinements(t *testing.T) {
 	}
 	if ts := typeScript(out); ts != "{ b?: string; i8?: number; t?: string; }" {
 		t.Errorf("typeScript(%s) = %s", out, ts)
+	}
+}
+
+// TestC4_ReservedWordToolNamesAreQuoted: a tool named like a reserved or modifier word (new would
+// declare a constructor signature, get a getter) is declared with a quoted key, and the declaration
+// still parses as TypeScript.
+func TestC4_ReservedWordToolNamesAreQuoted(t *testing.T) {
+	var tools []systemprompt.ToolSchema
+	for _, n := range []string{"new", "get", "delete", "readonly", "plain"} {
+		tools = append(tools, systemprompt.ToolSchema{Name: n, Parameters: json.RawMessage(`{"type":"object","properties":{"new":{"type":"string"}}}`)})
+	}
+	decl := declareTools(tools)
+	for _, want := range []string{`"new"(args: { "new"?: string; })`, `"get"(args:`, `"delete"(args:`, `"readonly"(args:`, "  plain(args:"} {
+		if !strings.Contains(decl, want) {
+			t.Errorf("declaration lacks %q:\n%s", want, decl)
+		}
+	}
+	res := api.Transform(decl, api.TransformOptions{Loader: api.LoaderTS})
+	if len(res.Errors) > 0 {
+		t.Fatalf("declaration does not parse: %v\n%s", res.Errors[0].Text, decl)
 	}
 }
