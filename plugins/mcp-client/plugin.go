@@ -206,8 +206,21 @@ func (s *server) run(first chan<- error) {
 			cur.close()
 		}
 	}()
+	reported := false
+	defer func() {
+		// A panic (in the SDK, say) ends supervision, never the process;
+		// Apply still gets its answer.
+		if v := recover(); v != nil {
+			err := fmt.Errorf("the MCP client panicked: %s", safeerr.Sprint(v))
+			s.log.Error().Err(err).Msg("MCP server: supervision ended")
+			if !reported {
+				first <- err
+			}
+		}
+	}()
 	err := s.connect()
 	first <- err
+	reported = true
 	if err != nil && s.cfg.FailOnStartError {
 		s.status(StateFailed, 1, err)
 		return

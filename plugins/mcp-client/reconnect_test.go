@@ -145,3 +145,16 @@ func TestPanickingDialIsAFailedAttempt(t *testing.T) {
 		t.Fatalf("plugin = %v, %v", f.State(), err)
 	}
 }
+
+func TestPanickingTransportIsContained(t *testing.T) {
+	e := newEnv(t)
+	f, err := e.root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "x", FailOnStartError: true,
+		Dial: func(context.Context) (mcp.Transport, error) { return panicTransport{}, nil }})
+	if err == nil || f.State() != host.Failed || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("plugin = %v, %v", f.State(), err)
+	}
+}
+
+type panicTransport struct{}
+
+func (panicTransport) Connect(context.Context) (mcp.Connection, error) { panic("transport bug") }
