@@ -248,6 +248,30 @@ func decodeOutcome(b []byte) (m outcome, err error) {
 	return m, d.end()
 }
 
+// settleCauseCode is the wire code of the bindings' cancellation cause: the run's deadline,
+// its cancellation, or (anything else) ErrRunSettled.
+func settleCauseCode(err error) int {
+	switch {
+	case errors.Is(err, ErrCPUBudget):
+	case errors.Is(err, context.DeadlineExceeded):
+		return causeDeadline
+	case errors.Is(err, context.Canceled):
+		return causeCanceled
+	}
+	return causeNone
+}
+
+// settleCause is the bindings' cancellation cause of a settlement wire code.
+func settleCause(code int) error {
+	switch code {
+	case causeDeadline:
+		return context.DeadlineExceeded
+	case causeCanceled:
+		return context.Canceled
+	}
+	return ErrRunSettled
+}
+
 // causeError rebuilds a Failure's cause.
 func causeError(code int, text string) error {
 	if err, ok := causeErrors[code]; ok {

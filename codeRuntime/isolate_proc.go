@@ -124,7 +124,7 @@ func (iso *Isolated) frameLimit(t byte) int {
 	case frameHello:
 		return 32
 	case frameSettled:
-		return 0
+		return 16
 	case frameCall:
 		return iso.cfg.MaxMessageBytes + 64<<10 // the arguments, plus the name and the number
 	case frameDone:

@@ -102,6 +102,7 @@ func (r *isoRun) run(ctx context.Context) (*Result, error) {
 			r.completed(c)
 		case <-r.w.quit:
 			// Killed by Close (the run loop's own kills end the loop where they happen).
+			r.settle(ErrClosed)
 			err, end = r.readFailure(io.EOF), true
 		case <-tick.C:
 			if procSampling {
@@ -135,17 +136,18 @@ func (r *isoRun) run(ctx context.Context) (*Result, error) {
 // finish settles the run: bindings in flight are cancelled and awaited, then the calls still
 // queued are delivered.
 func (r *isoRun) finish() {
-	r.settle()
+	r.settle(ErrRunSettled)
 	close(r.work)
 	r.wg.Wait()
 	r.deliverQueued()
 }
 
-// settle cancels the bindings' context; queued calls are no longer started.
-func (r *isoRun) settle() {
+// settle cancels the bindings' context with cause (unless it ended before); queued calls are no
+// longer started.
+func (r *isoRun) settle(cause error) {
 	if !r.settled {
 		r.settled = true
-		r.cancelBind(ErrRunSettled)
+		r.cancelBind(cause)
 	}
 }
 
@@ -165,11 +167,13 @@ func (r *isoRun) handle(f frame) (res *Result, err error, end bool) {
 		}
 		return nil, nil, false
 	case frameSettled:
-		if r.settleSeen || len(f.body) != 0 {
-			return nil, r.protocolFailure(fmt.Errorf("%w: a second or non-empty settled message", errProtocol)), true
+		d := dec{b: f.body}
+		code := d.int(causeOther)
+		if err := d.end(); err != nil || r.settleSeen {
+			return nil, r.protocolFailure(fmt.Errorf("%w: a second or malformed settled message", errProtocol)), true
 		}
 		r.settleSeen = true
-		r.settle()
+		r.settle(settleCause(code))
 		return nil, nil, false
 	case frameDone:
 		o, err := decodeOutcome(f.body)

@@ -234,6 +234,7 @@ func TestIsolatedConcurrentCalls(t *testing.T) {
 	var mu sync.Mutex
 	inFlight, peak := 0, 0
 	gate := make(chan struct{})
+	var open sync.Once
 	var seqs []uint64
 	b := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
 		n, _ := CallSeq(ctx)
@@ -242,7 +243,7 @@ func TestIsolatedConcurrentCalls(t *testing.T) {
 		peak = max(peak, inFlight)
 		seqs = append(seqs, n)
 		if inFlight == 3 {
-			close(gate)
+			open.Do(func() { close(gate) })
 		}
 		mu.Unlock()
 		<-gate
@@ -443,6 +444,30 @@ func TestIsolatedCancel(t *testing.T) {
 	healthy(t, iso)
 }
 
+// A run that times out while a binding is in flight fails with kind timeout and its logs; the
+// binding's context ends with context.DeadlineExceeded, as in process.
+func TestIsolatedTimeoutCancelsBindingsWithTheDeadline(t *testing.T) {
+	cfg := isoConfig()
+	cfg.Timeout = 300 * time.Millisecond
+	iso := newIsolatedT(t, cfg)
+	var cause error
+	_, err := iso.Run(context.Background(), Program{
+		Source: "console.log('before'); await tools.block(); console.log('never')",
+		Bindings: map[string]Binding{"block": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done()
+			cause = context.Cause(ctx)
+			return nil, nil
+		}},
+	})
+	f := wantFailure(t, err, KindTimeout, context.DeadlineExceeded)
+	if len(f.Logs) != 1 || f.Logs[0].Text != "before" {
+		t.Errorf("logs %+v", f.Logs)
+	}
+	if !errors.Is(cause, context.DeadlineExceeded) {
+		t.Errorf("the binding's context ended with %v, want context.DeadlineExceeded", cause)
+	}
+}
+
 // A worker that ignores the cancellation is killed after the grace period.
 func TestIsolatedCancelIgnoredIsKilled(t *testing.T) {
 	iso := stubbed(t, "hang", isoConfig())
@@ -486,12 +511,14 @@ func TestIsolatedCloseMidRun(t *testing.T) {
 	}
 	inBinding := make(chan struct{})
 	done := make(chan error, 1)
+	var cause error
 	go func() {
 		_, err := iso.Run(context.Background(), Program{
 			Source: "await tools.block()",
 			Bindings: map[string]Binding{"block": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
 				close(inBinding)
 				<-ctx.Done()
+				cause = context.Cause(ctx)
 				return nil, nil
 			}},
 		})
@@ -502,6 +529,9 @@ func TestIsolatedCloseMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantFailure(t, <-done, KindAbort, ErrClosed)
+	if !errors.Is(cause, ErrClosed) {
+		t.Errorf("the binding's context ended with %v, want ErrClosed", cause)
+	}
 	_, err = iso.Run(context.Background(), Program{Source: "return 1"})
 	wantFailure(t, err, KindAbort, ErrClosed)
 	if err := iso.Close(); err != nil {

@@ -191,18 +191,18 @@ func (s *workerSession) proxy(name string) Binding {
 		}
 		if !s.watching {
 			s.watching = true
-			context.AfterFunc(ctx, s.settle)
+			context.AfterFunc(ctx, func() { s.settle(ctx) })
 		}
 		s.mu.Unlock()
 		if len(args) > s.cfg.MaxMessageBytes {
-			s.submit(seq, nil, ctx.Err() != nil)
+			s.submit(ctx, seq, nil, ctx.Err() != nil)
 			return nil, errMessageTooLarge{len(args), s.cfg.MaxMessageBytes}
 		}
 		ch := make(chan answer, 1)
 		s.mu.Lock()
 		s.waiting[seq] = ch
 		s.mu.Unlock()
-		s.submit(seq, callFrame{Seq: seq, Name: name, Args: args}.encode(), ctx.Err() != nil)
+		s.submit(ctx, seq, callFrame{Seq: seq, Name: name, Args: args}.encode(), ctx.Err() != nil)
 		select {
 		case a := <-ch:
 			if a.Err {
@@ -221,11 +221,11 @@ func (s *workerSession) proxy(name string) Binding {
 // submit hands call number seq's frame (nil: the call was refused) to the parent in number order:
 // frames wait until every lower number was submitted. A call made after settlement is preceded
 // by frameSettled, so the parent delivers it with a cancelled context.
-func (s *workerSession) submit(seq uint64, body []byte, afterSettle bool) {
+func (s *workerSession) submit(ctx context.Context, seq uint64, body []byte, afterSettle bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if afterSettle {
-		s.settleLocked()
+		s.settleLocked(ctx)
 	}
 	if body == nil {
 		body = []byte{}
@@ -244,16 +244,19 @@ func (s *workerSession) submit(seq uint64, body []byte, afterSettle bool) {
 	}
 }
 
-func (s *workerSession) settle() {
+// settle tells the parent that the run settled, with the cause of the bindings' (done) context.
+func (s *workerSession) settle(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.settleLocked()
+	s.settleLocked(ctx)
 }
 
-func (s *workerSession) settleLocked() {
+func (s *workerSession) settleLocked(ctx context.Context) {
 	if !s.settled {
 		s.settled = true
-		_ = writeFrame(s.out, frameSettled, nil)
+		var e enc
+		e.uint(uint64(settleCauseCode(context.Cause(ctx))))
+		_ = writeFrame(s.out, frameSettled, e.b)
 	}
 }
 
