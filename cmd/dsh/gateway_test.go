@@ -24,7 +24,7 @@ const budget = 60 * time.Second
 
 // fsConfig writes a dsh.json mounting the real filesystem server on a
 // fresh folder holding a.txt, with a deny rule on writes of secret*.
-func fsConfig(t *testing.T) (cfgPath, dir string) {
+func fsConfig(t *testing.T, ask ...string) (cfgPath, dir string) {
 	t.Helper()
 	fsBin := npmpeer.Bin(t, "mcp-server-filesystem")
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -39,6 +39,7 @@ func fsConfig(t *testing.T) (cfgPath, dir string) {
 		"permissions": map[string]any{
 			"deny":  []string{"mcp__fs__write_file(path:" + dir + "/secret*)"},
 			"allow": []string{"mcp__fs__*"},
+			"ask":   append([]string{}, ask...),
 		},
 		"timeouts": map[string]any{"mcp__fs__*": "30s"},
 	}
@@ -239,5 +240,18 @@ func TestM3_InspectorCLIAgainstTheBuiltGateway(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "secret.txt")); err == nil {
 		t.Error("the denied write happened")
+	}
+}
+
+func TestGateway_ToolsCallAsksAtTheTerminal(t *testing.T) {
+	cfg, dir := fsConfig(t, "mcp__fs__read_text_file")
+	args := []string{"tools", "call", "--config", cfg, "mcp__fs__read_text_file", `{"path":"` + dir + `/a.txt"}`}
+	code, out, stderr := runDsh(t, strings.NewReader("y\n"), args...)
+	if code != 0 || strings.TrimSpace(out) != "hello" || !strings.Contains(stderr, "ask[0]") {
+		t.Errorf("answered yes: exit %d %q\n%s", code, out, stderr)
+	}
+	code, _, stderr = runDsh(t, strings.NewReader("n\n"), args...)
+	if code != exitFailure || !strings.Contains(stderr, "APPROVAL_REJECTED") {
+		t.Errorf("answered no: exit %d\n%s", code, stderr)
 	}
 }
