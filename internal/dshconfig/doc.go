@@ -30,7 +30,7 @@
 // "type" ("stdio" or "http"), "timeout" (per call), "trusted" (its tool
 // annotations may inform policy) and "disabled".
 //
-// "${VAR}" and "${VAR:-default}" in command, args, env values, cwd, url
-// and header values are replaced from the environment, as Claude Code does
+// "${VAR}" and "${VAR:-default}" in command, args, env values, cwd, url,
+// header values and permissions.workDir (never in rules) are replaced from the environment, as Claude Code does
 // in .mcp.json; "$$" is a literal "$".
 package dshconfig

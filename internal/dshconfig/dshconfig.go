@@ -322,7 +322,7 @@ func (p *parser) permissions(v value, cfg *Config) {
 		into *[]string
 	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}} {
 		if lv, ok := o.get(l.k); ok {
-			*l.into = p.strList("permissions."+l.k, lv)
+			*l.into = p.strListX("permissions."+l.k, lv, false) // rules are literal
 		}
 	}
 	if dv, ok := o.get("defaultMode"); ok {
@@ -420,7 +420,10 @@ func (p *parser) duration(key string, v value) time.Duration {
 	return d
 }
 
-func (p *parser) strList(key string, v value) []string {
+func (p *parser) strList(key string, v value) []string { return p.strListX(key, v, true) }
+
+// strListX decodes an array of strings, expanding ${VAR} when expand.
+func (p *parser) strListX(key string, v value, expand bool) []string {
 	a, ok := v.([]value)
 	if !ok {
 		p.fail(key, "must be an array of strings, not %s", kindOf(v))
@@ -430,7 +433,10 @@ func (p *parser) strList(key string, v value) []string {
 	for i, e := range a {
 		k := key + "[" + strconv.Itoa(i) + "]"
 		if s, ok := p.str(k, e); ok {
-			out = append(out, p.expand(k, s))
+			if expand {
+				s = p.expand(k, s)
+			}
+			out = append(out, s)
 		}
 	}
 	return out

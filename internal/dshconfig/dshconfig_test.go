@@ -103,6 +103,16 @@ func TestEveryProblemIsNamedByFileAndKey(t *testing.T) {
 	}
 }
 
+func TestRulesAreLiteral(t *testing.T) {
+	cfg, err := dshconfig.Parse("f.json", []byte(`{"permissions":{"deny":["a(p:${X}*)"]}}`), env(map[string]string{"X": "y"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Permissions.Deny[0] != "a(p:${X}*)" {
+		t.Errorf("rule %q", cfg.Permissions.Deny[0])
+	}
+}
+
 func TestLoad(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dsh.json")
 	if _, err := dshconfig.Load(p); err == nil || !strings.HasPrefix(err.Error(), p+": ") {
