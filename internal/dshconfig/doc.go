@@ -31,6 +31,6 @@
 // annotations may inform policy) and "disabled".
 //
 // "${VAR}" and "${VAR:-default}" in command, args, env values, cwd, url,
-// header values and permissions.workDir (never in rules) are replaced from the environment, as Claude Code does
-// in .mcp.json; "$$" is a literal "$".
+// header values and permissions.workDir (never in rules) are replaced from
+// the environment, as Claude Code does in .mcp.json; "$$" is a literal "$".
 package dshconfig
