@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
@@ -84,11 +85,11 @@ func compile(src string) (*goja.Program, *Failure) {
 	}
 	ast, err := goja.Parse(sourceName, js, parser.WithSourceMapLoader(refuseSourceMap))
 	if err != nil {
-		return nil, gojaSyntaxFailure(src, err)
+		return nil, gojaSyntaxFailure(src, js, err)
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
-		return nil, gojaSyntaxFailure(src, err)
+		return nil, gojaSyntaxFailure(src, js, err)
 	}
 	return prg, nil
 }
@@ -102,7 +103,12 @@ func refuseSourceMap(string) ([]byte, error) {
 func esbuildFailure(src string, msgs []api.Message) *Failure {
 	f := &Failure{Kind: KindSyntax, Message: msgs[0].Text}
 	if loc := msgs[0].Location; loc != nil {
-		f.Line, f.Column = clampPosition(src, loc.Line-1, loc.Column+1)
+		// esbuild's column counts bytes; the model counts characters.
+		col := loc.Column
+		if col >= 0 && col <= len(loc.LineText) {
+			col = utf8.RuneCountInString(loc.LineText[:col])
+		}
+		f.Line, f.Column = clampPosition(src, loc.Line-1, col+1)
 		if loc.Line-1 > strings.Count(src, "\n")+1 {
 			f.Message += " at the end of the program (an unclosed block, bracket, string or comment?)"
 		}
@@ -130,20 +136,77 @@ func clampPosition(src string, line, col int) (int, int) {
 
 var gojaPosRe = regexp.MustCompile(`(\d+):(\d+)`)
 
-// gojaSyntaxFailure reports an error goja found in esbuild's output (a feature goja lacks, or an
-// early error esbuild let through). Its position is in the transformed program when goja could not
-// map it, so only a position it names as program.ts is trusted.
-func gojaSyntaxFailure(src string, err error) *Failure {
+// gojaSyntaxFailure reports an error goja found in js, esbuild's output (a feature goja lacks, or an
+// early error esbuild let through). goja's parser reports positions in js ("program.ts: Line L:C"),
+// so the position is mapped back to the model's source through js's inline source map; a position
+// the map does not cover is left unknown rather than misreported.
+func gojaSyntaxFailure(src, js string, err error) *Failure {
 	msg := err.Error()
 	f := &Failure{Kind: KindSyntax, Message: msg, Cause: err}
 	if i := strings.Index(msg, sourceName+":"); i >= 0 {
 		if m := gojaPosRe.FindStringSubmatch(msg[i+len(sourceName)+1:]); m != nil {
 			l, _ := strconv.Atoi(m[1])
 			c, _ := strconv.Atoi(m[2])
-			f.Line, f.Column = clampPosition(src, l, c)
+			if ol, oc, ok := mapGenerated(inlineSourceMap(js), l, c); ok {
+				f.Line, f.Column = clampPosition(src, ol, oc)
+			}
 		}
 	}
 	return f
+}
+
+// inlineSourceMap returns the source map wrapProgram appended to js, or nil.
+func inlineSourceMap(js string) []byte {
+	const marker = "//# sourceMappingURL=data:application/json;base64,"
+	i := strings.LastIndex(js, marker)
+	if i < 0 {
+		return nil
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(js[i+len(marker):]))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// mapGenerated maps a 1-based line and column of the generated program through a version-3 source
+// map (as shiftSourceMap left it: original lines already the model's, columns 1-based) to the
+// model's line and column: the mapping segment at or before the column on that line.
+func mapGenerated(raw []byte, line, col int) (oline, ocol int, ok bool) {
+	if raw == nil || line < 1 {
+		return 0, 0, false
+	}
+	var m struct {
+		Mappings string `json:"mappings"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return 0, 0, false
+	}
+	var srcLine, srcCol int // delta state across the whole mappings string
+	for l, group := range strings.Split(m.Mappings, ";") {
+		genCol := 0
+		for _, seg := range strings.Split(group, ",") {
+			if seg == "" {
+				continue
+			}
+			fields, err := decodeVLQ(seg)
+			if err != nil {
+				return 0, 0, false
+			}
+			genCol += fields[0]
+			if len(fields) >= 4 {
+				srcLine += fields[2]
+				srcCol += fields[3]
+				if l == line-1 && genCol <= col-1 {
+					oline, ocol, ok = srcLine+1, srcCol, true
+				}
+			}
+		}
+		if l == line-1 {
+			return oline, ocol, ok && oline >= 1
+		}
+	}
+	return 0, 0, false
 }
 
 // shiftSourceMap adds dLine to every original line and dCol to every original column in a version-3

@@ -1,0 +1,49 @@
+package coderuntime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestSyntaxErrorColumnsAreCharacters: esbuild reports columns in bytes; the failure's column counts
+// characters of the model's line.
+func TestSyntaxErrorColumnsAreCharacters(t *testing.T) {
+	g := newTestRuntime(t)
+	f := mustFail(t, g, Program{Source: "const s = 'ééé'; x = = 1"}, KindSyntax)
+	if f.Line != 1 || f.Column != 22 {
+		t.Fatalf("position = %d:%d, want 1:22 (%s)", f.Line, f.Column, f.Message)
+	}
+}
+
+// TestGojaParserPositionsAreSourceMapped: a position goja's parser reports is in esbuild's output;
+// the failure carries the model's line and column, found through the source map.
+func TestGojaParserPositionsAreSourceMapped(t *testing.T) {
+	src := "const é = 1\n\n  const yy = é + 1\nreturn yy"
+	js, f := wrapProgram(src)
+	if f != nil {
+		t.Fatal(f)
+	}
+	// Where esbuild put "yy =" in its output.
+	var line, col int
+	for i, l := range strings.Split(js, "\n") {
+		if c := strings.Index(l, "yy ="); c >= 0 {
+			line, col = i+1, c+1
+			break
+		}
+	}
+	if line == 0 {
+		t.Fatalf("no yy in %s", js)
+	}
+	err := fmt.Errorf("SyntaxError: %s: Line %d:%d Unexpected token", sourceName, line, col)
+	got := gojaSyntaxFailure(src, js, err)
+	if got.Line != 3 || got.Column != 9 || !errors.Is(got, err) {
+		t.Fatalf("failure = %+v at %d:%d, want the model's 3:9", got, got.Line, got.Column)
+	}
+	// A position the map does not cover is unknown, not misreported.
+	got = gojaSyntaxFailure(src, js, fmt.Errorf("%s: Line 999:1 x", sourceName))
+	if got.Line != 0 || got.Column != 0 {
+		t.Fatalf("unmapped position reported as %d:%d", got.Line, got.Column)
+	}
+}
