@@ -158,3 +158,26 @@ func TestPanickingTransportIsContained(t *testing.T) {
 type panicTransport struct{}
 
 func (panicTransport) Connect(context.Context) (mcp.Connection, error) { panic("transport bug") }
+
+func TestReconnectReListsTheTools(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ms := newMemServer(nil)
+		addEcho(ms.srv, "old")
+		e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial,
+			Reconnect: mcpclient.Reconnect{InitialDelay: mcpclient.Duration(time.Second)}})
+		synctest.Wait()
+		_ = ms.last().Close()
+		synctest.Wait() // disconnected; no session hears the changes below
+		ms.srv.RemoveTools("old")
+		addEcho(ms.srv, "new")
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := e.names(); len(got) != 1 || got[0] != "mcp__mem__new" {
+			t.Fatalf("tools after reconnecting = %v", got)
+		}
+		if r := e.call(context.Background(), "mcp__mem__new", map[string]any{"text": "n"}); r.IsError || text(r) != "n" {
+			t.Fatalf("call = %+v", r)
+		}
+	})
+}

@@ -317,7 +317,7 @@ func TestStdioOversizedMessageEndsTheSession(t *testing.T) {
 	}
 }
 
-func TestStdioFilesystemServer(t *testing.T) {
+func TestM1_StdioFilesystemServerLeavesNoToolProcessOrGoroutine(t *testing.T) {
 	e := newEnv(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("alpha"), 0o644); err != nil {
