@@ -25,7 +25,8 @@
 // # Tools follow the server
 //
 // The input schema is the server's, unvalidated by the harness (the server
-// validates its input). A result's content blocks pass through unchanged
+// validates its input); a tool whose schema is not lossless JSON (see
+// package canonjson) is not mounted, and the log says why. A result's content blocks pass through unchanged
 // (binary data as base64); structured content is kept in the result's
 // Meta ({"structuredContent": ...}) and, when the tool declares an output
 // schema inside the structured-output subset (package schema), validated
