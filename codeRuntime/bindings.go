@@ -31,7 +31,7 @@ func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.V
 		}
 		args := json.RawMessage("{}")
 		if a := fc.Argument(0); !goja.IsUndefined(a) {
-			s, err := r.h.stringify(goja.Undefined(), a)
+			s, err := r.stringifyArg(a)
 			if err != nil {
 				var ex *goja.Exception
 				if errors.As(err, &ex) {
@@ -121,4 +121,45 @@ func (r *run) complete(cp completion) error {
 		return cp.c.reject(e)
 	}
 	return cp.c.resolve(v)
+}
+
+// stringifyArg is JSON.stringify(v) for a binding argument, through a Go replacer instead of the
+// prelude's JavaScript one (a binding call is the bridge's hot path): the same guard, without a
+// JavaScript frame per value. goja's stringify recurses natively and never checks for an interrupt,
+// so the replacer refuses values nested more than maxDepth levels (a RangeError, as the prelude's) and
+// stops once the run was interrupted.
+func (r *run) stringifyArg(v goja.Value) (goja.Value, error) {
+	if r.argGuard == nil {
+		r.argGuard = r.vm.ToValue(r.guardArg)
+	}
+	r.argStack = r.argStack[:0]
+	s, err := r.h.nativeStringify(goja.Undefined(), v, r.argGuard)
+	clear(r.argStack)
+	r.argStack = r.argStack[:0]
+	return s, err
+}
+
+// guardArg is the replacer of stringifyArg: it keeps the chain of holders from the root to the value
+// (popping those the walk has left) and refuses a chain deeper than maxDepth.
+func (r *run) guardArg(fc goja.FunctionCall) goja.Value {
+	if r.interrupted.Load() {
+		r.throwRange("the run was interrupted") // the pending interrupt ends the run at the next instruction
+	}
+	v := fc.Argument(1)
+	o, ok := v.(*goja.Object)
+	if !ok {
+		return v
+	}
+	if _, fn := goja.AssertFunction(o); fn {
+		return v
+	}
+	holder, _ := fc.This.(*goja.Object)
+	for n := len(r.argStack); n > 0 && r.argStack[n-1] != holder; n-- {
+		r.argStack = r.argStack[:n-1]
+	}
+	r.argStack = append(r.argStack, o)
+	if len(r.argStack) > r.maxDepth {
+		r.throwRange(fmt.Sprintf("JSON.stringify: the value is nested more than %d levels deep", r.maxDepth))
+	}
+	return v
 }

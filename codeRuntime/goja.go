@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dop251/goja"
@@ -106,6 +107,14 @@ type run struct {
 	maxDepth  int // the nesting limit (see maxNestingDepth)
 	joinDepth int // nesting of the guarded Array.prototype.join / toLocaleString in progress
 
+	// interrupted is set (from any goroutine) when the run was interrupted: a budget ran out, ctx
+	// ended or the heap watchdog fired. Native code that loops without VM instructions (argGuard)
+	// reads it to stop early; the VM stops at its next instruction anyway.
+	interrupted atomic.Bool
+	// argGuard is the Go replacer binding arguments are stringified through; argStack its holders.
+	argGuard goja.Value
+	argStack []*goja.Object
+
 	inVM     bool
 	cpuLeft  time.Duration
 	cpuTimer *time.Timer
@@ -130,7 +139,7 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program, compil
 		maxDepth: g.maxDepth,
 	}
 	vm := r.vm
-	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { vm.Interrupt(ErrCPUBudget) })
+	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { r.interrupted.Store(true); vm.Interrupt(ErrCPUBudget) })
 	stopAfter := func() bool { return false }
 	stopWatchdog := func() {}
 
@@ -157,7 +166,7 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program, compil
 	// The interrupters start once the VM is set up: setup runs none of the program's code and
 	// takes a bounded time, and an interrupt landing in it would surface as a setup error instead
 	// of a Failure. A context that ended meanwhile interrupts the program's first instruction.
-	stopAfter = context.AfterFunc(runCtx, func() { vm.Interrupt(runCtx.Err()) })
+	stopAfter = context.AfterFunc(runCtx, func() { r.interrupted.Store(true); vm.Interrupt(runCtx.Err()) })
 	stopWatchdog = r.startWatchdog()
 	var v goja.Value
 	if err := r.enter(func() (err error) { v, err = vm.RunProgram(prg); return }); err != nil {

@@ -13,6 +13,8 @@ import (
 // helpers are the prelude's functions, captured before the program runs so it cannot replace them.
 type helpers struct {
 	format, describe, makeError, stringify, parse, rangeError, syntaxError goja.Callable
+	// nativeStringify is goja's own JSON.stringify (the prelude replaces the global one).
+	nativeStringify goja.Callable
 	// asyncFunction and generatorFunction are the constructors of async and generator functions.
 	asyncFunction, generatorFunction *goja.Object
 }
@@ -31,6 +33,12 @@ var prelude = sync.OnceValue(func() *goja.Program {
 // loadPrelude runs the prelude in r's VM and keeps its helpers in r.h.
 func (r *run) loadPrelude() error {
 	vm := r.vm
+	if json, ok := vm.Get("JSON").(*goja.Object); ok {
+		r.h.nativeStringify, _ = goja.AssertFunction(json.Get("stringify"))
+	}
+	if r.h.nativeStringify == nil {
+		return errors.New("coderuntime: no JSON.stringify")
+	}
 	pv, err := vm.RunProgram(prelude())
 	if err != nil {
 		return fmt.Errorf("coderuntime: prelude: %w", err)

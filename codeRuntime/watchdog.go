@@ -32,6 +32,7 @@ func (r *run) startWatchdog() (stop func()) {
 				metrics.Read(sample)
 				if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > limit {
 					heapCeilingHit.Add(1)
+					r.interrupted.Store(true)
 					vm.Interrupt(ErrHeapLimit)
 					return
 				}

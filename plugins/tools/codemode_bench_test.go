@@ -2,9 +2,12 @@ package tools_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
 
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -65,6 +68,63 @@ func BenchmarkRunCodeOneCallFresh(b *testing.B) {
 		c := runCode("c1", fmt.Sprintf("// program %d\nconst out: string = await tools.trivial({ x: %d })\nreturn out", i, i), "agent")
 		if sink = e.reg.Execute(ctx, c); sink.IsError {
 			b.Fatalf("result = %+v", sink)
+		}
+	}
+}
+
+// inProcess is the runtime configuration of the bridge-overhead
+// benchmarks: goja in the host process, so what they measure is the bridge
+// and the pipeline, not a worker's pipe.
+var inProcess = coderuntime.Config{Engine: coderuntime.EngineGoja, Isolation: coderuntime.IsolationNone}
+
+// BenchmarkBridge1000CallsInProcess: run_code with 1,000 sequential
+// awaited sub-calls of a trivial tool, in process. Its time minus
+// BenchmarkBridge1000Executes (the pipeline's own cost for the same calls)
+// minus BenchmarkBridgeEmptyInProcess is the bridge's overhead (goal ≤ 5 ms
+// for the 1,000 calls).
+func BenchmarkBridge1000CallsInProcess(b *testing.B) {
+	e := newCodeEnv(b, codeOpts{mode: tools.Code, runtime: inProcess})
+	mustRegister(b, e.reg, e.root, trivial())
+	ctx := context.Background()
+	c := runCode("c1", "let n = 0\nfor (let i = 0; i < 1000; i++) { if (await tools.trivial({ x: i }) === 'ok') n++ }\nreturn n", "agent")
+	if res := e.reg.Execute(ctx, c); res.IsError || text(res) != "1000" {
+		b.Fatalf("result = %+v", res)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.log.mu.Lock()
+		e.log.events = e.log.events[:0]
+		e.log.mu.Unlock()
+		sink = e.reg.Execute(ctx, c)
+	}
+}
+
+// BenchmarkBridgeEmptyInProcess: an empty program, in process.
+func BenchmarkBridgeEmptyInProcess(b *testing.B) {
+	e := newCodeEnv(b, codeOpts{mode: tools.Code, runtime: inProcess})
+	ctx := context.Background()
+	c := runCode("c1", "", "agent")
+	b.ReportAllocs()
+	for b.Loop() {
+		e.log.mu.Lock()
+		e.log.events = e.log.events[:0]
+		e.log.mu.Unlock()
+		sink = e.reg.Execute(ctx, c)
+	}
+}
+
+// BenchmarkBridge1000Executes: the same 1,000 calls of the trivial tool
+// made with Execute directly (Both mode, so the tool is callable).
+func BenchmarkBridge1000Executes(b *testing.B) {
+	e := newCodeEnv(b, codeOpts{mode: tools.Both, runtime: inProcess})
+	mustRegister(b, e.reg, e.root, trivial())
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := 0; i < 1000; i++ {
+			if sink = e.reg.Execute(ctx, tools.Call{ID: "d" + strconv.Itoa(i), Name: "trivial", Arguments: json.RawMessage(`{"x":` + strconv.Itoa(i) + `}`), Agent: "agent"}); sink.IsError {
+				b.Fatalf("result = %+v", sink)
+			}
 		}
 	}
 }
