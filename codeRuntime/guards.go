@@ -22,6 +22,10 @@ const maxNestingDepth = 10000
 // {length: 2 ** 53 - 1} would otherwise keep it busy (or allocating) beyond every budget.
 const maxArrayLength = 1 << 22
 
+// maxJSONParseLength bounds the text JSON.parse accepts, in UTF-16 units: goja parses it natively,
+// where no interrupt reaches, into a value several times its size.
+const maxJSONParseLength = 8 << 20
+
 // removedGlobals are deleted from every runtime: binary buffers allocate gigabytes in one native
 // call, which no watchdog can interrupt.
 var removedGlobals = []string{
@@ -70,6 +74,7 @@ func (r *run) guardAmplifiers() {
 	}
 	wrap(strProto, "padStart", pad)
 	wrap(strProto, "padEnd", pad)
+	r.guardStringBuilders(strProto, max)
 
 	arrProto := vm.Get("Array").ToObject(vm).Get("prototype").ToObject(vm)
 	r.guardNativeLoops(wrap, arrProto)
@@ -96,7 +101,7 @@ func (r *run) guardAmplifiers() {
 		if total > float64(max) {
 			tooLong()
 		}
-		if length <= 1<<20 {
+		if length <= maxArrayLength { // longer is refused by the length guard below this wrapper
 			for i := int64(0); i < int64(length); i++ {
 				if s, ok := o.Get(strconv.FormatInt(i, 10)).(goja.String); ok {
 					total += float64(s.Length())
@@ -117,9 +122,15 @@ func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.Functio
 		r.throwRange(fmt.Sprintf("the array or array-like object is longer than %d elements, the limit for this built-in", maxArrayLength))
 	}
 	checkLen := func(v goja.Value) {
+		if s, ok := v.(goja.String); ok {
+			if s.Length() > maxArrayLength {
+				tooLong() // a string iterated per character (Array.from, Object.entries, ...)
+			}
+			return
+		}
 		o, ok := v.(*goja.Object)
 		if !ok {
-			return // a primitive: a string is bounded by MaxStringLength, others have no length
+			return // other primitives have no length
 		}
 		if n := o.Get("length"); n != nil && n.ToFloat() > maxArrayLength {
 			tooLong()
@@ -146,12 +157,26 @@ func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.Functio
 		return v != nil && v.ToBoolean()
 	}
 	wrap(arrProto, "concat", func(fc goja.FunctionCall) {
-		for _, a := range fc.Arguments {
+		// The result holds every spreadable argument's elements: bound their sum.
+		total := 0.0
+		for _, a := range append([]goja.Value{fc.This}, fc.Arguments...) {
 			if o, ok := a.(*goja.Object); ok && isConcatSpreadable(o) {
 				checkLen(o)
+				if n := o.Get("length"); n != nil {
+					total += n.ToFloat()
+				}
+			} else {
+				total++
+			}
+			if total > maxArrayLength {
+				tooLong()
 			}
 		}
 	})
+	object := vm.Get("Object").ToObject(vm)
+	for _, name := range []string{"entries", "values", "keys", "getOwnPropertyNames", "fromEntries"} {
+		wrap(object, name, func(fc goja.FunctionCall) { checkLen(fc.Argument(0)) })
+	}
 	arrayCtor := vm.Get("Array").ToObject(vm)
 	wrap(arrayCtor, "from", func(fc goja.FunctionCall) { checkLen(fc.Argument(0)) })
 	funcProto := vm.Get("Function").ToObject(vm).Get("prototype").ToObject(vm)
@@ -183,7 +208,14 @@ func (r *run) guardNativeLoops(wrap func(*goja.Object, string, func(goja.Functio
 
 	json := vm.Get("JSON").ToObject(vm)
 	wrap(json, "parse", func(fc goja.FunctionCall) {
-		if s, ok := fc.Argument(0).(goja.String); ok && jsonTooDeep(s.String(), r.maxDepth) {
+		s, ok := fc.Argument(0).(goja.String)
+		if !ok {
+			return
+		}
+		if s.Length() > maxJSONParseLength {
+			r.throwRange(fmt.Sprintf("JSON.parse: the text is %d characters, over the %d-character limit", s.Length(), maxJSONParseLength))
+		}
+		if jsonTooDeep(s.String(), r.maxDepth) {
 			r.throwJSONDepth()
 		}
 	})
@@ -422,4 +454,71 @@ func (r *run) proxyCtor(ctor *goja.Object, checkArgs func([]goja.Value) []goja.V
 		return v
 	}), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE)
 	return pv
+}
+
+// guardStringBuilders caps String.prototype.concat (which sizes its result before copying) and
+// replace / replaceAll with a string replacement (whose result can be the replacement times every
+// match) by their result's length, before they allocate.
+func (r *run) guardStringBuilders(strProto *goja.Object, max int64) {
+	vm := r.vm
+	tooLong := func() { r.throwRange("Invalid string length") }
+	if orig, ok := goja.AssertFunction(strProto.Get("concat")); ok {
+		_ = strProto.DefineDataProperty("concat", vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			// Convert once (a toString could answer differently the second time), then sum.
+			args := make([]goja.Value, len(fc.Arguments))
+			total := int64(0)
+			if s, ok := fc.This.(goja.String); ok {
+				total = int64(s.Length())
+			}
+			for i, a := range fc.Arguments {
+				s := a.ToString()
+				args[i] = s
+				n := int64(len(s.String())) // at least its UTF-16 length for ASCII, at most 3x
+				if str, ok := s.(goja.String); ok {
+					n = int64(str.Length())
+				}
+				if total += n; total > max {
+					tooLong()
+				}
+			}
+			v, err := orig(fc.This, args...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
+	for _, name := range []string{"replace", "replaceAll"} {
+		orig, ok := goja.AssertFunction(strProto.Get(name))
+		if !ok {
+			continue
+		}
+		_ = strProto.DefineDataProperty(name, vm.ToValue(func(fc goja.FunctionCall) goja.Value {
+			s, sok := fc.This.(goja.String)
+			repl, rok := fc.Argument(1).(goja.String)
+			if sok && rok {
+				n := int64(s.Length())
+				// Each match inserts at most the replacement with every $ pattern expanded to the
+				// whole string ($&, $`, $').
+				per := int64(repl.Length()) + int64(strings.Count(repl.String(), "$"))*n
+				matches := n + 1
+				if pat, ok := fc.Argument(0).(goja.String); ok {
+					matches = 1
+					if name == "replaceAll" {
+						if p := pat.String(); p != "" {
+							matches = int64(strings.Count(s.String(), p))
+						}
+					}
+				}
+				if n+matches*per > max {
+					tooLong()
+				}
+			}
+			v, err := orig(fc.This, fc.Arguments...)
+			if err != nil {
+				throw(err)
+			}
+			return v
+		}), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	}
 }

@@ -132,6 +132,10 @@ func TestGuardsKeepSemantics(t *testing.T) {
 		{"join, toString and nested arrays", "return [[1, [2, 3]].join(';'), String([1, [2, [3]]]), [1, 2].toLocaleString()]", `["1;2,3","1,2,3","1,2"]`},
 		{"array-likes", "return [Array.prototype.indexOf.call({ length: 2, 1: 'x' }, 'x'), Array.from({ length: 3 }, (_, i) => i), Math.max.apply(null, [1, 3, 2])]", `[1,[0,1,2],3]`},
 		{"regexp2 still matches", "return /(a)\\1(?=b)/.test('aab')", `true`},
+		{"string concat, replace and replaceAll", "return ['a'.concat('b', 1, { toString() { return 'c' } }), 'axbx'.replaceAll('x', '[$&]'), 'aXa'.replace(/a/g, 'b'), 'abc'.replace('b', (m) => m + m)]", `["ab1c","a[x]b[x]","bXb","abbc"]`},
+		{"Object.entries and Array.from of a string", "return [Object.entries('ab'), Array.from('xy'), Object.keys([1, 2])]", `[[["0","a"],["1","b"]],["x","y"],["0","1"]]`},
+		{"array concat", "return [1].concat([2, 3], 4, [[5]])", `[1,2,3,4,[5]]`},
+		{"eval and Function", "const f = Function('a', 'return a * 2')\nreturn [eval('1 + 1'), f(4), new Function('return this')() !== undefined, /x/.constructor === RegExp, new RegExp('a', 'g').flags]", `[2,8,true,true,"g"]`},
 	}
 	for _, tt := range probes {
 		t.Run(tt.name, func(t *testing.T) {
