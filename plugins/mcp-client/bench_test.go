@@ -18,7 +18,14 @@ import (
 // same server over an in-memory transport, interleaved in one loop (the
 // order alternates each iteration), and reports both, the ratio of the
 // totals and the median of the per-iteration ratios.
-func BenchmarkMountedOverhead(b *testing.B) {
+func BenchmarkMountedOverhead(b *testing.B) { benchOverhead(b, false) }
+
+// BenchmarkMountedBodyOverhead is BenchmarkMountedOverhead with the mounted
+// tool's body called directly (no registry pipeline): the plugin's own
+// share of the overhead.
+func BenchmarkMountedBodyOverhead(b *testing.B) { benchOverhead(b, true) }
+
+func benchOverhead(b *testing.B, bodyOnly bool) {
 	ms := newMemServer(nil)
 	addEcho(ms.srv, "echo")
 	ctx := context.Background()
@@ -64,6 +71,19 @@ func BenchmarkMountedOverhead(b *testing.B) {
 	mounted := func() {
 		if r := reg.Execute(ctx, call); r.IsError {
 			b.Fatal(r)
+		}
+	}
+	if bodyOnly {
+		tool, _ := reg.Get(call.Name, "")
+		def := tool.Definition()
+		exec, err := tools.NewExecution(call, def)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mounted = func() {
+			if _, err := def.Execute(ctx, exec); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	var rawT, mountedT time.Duration
