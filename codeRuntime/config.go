@@ -11,7 +11,7 @@ import (
 // Config sets the engine, the isolation and the limits of a runtime (see [NewRuntime]; [New]
 // reads only the limits). The zero value of a field means its default.
 type Config struct {
-	// Engine names the JavaScript engine: "goja" (the default). The engine runs in the host
+	// Engine names the JavaScript engine: "goja" (the default) or "quickjs". The engine runs in the host
 	// process or in a worker process, as Isolation says.
 	Engine string
 	// Isolation is where programs run: "process" runs each program in a worker process the host
@@ -84,6 +84,8 @@ const (
 const (
 	// EngineGoja is the goja engine ([Goja]).
 	EngineGoja = "goja"
+	// EngineQuickJS is the QuickJS engine ([QuickJS]).
+	EngineQuickJS = "quickjs"
 	// IsolationProcess runs each program in a worker process ([Isolated]).
 	IsolationProcess = "process"
 	// IsolationNone runs each program in the host process.
@@ -91,7 +93,7 @@ const (
 )
 
 // engines lists the accepted values of Config.Engine.
-var engines = []string{EngineGoja}
+var engines = []string{EngineGoja, EngineQuickJS}
 
 // ErrInvalidConfig is wrapped by the error Validate returns.
 var ErrInvalidConfig = errors.New("coderuntime: invalid config")

@@ -14,6 +14,32 @@
 // Arguments and results cross the boundary as JSON only. A run ends with a [*Result] (the returned
 // value as JSON plus captured console output) or a [*Failure] whose [FailureKind] says why.
 //
+// # Isolation: worker processes
+//
+// [NewRuntime] (and [Plugin], which provides what it returns) runs model-written code isolated by
+// default: [Isolated] runs each program in a worker process, one program per process, so that
+// nothing a program makes its engine do (a native call that allocates gigabytes, a stack overflow
+// in the parser, a loop no interrupt reaches) can crash the host or hold Run past its budgets. The
+// parent samples the worker's resident memory and CPU time (from /proc, on Linux) every
+// HeapCheckInterval and kills it above Config.MaxMemoryBytes or past the busy-CPU budget plus a
+// margin; it kills it past the wall-clock budget plus a grace period, and when it sends a message
+// that is malformed or larger than its limit. The run then fails with kind "limit", "timeout",
+// "output-limit" or "crash" ([KindCrash]): the host, the pool and later runs are unaffected.
+// Bindings still run in the host, with the same contract as in process. Elsewhere than Linux
+// there is no sampling: a worker is bounded by its Go memory limit, its engine's budgets and the
+// parent's wall-clock kill; on platforms without inherited pipes (Windows) NewRuntime runs in
+// process unless isolation is asked for explicitly ([ErrIsolationUnsupported]).
+//
+// A worker is the host's own binary, started again. The contract: when the environment variable
+// DSH_CODERUNTIME_WORKER is set (to the protocol version), this package's init serves one run on
+// file descriptors 3 and 4 and exits the process, before the packages that import it are
+// initialized and before main; without the variable, init does nothing. So any binary that imports
+// this package (a test binary too) can be a worker, and nothing else is needed to enable
+// isolation. The parent sets the variable only in its workers' environment, and a worker drops it
+// at once. A worker runs with a Go memory limit at three quarters of MaxMemoryBytes, at most two
+// threads running Go code, and, on Linux, as the first choice of the kernel's out-of-memory
+// killer.
+//
 // # The goja backend
 //
 // [Goja] strips TypeScript with esbuild (api.Transform, TS loader, target ES2020, so async/await is

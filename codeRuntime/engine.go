@@ -4,7 +4,7 @@ import "fmt"
 
 // NewRuntime returns the [Runtime] cfg selects: its Engine, run in a worker process per program
 // ([Isolated]) when Isolation is "process" or empty and the platform supports it, or in the host
-// process when Isolation is "none" (for goja, a [*Goja]). It returns the error cfg.Validate
+// process when Isolation is "none" (a [*Goja] or a [*QuickJS]). It returns the error cfg.Validate
 // reports, or [ErrIsolationUnsupported] when "process" was asked for explicitly on a platform
 // without it.
 //
@@ -26,6 +26,8 @@ func newEngine(cfg Config) (Runtime, error) {
 	switch cfg.Engine {
 	case "", EngineGoja:
 		return New(cfg)
+	case EngineQuickJS:
+		return NewQuickJS(cfg)
 	}
 	return nil, fmt.Errorf("%w: Engine %q is not available", ErrInvalidConfig, cfg.Engine)
 }

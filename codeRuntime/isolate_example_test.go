@@ -1,0 +1,42 @@
+package coderuntime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+)
+
+// A runtime for model-written code: isolated in worker processes by default. Bindings run in the
+// host; a program that exhausts a limit kills only its worker.
+func ExampleNewRuntime() {
+	rt, err := coderuntime.NewRuntime(coderuntime.Config{MaxMemoryBytes: 256 << 20})
+	if err != nil {
+		panic(err)
+	}
+	if c, ok := rt.(io.Closer); ok {
+		defer c.Close() // kills the warm workers
+	}
+	res, err := rt.Run(context.Background(), coderuntime.Program{
+		Source: "const { n } = await tools.next({}) as { n: number }\nreturn n * 2",
+		Bindings: map[string]coderuntime.Binding{
+			"next": func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"n":21}`), nil },
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(res.Value))
+
+	_, err = rt.Run(context.Background(), coderuntime.Program{Source: "const a = []\nfor (;;) a.push('x'.repeat(1 << 16) + a.length)"})
+	var f *coderuntime.Failure
+	if errors.As(err, &f) {
+		fmt.Println(f.Kind)
+	}
+	// Output:
+	// 42
+	// limit
+}
