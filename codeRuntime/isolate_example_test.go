@@ -23,7 +23,9 @@ func ExampleNewRuntime() {
 	res, err := rt.Run(context.Background(), coderuntime.Program{
 		Source: "const { n } = await tools.next({}) as { n: number }\nreturn n * 2",
 		Bindings: map[string]coderuntime.Binding{
-			"next": func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"n":21}`), nil },
+			"next": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(`{"n":21}`), nil
+			},
 		},
 	})
 	if err != nil {
