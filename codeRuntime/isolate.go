@@ -140,7 +140,8 @@ func (iso *Isolated) Close() error {
 	return nil
 }
 
-// get returns a started worker: an idle one, or one started now. It tops the pool up.
+// get returns a started worker: an idle one, or one started now (then the pool is filled in the
+// background, which is how it starts on the first run).
 func (iso *Isolated) get() (*worker, error) {
 	for {
 		iso.mu.Lock()
@@ -159,7 +160,6 @@ func (iso *Isolated) get() (*worker, error) {
 			}
 			iso.busy[w] = struct{}{}
 			iso.changedLocked()
-			iso.fillLocked()
 			iso.mu.Unlock()
 			return w, nil
 		}
@@ -213,12 +213,15 @@ func (iso *Isolated) changedLocked() {
 	iso.changed = make(chan struct{})
 }
 
-// put ends a worker's run: it is killed (one run per worker) and its resources released.
+// put ends a worker's run: it is killed (one run per worker) and its resources released. The
+// pool is topped up now, after the run, so that starting a process (which costs far more CPU than
+// a short run) does not compete with the run it replaces.
 func (iso *Isolated) put(w *worker) {
 	w.kill(killDone)
 	w.release()
 	iso.mu.Lock()
 	delete(iso.busy, w)
+	iso.fillLocked()
 	iso.mu.Unlock()
 }
 

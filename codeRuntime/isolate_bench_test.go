@@ -34,16 +34,14 @@ func benchVariants(b *testing.B) []benchVariant {
 	return vs
 }
 
-// waitWarm blocks until iso has an idle worker (a warm pool).
+// waitWarm blocks until iso's pool is full and no worker is starting (a warm, quiet pool).
 func waitWarm(iso *Isolated) {
 	for {
 		iso.mu.Lock()
-		n, changed := len(iso.idle), iso.changed
-		if n == 0 {
-			iso.fillLocked()
-		}
+		iso.fillLocked()
+		full, changed := len(iso.idle) >= iso.cfg.PoolSize && iso.starting == 0, iso.changed
 		iso.mu.Unlock()
-		if n > 0 {
+		if full {
 			return
 		}
 		<-changed

@@ -15,6 +15,12 @@ var _ = func() bool {
 	return true
 }()
 
+// spinSink and eaten keep the stub's busy work from being optimized away.
+var (
+	spinSink int
+	eaten    [][]byte
+)
+
 // stubWorker plays a broken worker for the mode named by stubEnv; false lets the real worker run.
 func stubWorker(in, out *os.File) bool {
 	mode := os.Getenv(stubEnv)
@@ -63,7 +69,8 @@ func stubWorker(in, out *os.File) bool {
 	case "hang": // never answers, ignores cancellation
 		select {}
 	case "spin": // burns CPU in Go, where no engine interrupt reaches
-		for {
+		for n := 0; ; n++ {
+			spinSink = n
 		}
 	case "spew": // endless output on stderr, then hangs
 		b := make([]byte, 1<<16)
@@ -74,13 +81,12 @@ func stubWorker(in, out *os.File) bool {
 			_, _ = os.Stderr.Write(b)
 		}
 	case "eat": // grows its resident memory without bound, outside any engine
-		var keep [][]byte
 		for {
 			b := make([]byte, 8<<20)
 			for i := 0; i < len(b); i += 4096 {
 				b[i] = 1
 			}
-			keep = append(keep, b)
+			eaten = append(eaten, b)
 			time.Sleep(time.Millisecond)
 		}
 	}
