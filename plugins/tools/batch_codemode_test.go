@@ -30,6 +30,14 @@ type codeBatch struct {
 
 func newCodeBatch(t testing.TB, o codeOpts) *codeBatch {
 	t.Helper()
+	if o.runtime == (coderuntime.Config{}) {
+		// These tests run in synctest bubbles, where a goroutine blocked
+		// reading a worker's pipe never counts as idle, so the fake clock
+		// would stop: the programs run in process (isolation is tested in
+		// codeRuntime).
+		o.runtime = testRuntime
+		o.runtime.Isolation = "none"
+	}
 	e := &codeBatch{codeEnv: newCodeEnv(t, o)}
 	body := func(ctx context.Context, x *tools.Execution) (tools.Output, error) {
 		e.mu.Lock()
