@@ -24,8 +24,11 @@
 // of them (joined), so a bad file never half-starts a gateway.
 //
 // The "permissions" object is a plugins/permissions Config (allow, ask and
-// deny rules, defaultMode, workDir); its deny rules are also enforced as
-// registry guards. "timeouts" maps tool-name patterns to budgets ("30s" or
+// deny rules, defaultMode, workDir, primaryArgs); its deny rules are also
+// enforced as registry guards. primaryArgs names the argument a condition
+// without a key tests; [DefaultPrimaryArgs] covers Claude Code's own tools
+// (Bash → command, Read/Write/Edit → file_path, ...), so rules written for
+// Claude Code, such as "Bash(npm run test:*)", load as they are. "timeouts" maps tool-name patterns to budgets ("30s" or
 // milliseconds), first match in file order. A server entry may also carry
 // "type" ("stdio" or "http"), "timeout" (per call), "trusted" (its tool
 // annotations may inform policy) and "disabled".

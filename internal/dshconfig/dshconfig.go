@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -311,12 +312,30 @@ func (p *parser) servers(v value, cfg *Config) {
 	}
 }
 
+// DefaultPrimaryArgs is the argument a rule condition without a key tests
+// for the tools of Claude Code and Codex, so that their own rule forms load
+// as they are (`Bash(npm run test:*)`, `Read(./src/**)`,
+// `WebFetch(https://example.com/**)`). A "primaryArgs" object in the file
+// adds tools or overrides these.
+var DefaultPrimaryArgs = map[string]string{
+	"Bash":         "command",
+	"Read":         "file_path",
+	"Write":        "file_path",
+	"Edit":         "file_path",
+	"MultiEdit":    "file_path",
+	"NotebookEdit": "notebook_path",
+	"WebFetch":     "url",
+}
+
 func (p *parser) permissions(v value, cfg *Config) {
-	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir")
+	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs")
 	if !ok {
 		return
 	}
-	pc := permissions.Config{}
+	pc := permissions.Config{PrimaryArgs: maps.Clone(DefaultPrimaryArgs)}
+	if pv, ok := o.get("primaryArgs"); ok {
+		maps.Copy(pc.PrimaryArgs, p.strMap("permissions.primaryArgs", pv, false))
+	}
 	for _, l := range []struct {
 		k    string
 		into *[]string

@@ -1,6 +1,7 @@
 package dshconfig_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -169,4 +170,34 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+func TestClaudeCodeRuleFormsLoadWithTheDefaultPrimaryArgs(t *testing.T) {
+	cfg, err := dshconfig.Parse("dsh.json", []byte(`{"permissions": {
+		"allow": ["Bash(npm run test:*)", "Read(/src/**)"],
+		"deny": ["Tool(x)"],
+		"primaryArgs": {"Tool": "target"}
+	}}`), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := permissions.Compile(cfg.Permissions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool, args string
+		want       permissions.Verdict
+	}{
+		{"Bash", `{"command":"npm run test -- -v"}`, permissions.Allow},
+		{"Read", `{"file_path":"/src/a/b.go"}`, permissions.Allow},
+		{"Tool", `{"target":"x"}`, permissions.Deny},
+	} {
+		if got := pol.Decide(c.tool, json.RawMessage(c.args)).Verdict; got != c.want {
+			t.Errorf("Decide(%s, %s) = %v, want %v", c.tool, c.args, got, c.want)
+		}
+	}
+	if _, err := dshconfig.Parse("dsh.json", []byte(`{"permissions": {"primaryArgs": {"Bash": 3}}}`), env(nil)); err == nil || !strings.Contains(err.Error(), "permissions.primaryArgs.Bash") {
+		t.Fatalf("a non-string primary argument: err = %v, want one naming permissions.primaryArgs.Bash", err)
+	}
 }
