@@ -68,8 +68,10 @@ type codeEnv struct {
 // testRuntime is the runtime configuration of programs that must succeed:
 // budgets far beyond what any of them needs (a few milliseconds), so that
 // a loaded machine cannot fail them. Tests of the budgets themselves set
-// their own, with programs that never end.
-var testRuntime = coderuntime.Config{Timeout: time.Minute, CPUBudget: 30 * time.Second}
+// their own, with programs that never end. Programs run in process: these
+// tests pin the bridge (many under testing/synctest, whose bubble cannot
+// host a worker process); isolation has its own tests in coderuntime.
+var testRuntime = coderuntime.Config{Timeout: time.Minute, CPUBudget: 30 * time.Second, Isolation: coderuntime.IsolationNone}
 
 func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	t.Helper()
