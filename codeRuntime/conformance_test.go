@@ -158,6 +158,7 @@ func TestG6_ConformanceHostileProgramsEndWithTheRequiredKind(t *testing.T) {
 					if why, ok := combo.unsafe[tc.name]; ok {
 						t.Skipf("%s cannot contain this case: %s", combo.name, why)
 					}
+					skipQuickJSHostileUnderRace(t, combo.engine)
 					rt := combo.newRuntime(t, conformanceConfig(tc.budget))
 					_, err := runWithin(t, rt, Program{Source: tc.src, Bindings: map[string]Binding{"hang": hangingBinding}}, hangLimit)
 					if err == nil && tc.mayFinish {
@@ -281,5 +282,14 @@ func TestConformanceLanguageFeatures(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// skipQuickJSHostileUnderRace skips a hostile QuickJS case under the race detector (see
+// raceDetector); .ci/run runs these cases without -race.
+func skipQuickJSHostileUnderRace(t *testing.T, engine string) {
+	t.Helper()
+	if raceDetector && engine == EngineQuickJS {
+		t.Skip("QuickJS hostile cases run without -race (the race detector instruments the translated C engine; .ci/run runs them in a second pass)")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 )
@@ -13,7 +14,12 @@ import (
 // A runtime for model-written code: isolated in worker processes by default. Bindings run in the
 // host; a program that exhausts a limit kills only its worker.
 func ExampleNewRuntime() {
-	rt, err := coderuntime.NewRuntime(coderuntime.Config{MaxMemoryBytes: 256 << 20})
+	rt, err := coderuntime.NewRuntime(coderuntime.Config{
+		MaxMemoryBytes: 256 << 20,
+		// Ample time budgets, so that memory is what stops the second program even on a slow
+		// machine (or under the race detector).
+		Timeout: 10 * time.Minute, CPUBudget: 10 * time.Minute,
+	})
 	if err != nil {
 		panic(err)
 	}

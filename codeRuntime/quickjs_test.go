@@ -322,6 +322,7 @@ func TestQuickJSCancellationAndBudgets(t *testing.T) {
 // TestQuickJSHostilePrograms: each ends as a clean Failure, stopped by the limit it was written to
 // hit (the goja table; QuickJS's own messages where they differ).
 func TestQuickJSHostilePrograms(t *testing.T) {
+	skipQuickJSHostileUnderRace(t, EngineQuickJS)
 	tests := []struct {
 		name, src string
 		kind      FailureKind
@@ -372,6 +373,7 @@ func TestQuickJSHostilePrograms(t *testing.T) {
 // program caught, and a second one ends the run too (as a limit failure, or as the null QuickJS
 // throws when it cannot even build that error).
 func TestQuickJSOutOfMemoryAfterCatchingOne(t *testing.T) {
+	skipQuickJSHostileUnderRace(t, EngineQuickJS)
 	src := "let n = 0\ntry { const a: any[] = []; while (true) a.push('x'.repeat(1000) + n++) } catch (e) { console.log('caught', String(e)) }\nconst b: string[] = []\nwhile (true) b.push('y'.repeat(1000) + n++)"
 	_, err := newQJS(t).Run(context.Background(), Program{Source: src})
 	var f *Failure
