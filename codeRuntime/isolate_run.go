@@ -267,19 +267,9 @@ func (r *isoRun) completed(cp isoCompletion) {
 // deliverQueued delivers the calls still queued, in order, with the cancelled context, on a
 // goroutine other than Run's; their results are discarded.
 func (r *isoRun) deliverQueued() {
-	if len(r.queue) == 0 {
-		return
-	}
 	queued := r.queue
 	r.queue = nil
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, c := range queued {
-			_, _ = r.invoke(c)
-		}
-	}()
-	<-done
+	deliverLate(queued, func(c *isoCall) { _, _ = r.invoke(c) })
 }
 
 // sample kills the worker over its memory or CPU limit.

@@ -480,19 +480,9 @@ func (r *qjsRun) worker(c *call) {
 // deliverQueued delivers the calls still queued at settlement, in order, with the cancelled
 // context, on another goroutine; their results are discarded (see Binding).
 func (r *qjsRun) deliverQueued() {
-	if len(r.queue) == 0 {
-		return
-	}
 	queued := r.queue
 	r.queue = nil
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for _, c := range queued {
-			_, _ = invoke(r.bindCtx, c)
-		}
-	}()
-	<-done
+	deliverLate(queued, func(c *call) { _, _ = invoke(r.bindCtx, c) })
 }
 
 // result turns the settled program into the Result or Failure.

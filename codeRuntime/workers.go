@@ -56,16 +56,23 @@ func (r *run) start(c *call) {
 // each as aborted before dispatch). Their results are discarded: the
 // program has settled.
 func (r *run) deliverQueued() {
-	if len(r.queue) == 0 {
-		return
-	}
 	queued := r.queue
 	r.queue = nil
+	deliverLate(queued, func(c *call) { _, _ = invoke(r.bindCtx, c) })
+}
+
+// deliverLate calls invoke on each of queued, in order, on a goroutine other than the caller's
+// (a binding may assume it does not run on the run's goroutine), and returns when every one
+// returned: how each runtime delivers the calls still queued when its run settles.
+func deliverLate[C any](queued []C, invoke func(C)) {
+	if len(queued) == 0 {
+		return
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for _, c := range queued {
-			_, _ = invoke(r.bindCtx, c)
+			invoke(c)
 		}
 	}()
 	<-done
