@@ -416,7 +416,8 @@ func TestIsolatedMemoryKill(t *testing.T) {
 // parent's resident-memory kill, whichever sees it first); the host is unharmed.
 func TestIsolatedMemoryBombIsALimit(t *testing.T) {
 	cfg := isoConfig()
-	cfg.MaxMemoryBytes = 256 << 20
+	cfg.MaxMemoryBytes = 128 << 20
+	cfg.Timeout, cfg.CPUBudget = time.Hour, time.Hour // memory decides, however slow the machine
 	iso := newIsolatedT(t, cfg)
 	_, err := iso.Run(context.Background(), Program{Source: "const a = []; for (let i = 0; ; i++) a.push('x'.repeat(1 << 16) + i)"})
 	f := wantFailure(t, err, KindLimit, nil)
