@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The conformance suite: every engine × isolation combination runs the same two tables, the hostile
@@ -160,7 +159,7 @@ func TestG6_ConformanceHostileProgramsEndWithTheRequiredKind(t *testing.T) {
 					}
 					skipQuickJSHostileUnderRace(t, combo.engine)
 					rt := combo.newRuntime(t, conformanceConfig(tc.budget))
-					_, err := runWithin(t, rt, Program{Source: tc.src, Bindings: map[string]Binding{"hang": hangingBinding}}, hangLimit)
+					_, err := runBounded(t, rt, Program{Source: tc.src, Bindings: map[string]Binding{"hang": hangingBinding}}, hangLimit)
 					if err == nil && tc.mayFinish {
 						return
 					}
@@ -177,28 +176,6 @@ func TestG6_ConformanceHostileProgramsEndWithTheRequiredKind(t *testing.T) {
 				})
 			}
 		})
-	}
-}
-
-// runWithin runs p on rt and fails the test when Run does not return within limit (the goroutine
-// of a hung Run is leaked, and goleak reports it too).
-func runWithin(t *testing.T, rt Runtime, p Program, limit time.Duration) (*Result, error) {
-	t.Helper()
-	type out struct {
-		res *Result
-		err error
-	}
-	ch := make(chan out, 1)
-	go func() {
-		res, err := rt.Run(context.Background(), p)
-		ch <- out{res, err}
-	}()
-	select {
-	case o := <-ch:
-		return o.res, o.err
-	case <-time.After(limit):
-		t.Fatalf("Run(%.80q) did not return within %s", p.Source, limit)
-		return nil, nil
 	}
 }
 
@@ -249,7 +226,7 @@ func TestConformanceLanguageFeatures(t *testing.T) {
 			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
 			for _, tc := range featureCases {
 				t.Run(tc.name, func(t *testing.T) {
-					res, err := runWithin(t, rt, Program{Source: tc.src}, hangLimit)
+					res, err := runBounded(t, rt, Program{Source: tc.src}, hangLimit)
 					if why, ok := combo.unsupported[tc.name]; ok {
 						var f *Failure
 						if !errors.As(err, &f) || (f.Kind != KindSyntax && f.Kind != KindException) {

@@ -12,9 +12,10 @@ import (
 	"github.com/dlclark/regexp2/v2"
 )
 
-// runBounded runs p and fails the test when Run does not return within limit: the programs here
-// used to keep goja busy in native code, which no interrupt reaches (the hung goroutine is leaked).
-func runBounded(t *testing.T, g *Goja, p Program, limit time.Duration) (*Result, error) {
+// runBounded runs p on rt and fails the test when Run does not return within limit: the programs
+// here and in the conformance suite used to keep an engine busy in native code, which no interrupt
+// reaches (the goroutine of a hung Run is leaked, and goleak reports it too).
+func runBounded(t *testing.T, rt Runtime, p Program, limit time.Duration) (*Result, error) {
 	t.Helper()
 	type out struct {
 		res *Result
@@ -22,14 +23,14 @@ func runBounded(t *testing.T, g *Goja, p Program, limit time.Duration) (*Result,
 	}
 	ch := make(chan out, 1)
 	go func() {
-		res, err := g.Run(context.Background(), p)
+		res, err := rt.Run(context.Background(), p)
 		ch <- out{res, err}
 	}()
 	select {
 	case o := <-ch:
 		return o.res, o.err
 	case <-time.After(limit):
-		t.Fatalf("Run(%q) did not return within %s", p.Source, limit)
+		t.Fatalf("Run(%.80q) did not return within %s", p.Source, limit)
 		return nil, nil
 	}
 }

@@ -411,7 +411,7 @@ func TestQuickJSNativeWorkIsBounded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := runWithin(t, q, Program{Source: tc.src, Bindings: map[string]Binding{"echo": echo}}, hangLimit)
+			_, err := runBounded(t, q, Program{Source: tc.src, Bindings: map[string]Binding{"echo": echo}}, hangLimit)
 			var f *Failure
 			if !errors.As(err, &f) || f.Kind != KindException || !strings.Contains(f.Message, tooLong) {
 				t.Fatalf("err = %v; want an exception containing %q", err, tooLong)
