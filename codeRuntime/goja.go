@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -84,18 +83,11 @@ type run struct {
 	vm  *goja.Runtime
 	h   helpers
 
-	bindCtx context.Context
 	main    *goja.Promise
 	settled bool
 
-	done    chan completion
-	work    chan *call // started calls, for idle workers; closed at settlement
-	workers int        // worker goroutines started; those not running a call wait on work
-	queue   []*call
-	active  int
+	callPool
 	pending int
-	seq     uint64 // binding calls accepted so far (the last CallSeq)
-	wg      sync.WaitGroup
 
 	logs     []Log
 	logBytes int
@@ -132,9 +124,7 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program, compil
 	r := &run{
 		cfg:      cfg,
 		vm:       goja.New(),
-		bindCtx:  bindCtx,
-		done:     make(chan completion, cfg.MaxConcurrentCalls),
-		work:     make(chan *call, cfg.MaxConcurrentCalls),
+		callPool: newCallPool(bindCtx, cfg.MaxConcurrentCalls),
 		cpuLeft:  g.cfg.CPUBudget - compileTime,
 		maxDepth: g.maxDepth,
 	}

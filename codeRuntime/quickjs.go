@@ -113,17 +113,10 @@ type qjsRun struct {
 	// logBytes counts the captured console output against MaxLogBytes.
 	logBytes int
 
-	bindCtx     context.Context
 	mainSettled bool
 	settled     bool
 
-	done    chan completion
-	work    chan *call
-	workers int
-	queue   []*call
-	active  int
-	seq     uint64
-	wg      sync.WaitGroup
+	callPool
 
 	// cause is the first reason an interrupter (context, wall clock) stopped the run.
 	cause atomic.Pointer[error]
@@ -152,15 +145,13 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 		return nil, &Failure{Kind: KindLimit, Cause: ErrHeapLimit, Message: "could not create a QuickJS VM: " + err.Error()}
 	}
 	r := &qjsRun{
-		cfg:     cfg,
-		vm:      vm,
-		prg:     prg,
-		p:       p,
-		bindCtx: bindCtx,
-		done:    make(chan completion, cfg.MaxConcurrentCalls),
-		work:    make(chan *call, cfg.MaxConcurrentCalls),
-		stopped: make(chan struct{}),
-		cpuLeft: cfg.CPUBudget,
+		cfg:      cfg,
+		vm:       vm,
+		prg:      prg,
+		p:        p,
+		callPool: newCallPool(bindCtx, cfg.MaxConcurrentCalls),
+		stopped:  make(chan struct{}),
+		cpuLeft:  cfg.CPUBudget,
 	}
 	interrupted := make(chan struct{})
 	stopAfter := func() bool { return true }
@@ -441,48 +432,6 @@ func (r *qjsRun) hostLog(args []any) (any, error) {
 	}
 	r.logs = append(r.logs, Log{Level: level, Text: text})
 	return nil, nil
-}
-
-// startQueued starts queued calls, in submission order, while fewer than MaxConcurrentCalls run.
-func (r *qjsRun) startQueued() {
-	for len(r.queue) > 0 && r.active < r.cfg.MaxConcurrentCalls {
-		c := r.queue[0]
-		r.queue[0] = nil
-		r.queue = r.queue[1:]
-		r.start(c)
-	}
-}
-
-// start hands a call to an idle worker or starts one (as the goja backend does).
-func (r *qjsRun) start(c *call) {
-	r.active++
-	if r.workers >= r.active {
-		r.work <- c
-		return
-	}
-	r.workers++
-	r.wg.Add(1)
-	go r.worker(c)
-}
-
-func (r *qjsRun) worker(c *call) {
-	defer r.wg.Done()
-	for {
-		res, err := invoke(r.bindCtx, c)
-		r.done <- completion{c: c, result: res, err: err}
-		var ok bool
-		if c, ok = <-r.work; !ok {
-			return
-		}
-	}
-}
-
-// deliverQueued delivers the calls still queued at settlement, in order, with the cancelled
-// context, on another goroutine; their results are discarded (see Binding).
-func (r *qjsRun) deliverQueued() {
-	queued := r.queue
-	r.queue = nil
-	deliverLate(queued, func(c *call) { _, _ = invoke(r.bindCtx, c) })
 }
 
 // result turns the settled program into the Result or Failure.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 )
 
 // call is one binding call.
@@ -23,9 +24,30 @@ type completion struct {
 	err    error
 }
 
-// startQueued starts queued calls, in submission order, while fewer than MaxConcurrentCalls run.
-func (r *run) startQueued() {
-	for len(r.queue) > 0 && r.active < r.cfg.MaxConcurrentCalls {
+// callPool runs a run's binding calls, for both engines: calls queue in submission order and start
+// while fewer than max run, each on a worker goroutine (reused from call to call) that sends its
+// completion back to the run goroutine. Only the run goroutine touches its fields, except the
+// workers' receives on work and sends on done.
+type callPool struct {
+	max     int             // the run's MaxConcurrentCalls
+	bindCtx context.Context // the context every binding call gets; cancelled at settlement
+	done    chan completion // completions, room for max
+	work    chan *call      // started calls, for idle workers; closed at settlement
+	workers int             // worker goroutines started; those not running a call wait on work
+	queue   []*call
+	active  int
+	seq     uint64 // binding calls accepted so far (the last CallSeq)
+	wg      sync.WaitGroup
+}
+
+// newCallPool is the pool of a run whose binding calls get bindCtx, at most max at once.
+func newCallPool(bindCtx context.Context, max int) callPool {
+	return callPool{max: max, bindCtx: bindCtx, done: make(chan completion, max), work: make(chan *call, max)}
+}
+
+// startQueued starts queued calls, in submission order, while fewer than max run.
+func (r *callPool) startQueued() {
+	for len(r.queue) > 0 && r.active < r.max {
 		c := r.queue[0]
 		r.queue[0] = nil
 		r.queue = r.queue[1:]
@@ -34,10 +56,10 @@ func (r *run) startQueued() {
 }
 
 // start hands a call to an idle worker, or starts a worker when every worker is busy, so there are
-// never more workers than MaxConcurrentCalls and a sequence of awaited calls reuses one goroutine (and
-// its grown stack). done and work each have room for every active call, so neither send blocks, even
-// after the loop stopped reading.
-func (r *run) start(c *call) {
+// never more workers than max and a sequence of awaited calls reuses one goroutine (and its grown
+// stack). done and work each have room for every active call, so neither send blocks, even after
+// the loop stopped reading.
+func (r *callPool) start(c *call) {
 	r.active++
 	if r.workers >= r.active {
 		r.work <- c
@@ -55,7 +77,7 @@ func (r *run) start(c *call) {
 // host sees every call the program made, exactly once (Code Mode records
 // each as aborted before dispatch). Their results are discarded: the
 // program has settled.
-func (r *run) deliverQueued() {
+func (r *callPool) deliverQueued() {
 	queued := r.queue
 	r.queue = nil
 	deliverLate(queued, func(c *call) { _, _ = invoke(r.bindCtx, c) })
@@ -79,7 +101,7 @@ func deliverLate[C any](queued []C, invoke func(C)) {
 }
 
 // worker runs c, then every call handed to it, until the run settles.
-func (r *run) worker(c *call) {
+func (r *callPool) worker(c *call) {
 	defer r.wg.Done()
 	for {
 		res, err := invoke(r.bindCtx, c)
