@@ -251,6 +251,12 @@ func (r *isoRun) completed(cp isoCompletion) {
 	if r.settled {
 		return // the worker's call already returned
 	}
+	if r.bindCtx.Err() != nil {
+		// The run's deadline passed or its caller cancelled: the worker learns it from its own
+		// deadline or the cancel frame (or is killed after the grace period). An answer now could
+		// beat that and let the program go on past its budget, as it cannot in process.
+		return
+	}
 	for len(r.queue) > 0 && r.active < r.maxConc {
 		c := r.queue[0]
 		r.queue[0] = nil
