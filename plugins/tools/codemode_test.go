@@ -81,6 +81,13 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	if o.runtime == (coderuntime.Config{}) {
 		o.runtime = testRuntime
 	}
+	if !o.noRuntime && inBubble() && o.runtime.Isolation != coderuntime.IsolationNone {
+		// A worker process runs on the real clock while the bubble's
+		// deadline is fake, and the goroutine reading its pipe never
+		// counts as idle: every timing the test means to fix would race
+		// (TestC6_SettlementCancelsAndDrainsInFlightSubCalls/timeout did).
+		t.Fatalf("newCodeEnv in a synctest bubble needs Isolation %q, not %q", coderuntime.IsolationNone, o.runtime.Isolation)
+	}
 	h := host.New()
 	t.Cleanup(func() { _ = h.Close() })
 	root := h.Root()
@@ -117,6 +124,11 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	}
 	return ce
 }
+
+// inBubble reports whether the caller runs in a testing/synctest bubble:
+// the bubble's fake clock starts at midnight UTC, 2000-01-01, a real clock
+// is decades past it.
+func inBubble() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 func runCode(id, src string, agent host.ScopeKey) tools.Call {
 	args, _ := json.Marshal(map[string]string{"code": src, "description": "test program"})
@@ -831,9 +843,12 @@ func TestC6_SettlementCancelsAndDrainsInFlightSubCalls(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		// In a bubble the wall-clock budget runs out only once every
 		// goroutine is blocked, here on the sub-call, however slow the
-		// machine: the program has printed and is awaiting the call.
+		// machine: the program has printed and is awaiting the call. The
+		// program runs in process: in a worker process (the default
+		// isolation) it ran on the real clock, its 150 ms racing the
+		// worker's start, the program and the dispatch (see newCodeEnv).
 		synctest.Test(t, func(t *testing.T) {
-			e := newCodeEnv(t, codeOpts{mode: tools.Code, runtime: coderuntime.Config{Timeout: 150 * time.Millisecond, CPUBudget: testRuntime.CPUBudget}})
+			e := newCodeEnv(t, codeOpts{mode: tools.Code, runtime: coderuntime.Config{Timeout: 150 * time.Millisecond, CPUBudget: testRuntime.CPUBudget, Isolation: coderuntime.IsolationNone}})
 			b := newBlocker()
 			mustRegister(t, e.reg, e.root, b.def("slow"))
 			var rc recorder
