@@ -503,10 +503,11 @@ func (s *sched) wait(counter *int, n int) {
 }
 
 // advance records that entry i released the entry or finished (entries
-// do both in order), and wakes whoever waits for it.
+// do both in order), and wakes whoever waits for it. A counter never goes
+// back (see finishEntry).
 func (s *sched) advance(counter *int, i int) {
 	s.mu.Lock()
-	*counter = i + 1
+	*counter = max(*counter, i+1)
 	s.wakeLocked()
 	s.mu.Unlock()
 }
@@ -527,12 +528,16 @@ func (s *sched) wakeLocked() {
 }
 
 // finishEntry records that e finished (and released the entry, if it had
-// not), in one step; exiting is as for release.
+// not), in one step; exiting is as for release. A parallel call finishes
+// after it released the entry, possibly after later calls released it
+// too: released then stays where they moved it (setting it to e.index+1
+// made the next call wait for a later call's result, and a dispatch slot
+// go unused meanwhile).
 func (s *sched) finishEntry(e *entry, exiting bool) {
 	released := e.didRelease
 	e.didRelease = true
 	s.mu.Lock()
-	s.released, s.finished = e.index+1, e.index+1
+	s.released, s.finished = max(s.released, e.index+1), max(s.finished, e.index+1)
 	s.wakeLocked()
 	s.mu.Unlock()
 	if !released && exiting && s.handOff != nil {

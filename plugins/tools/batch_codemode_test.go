@@ -196,6 +196,48 @@ func TestB2_CodeModeMaxParallelSubCalls(t *testing.T) {
 	}
 }
 
+// TestB2_AnEarlierResultDoesNotHoldBackALaterCall: sub-call 1 finishes
+// (its tools/result) after sub-call 2 was dispatched; sub-call 3, made
+// after that, enters at once (sub-call 2 had let it) and runs while
+// sub-call 2 still does. The scheduler once moved its "entries released"
+// counter back to 1 when sub-call 1 finished, so sub-call 3 waited for
+// sub-call 2's result: here for the 10 s that sub-call 2 waits for it, in
+// ExecuteBatch the lost slot of TestB2_CapBoundsTheDispatchesAtOnce.
+func TestB2_AnEarlierResultDoesNotHoldBackALaterCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newCodeEnv(t, codeOpts{mode: tools.Code, runtime: coderuntime.Config{Timeout: time.Hour, CPUBudget: testRuntime.CPUBudget, Isolation: coderuntime.IsolationNone}})
+		secondStarted, thirdStarted := make(chan struct{}), make(chan struct{})
+		var thirdFirst bool
+		par := func(name string, body func(context.Context) string) tools.Definition {
+			d := toolFunc(name, func(ctx context.Context, _ *tools.Execution) (tools.Output, error) {
+				return tools.Output{Content: []tools.Content{tools.Text(body(ctx))}}, nil
+			})
+			d.Concurrency = tools.Parallel
+			return d
+		}
+		mustRegister(t, e.reg, e.root, par("first", func(context.Context) string { <-secondStarted; return "1" }))
+		mustRegister(t, e.reg, e.root, par("second", func(context.Context) string {
+			close(secondStarted)
+			select {
+			case <-thirdStarted:
+				thirdFirst = true
+			case <-time.After(10 * time.Second):
+			}
+			return "2"
+		}))
+		mustRegister(t, e.reg, e.root, par("third", func(context.Context) string { close(thirdStarted); return "3" }))
+		src := "const a = tools.first({})\nconst b = tools.second({})\nconst r = [await a]\nr.push(await tools.third({}))\nr.push(await b)\nreturn r.join(',')"
+		start := time.Now()
+		res := e.reg.Execute(context.Background(), runCode("c1", src, "agent"))
+		if res.IsError || text(res) != "1,3,2" {
+			t.Fatalf("run_code = %+v", res)
+		}
+		if d := time.Since(start); !thirdFirst || d != 0 {
+			t.Errorf("sub-call 3 waited for sub-call 2's result (%v); it should have run during sub-call 2's body", d)
+		}
+	})
+}
+
 // TestB3_CodeModeSubCallContextIsDeferredThroughTheParent: additional
 // context of parallel sub-calls reaches run_code's result in submission
 // order (also when the run then fails); a successful sub-call's
