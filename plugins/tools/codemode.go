@@ -386,7 +386,8 @@ var (
 // A sub-call runs under the run_code body's context, cancelled also when
 // the context the runtime passed to the binding is done (with its cause),
 // so a runtime that passes a context of its own making cannot detach a
-// sub-call from the run.
+// sub-call from the run. From the moment that context is done, a sub-call
+// not yet dispatched (waiting for its turn or a slot) is not dispatched.
 //
 // Settlement is the bridge's, not the runtime's, whatever the runtime
 // does. The run settles when Run returns (a result or an error), panics or
@@ -782,17 +783,56 @@ func (b *bridge) done(ctx context.Context, e *entry, _ *Execution, res Result) {
 // callContext is the context of one sub-call: a child of the run's
 // context, also cancelled (with its cause) when rctx, the context the
 // runtime passed, is done. stop releases it.
+//
+// context.AfterFunc cancels it on a goroutine of its own, some time after
+// rctx is done; until then its Err reads rctx itself (see subCallCtx), so
+// a sub-call that waited for its turn while the runtime settled is never
+// dispatched.
 func (b *bridge) callContext(rctx context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(b.runCtx)
 	if rctx == nil || rctx.Done() == nil {
 		return ctx, func() { cancel(nil) }
 	}
-	if rctx.Err() != nil {
+	if safeErr(rctx) != nil {
 		cancel(safeCause(rctx))
 		return ctx, func() { cancel(nil) }
 	}
 	stopAfter := context.AfterFunc(rctx, func() { cancel(safeCause(rctx)) })
-	return ctx, func() { stopAfter(); cancel(nil) }
+	return &subCallCtx{Context: ctx, rctx: rctx, cancel: cancel}, func() { stopAfter(); cancel(nil) }
+}
+
+// subCallCtx is a sub-call's context (callContext): a child of the run's
+// context whose Err, when rctx is done but the AfterFunc has not cancelled
+// the context yet, cancels it first (with rctx's cause). Every check the
+// pipeline makes before it starts a body (ctx.Err()) therefore sees the
+// runtime's settlement as soon as it happened. Done, Value, Deadline and
+// the contexts derived from it are the child's (Err and Done agree: Err
+// is non-nil only once Done is closed).
+type subCallCtx struct {
+	context.Context
+	rctx   context.Context
+	cancel context.CancelCauseFunc
+}
+
+func (c *subCallCtx) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if safeErr(c.rctx) != nil {
+		c.cancel(safeCause(c.rctx))
+	}
+	return c.Context.Err()
+}
+
+// safeErr is ctx.Err() for a context a runtime made, read under recover
+// (context.Canceled when it cannot be read: done, when unsure).
+func safeErr(ctx context.Context) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = context.Canceled
+		}
+	}()
+	return ctx.Err()
 }
 
 // safeCause is context.Cause(ctx) for a context a runtime made, read under

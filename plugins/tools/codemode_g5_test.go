@@ -251,6 +251,116 @@ func TestG5_SettlementCancelsInFlightAndAbortsQueuedSubCalls(t *testing.T) {
 	}
 }
 
+// heldCtx is a context a runtime passes to its bindings: done once settle
+// is called, while the callbacks registered on it with context.AfterFunc
+// run only at runAfterFuncs, as when their goroutines are slow to be
+// scheduled. Values come from the context it wraps.
+type heldCtx struct {
+	context.Context
+	done chan struct{}
+	mu   sync.Mutex
+	err  error
+	next int
+	fns  map[int]func()
+}
+
+func newHeldCtx(parent context.Context) *heldCtx {
+	return &heldCtx{Context: parent, done: make(chan struct{}), fns: map[int]func(){}}
+}
+
+func (c *heldCtx) Done() <-chan struct{} { return c.done }
+
+func (c *heldCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// AfterFunc is what context.AfterFunc uses for a parent that has it.
+func (c *heldCtx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := c.next
+	c.next++
+	c.fns[k] = f
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, ok := c.fns[k]
+		delete(c.fns, k)
+		return ok
+	}
+}
+
+func (c *heldCtx) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.err = context.Canceled
+	close(c.done)
+}
+
+func (c *heldCtx) runAfterFuncs() {
+	c.mu.Lock()
+	fns := c.fns
+	c.fns = map[int]func(){}
+	c.mu.Unlock()
+	for _, f := range fns {
+		f()
+	}
+}
+
+// TestG5_ACallWaitingForItsTurnWhenTheRunSettlesNeverStarts: the runtime
+// settles (the context it passed to the bindings is done) while sub-call
+// 1 runs and sub-call 2 waits for its turn; sub-call 1 then returns. Sub-
+// call 2 is dispatched with its context done, ABORTED_BEFORE_DISPATCH,
+// whether or not the goroutine that cancels its context on the runtime's
+// settlement has run yet. The bridge used to wait for that goroutine: if
+// it ran late, the body of a call the program had given up on started
+// after the program returned (TestC6_SettlementCancelsAndDrainsInFlightSubCalls
+// "program returns with a call in flight" failed so, 1 run in 300).
+func TestG5_ACallWaitingForItsTurnWhenTheRunSettlesNeverStarts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var g *gate
+		errs := make([]error, 2)
+		e := newHostileEnv(t, tools.Code, func(ctx context.Context, p coderuntime.Program) (*coderuntime.Result, error) {
+			rctx := newHeldCtx(ctx)
+			var wg sync.WaitGroup
+			call := func(i int, name string) {
+				wg.Go(func() { _, errs[i] = p.Bindings[name](rctx, json.RawMessage(`{}`)) })
+			}
+			call(0, "slow")
+			<-g.started
+			call(1, "fast")
+			synctest.Wait() // slow is in its body, fast waits for its turn (slow is exclusive)
+			rctx.settle()   // the program returned; the AfterFunc callbacks are late
+			g.open()        // slow returns without looking at its context
+			wg.Wait()
+			rctx.runAfterFuncs()
+			return &coderuntime.Result{Value: json.RawMessage(`"done"`)}, nil
+		})
+		g = newGate(t)
+		mustRegister(t, e.reg, e.root, g.slow("slow"))
+		mustRegister(t, e.reg, e.root, g.fast("fast"))
+		res := execute(t, e, context.Background(), runCode("c1", "(ignored by this runtime)", "agent"))
+		if res.IsError || text(res) != "done" {
+			t.Fatalf("run_code = %+v", res)
+		}
+		ids, results := dispatchEvents(t, e)
+		if !slices.Equal(ids, []string{"c1:code:1", "c1:code:2"}) {
+			t.Fatalf("events = %v", ids)
+		}
+		if got := g.bodies(); !slices.Equal(got, []string{"slow"}) {
+			t.Errorf("bodies run = %v, want only slow's: fast was dispatched after the run settled", got)
+		}
+		if code(results[1]) != tools.CodeAbortedBeforeDispatch {
+			t.Errorf("fast's result = %+v, want ABORTED_BEFORE_DISPATCH", results[1])
+		}
+		if errs[1] == nil {
+			t.Errorf("fast's binding call resolved; it was not made")
+		}
+	})
+}
+
 // TestG5_BindingCalledAfterSettlementIsRefused: a runtime that keeps a
 // binding and calls it after Run returned gets a clear error matching
 // coderuntime.ErrRunSettled; nothing is dispatched, logged or observed.
