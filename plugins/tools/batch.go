@@ -435,7 +435,6 @@ func (s *sched) complete(ctx context.Context, e *entry, exec *Execution, tool st
 		s.releaseSlot(e)
 	}
 	s.suffixTurn(e)
-	exec.stage = stageResult
 	s.r.observe(ctx, exec, res)
 	s.finish(ctx, e, exec, res, false)
 	finished = true
@@ -609,7 +608,8 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 // runtime.Goexit, as Registry.goexit does for Execute, keeping the batch's
 // order: bodies still running are waited for, the slot is released, the
 // call's one result is emitted after the previous call's (unless the
-// Goexit happened while it was being emitted), and then the call
+// Goexit happened while it was being emitted; one in a tracer's End, just
+// before, emits the call's own result), and then the call
 // finishes as any other (an exclusive call keeps the entry until then).
 func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Result) {
 	exec.bodies.settle(ErrAbandoned)
@@ -620,12 +620,12 @@ func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Resul
 		s.release(e, true)
 	}
 	defer func() { s.finish(ctx, e, exec, res, true) }()
-	if exec.stage == stageResult {
+	if s.r.resumeResult(ctx, exec) {
+		res = exec.final
 		return
 	}
 	res = s.r.goexitResult(exec)
 	s.wait(&s.finished, e.index)
-	exec.stage = stageResult
 	s.r.observe(ctx, exec, res)
 }
 

@@ -142,6 +142,13 @@ type Execution struct {
 	// running Execute is in; only that goroutine reads and writes it (to
 	// report a runtime.Goexit).
 	stage int
+	// final is the call's final result once stage is stageResult (set by
+	// observe before the trace ends), and emitting says that tools/result
+	// is being emitted: a runtime.Goexit in a tracer's End still emits
+	// final, one in an observer ends that one delivery. Only the goroutine
+	// running the call touches them.
+	final    Result
+	emitting bool
 	// bodies coordinates tool bodies with the end of the tools/execute
 	// stage.
 	bodies bodies

@@ -120,7 +120,9 @@ var ErrAbandoned = errors.New("tools: the tools/execute stage returned while the
 // the stage (TOOL_ERROR for the body, LISTENER_ERROR for a listener,
 // GUARD_FAILED, APPROVAL_FAILED; error.name "Goexit"), without
 // tools/post-execute. Then the goroutine exits. A Goexit inside a
-// tools/result observer ends the delivery of that one result.
+// tools/result observer ends the delivery of that one result; one in a
+// tracer's CallTrace.End (called just before tools/result) still emits the
+// call's own result.
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	exec := &Execution{}
 	finished := false
@@ -135,7 +137,6 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	// Stage 10, tools/result: observe-only, exactly once per call.
 	// res is already detached (finalize). Observers get their own copy so
 	// that what the caller does with its result can never reach them.
-	exec.stage = stageResult
 	r.observe(ctx, exec, res)
 	finished = true
 	return res
@@ -682,11 +683,21 @@ func validateResult(res Result) (json.RawMessage, error) {
 	return meta, nil
 }
 
-// observe emits tools/result. The host contains observer failures; a
+// observe is stage 10 with res, the call's final result: it ends the
+// trace, then emits tools/result. From here on a runtime.Goexit no longer
+// fails the call (see resumeResult): in a tracer's End it still emits res,
+// in an observer it ends that one delivery.
+func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
+	exec.stage, exec.final = stageResult, res
+	exec.endTrace(ctx, res)
+	r.emitResult(ctx, exec, res)
+}
+
+// emitResult emits tools/result. The host contains observer failures; a
 // panic escaping the dispatcher itself (logging a hostile error value) is
 // contained here.
-func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
-	exec.endTrace(ctx, res)
+func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) {
+	exec.emitting = true
 	if r.h.ListenerCount(resultEventName) == 0 {
 		return
 	}
@@ -708,12 +719,25 @@ func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
 // being emitted.
 func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 	exec.bodies.settle(ErrAbandoned)
-	if exec.stage == stageResult {
+	if r.resumeResult(ctx, exec) {
 		return
 	}
-	res := r.goexitResult(exec)
-	exec.stage = stageResult
-	r.observe(ctx, exec, res)
+	r.observe(ctx, exec, r.goexitResult(exec))
+}
+
+// resumeResult completes, on runtime.Goexit, a call whose stage 10 had
+// begun (observe), and reports whether it had: the Goexit came from a
+// tracer's End, before tools/result was emitted, which it emits now with
+// the call's final result (End is not called again); or from a
+// tools/result observer, which ends that one delivery.
+func (r *Registry) resumeResult(ctx context.Context, exec *Execution) bool {
+	if exec.stage != stageResult {
+		return false
+	}
+	if !exec.emitting {
+		r.emitResult(ctx, exec, exec.final)
+	}
+	return true
 }
 
 // goexitResult is the final result of a call whose goroutine is exiting

@@ -72,7 +72,9 @@ type CallTrace interface {
 	// End is called once, with the call's execution and final result,
 	// just before tools/result is emitted, on the goroutine running the
 	// call, under the context tools/result is emitted with. res is the
-	// trace's own copy.
+	// trace's own copy. A runtime.Goexit in End ends that goroutine (and
+	// the End of the tracers registered after this one is not called); the
+	// call's tools/result is still emitted, with res.
 	End(ctx context.Context, exec *Execution, res Result)
 }
 

@@ -3,10 +3,12 @@ package tools_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -211,5 +213,93 @@ func TestT1_TracerDiesWithItsFiber(t *testing.T) {
 	}
 	if _, err := e.reg.Trace(f.Context(), l); !errors.Is(err, host.ErrFiberClosed) {
 		t.Errorf("Trace through a disposed fiber: %v", err)
+	}
+}
+
+// goexitTracer is a tracer whose End calls runtime.Goexit for the calls
+// named in ids.
+type goexitTracer struct{ ids map[string]bool }
+
+func (g goexitTracer) StartCall(tools.Call) tools.CallTrace { return g }
+
+func (goexitTracer) BeginStage(ctx context.Context, _ *tools.Execution, _ string) (context.Context, func(tools.StageEnd)) {
+	return ctx, nil
+}
+
+func (g goexitTracer) End(_ context.Context, exec *tools.Execution, _ tools.Result) {
+	if g.ids[exec.CallID()] {
+		runtime.Goexit()
+	}
+}
+
+// TestT1_GoexitInATracersEndKeepsTheCallsResult: End is called just
+// before tools/result; a runtime.Goexit there ends the goroutine running
+// the call (Execute does not return), but the call's one tools/result is
+// still emitted, with the call's own result, and End is not called again.
+// It used to be lost: the Goexit handler took the call for one whose
+// tools/result was being delivered.
+func TestT1_GoexitInATracersEndKeepsTheCallsResult(t *testing.T) {
+	e := newEnv(t)
+	mustRegister(t, e.reg, e.root, echo("t", "ok"))
+	var rc recorder
+	rc.listen(t, e.root)
+	must2(t)(e.reg.Trace(e.root, goexitTracer{ids: map[string]bool{"a": true}}))
+	l := &logTracer{}
+	must2(t)(e.reg.Trace(e.root, l))
+	returned := false
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		e.reg.Execute(context.Background(), tools.Call{ID: "a", Name: "t"})
+		returned = true
+	}()
+	<-exited
+	if returned {
+		t.Fatal("Execute returned although its goroutine called runtime.Goexit")
+	}
+	if n, last := resultsFor(&rc, "a"); n != 1 || last.IsError || text(last) != "ok" {
+		t.Errorf("%d tools/result notices, last %+v; want the call's own result once", n, last)
+	}
+	if n := strings.Count(strings.Join(l.got(), "\n"), "call end a"); n != 0 {
+		// The first tracer's End ended the goroutine before the second's
+		// ran; neither is called again.
+		t.Errorf("the second tracer's End ran %d times, want 0", n)
+	}
+}
+
+// TestT1_GoexitInATracersEndKeepsBatchResults: the same in ExecuteBatch,
+// for a parallel call (on a batch goroutine) and an exclusive one (on the
+// calling goroutine): every call gets its own result once, in model order.
+func TestT1_GoexitInATracersEndKeepsBatchResults(t *testing.T) {
+	for _, tc := range []struct {
+		tool     string
+		returned bool
+	}{{"par", true}, {"exc", false}} {
+		t.Run(tc.tool, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newBatchEnv(t)
+				calls := []tools.Call{bcall(0, "par", `"ms":10`), bcall(1, tc.tool, `"ms":5`), bcall(2, "par", `"ms":1`), bcall(3, "exc", "")}
+				must2(t)(e.reg.Trace(e.root, goexitTracer{ids: map[string]bool{calls[1].ID: true}}))
+				res, returned := e.batch(context.Background(), calls, tools.BatchOptions{})
+				if returned != tc.returned {
+					t.Errorf("ExecuteBatch returned: %v, want %v", returned, tc.returned)
+				}
+				for i, r := range res {
+					if r.CallID != calls[i].ID || r.IsError || text(r) != calls[i].ID {
+						t.Errorf("result %d = %+v", i, r)
+					}
+				}
+				e.mu.Lock()
+				defer e.mu.Unlock()
+				for i := range calls {
+					if n := len(e.observed[i]); n != 1 {
+						t.Errorf("call %d: %d tools/result notices", i, n)
+					}
+				}
+				if got := order(e.trace, "result"); !slices.Equal(got, seq(len(calls))) {
+					t.Errorf("tools/result order = %v", got)
+				}
+			})
+		})
 	}
 }
