@@ -390,7 +390,8 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 
 // endExecute ends stage 6 with what the wrappers returned: the stage is
 // over (settle), then a wrapper's failure or the caller's cancellation
-// decides the result.
+// decides the result. A success replaced by ABORTED keeps its additional
+// context, as every other failure does.
 func endExecute(ctx context.Context, exec *Execution, res Result, err error) Result {
 	abortCode := CodeAbortedBeforeDispatch
 	if exec.bodies.settle(ErrAbandoned) {
@@ -400,7 +401,9 @@ func endExecute(ctx context.Context, exec *Execution, res Result, err error) Res
 		return listenerFailure(ctx, "tools/execute", err, abortCode)
 	}
 	if !res.IsError && ctx.Err() != nil {
-		return aborted(ctx, abortCode)
+		a := aborted(ctx, abortCode)
+		a.AdditionalContext = res.AdditionalContext
+		return a
 	}
 	return res
 }

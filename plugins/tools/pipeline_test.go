@@ -362,6 +362,50 @@ func TestP7_PostExecuteAndAdditionalContextOrder(t *testing.T) {
 	}
 }
 
+// TestP7_AbortedReplacementKeepsAdditionalContext: when the caller
+// cancels while a tools/execute wrapper holds a successful result (the
+// body's, or its own short-circuit), the call ends ABORTED (a body ran) or
+// ABORTED_BEFORE_DISPATCH (none did), and keeps the additional context
+// gathered so far, as every other failure does; post-execute appends its
+// own after it.
+func TestP7_AbortedReplacementKeepsAdditionalContext(t *testing.T) {
+	for _, tc := range []struct {
+		shortCircuit bool
+		want         tools.ErrorCode
+		context      []string
+	}{{false, tools.CodeAborted, []string{"tool", "wrapper", "post"}}, {true, tools.CodeAbortedBeforeDispatch, []string{"wrapper", "post"}}} {
+		t.Run(string(tc.want), func(t *testing.T) {
+			e := newEnv(t)
+			d := echo("t", "ok")
+			d.Execute = func(context.Context, *tools.Execution) (tools.Output, error) {
+				return tools.Output{Content: []tools.Content{tools.Text("raw")}, AdditionalContext: []string{"tool"}}, nil
+			}
+			mustRegister(t, e.reg, e.root, d)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
+				r := tools.Result{Content: []tools.Content{tools.Text("cached")}}
+				if !tc.shortCircuit {
+					var err error
+					if r, err = next(ctx); err != nil || r.IsError {
+						t.Errorf("next = %+v, %v", r, err)
+					}
+				}
+				r.AdditionalContext = append(r.AdditionalContext, "wrapper")
+				cancel() // the caller gives up while the wrapper holds the result
+				return r, nil
+			}))
+			must2(t)(host.OnWaterfall(e.root, tools.PostExecute, func(ctx context.Context, _ tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+				return tools.PostDecision{Kind: tools.Accept, AdditionalContext: "post"}, nil
+			}))
+			res := e.reg.Execute(ctx, call("t", `{}`))
+			if code(res) != tc.want || !slices.Equal(res.AdditionalContext, tc.context) {
+				t.Errorf("result %s %q, context %q; want %s with %q", code(res), text(res), res.AdditionalContext, tc.want, tc.context)
+			}
+		})
+	}
+}
+
 func TestP8_Cancellation(t *testing.T) {
 	e := newEnv(t)
 	ran := 0
