@@ -21,7 +21,7 @@ func init() {
 	commands["tools"] = command{
 		summary: "list or call the guarded tools of a dsh.json from a terminal",
 		run: subcommands("tools", map[string]command{
-			"list": {summary: "list the tools the config serves (under mode code: run_code; its SDK names the tools)", run: runToolsList},
+			"list": {summary: "list the tools the config serves (under mode code: run_code, then the tools its programs call)", run: runToolsList},
 			"call": {summary: "call one tool through the config's policy: dsh tools call NAME ['{json args}']", run: runToolsCall},
 		}),
 	}
@@ -38,7 +38,7 @@ func toolsFlags(name string, args []string, stderr io.Writer) (fs *flag.FlagSet,
 
 func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, configPath, verbose, _ := toolsFlags("dsh tools list", args, stderr)
-	asJSON := fs.Bool("json", false, "print the tools' wire schemas as JSON")
+	asJSON := fs.Bool("json", false, "print the wire schemas of every tool as JSON (under mode code: run_code's and those of the tools its programs call)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -65,14 +65,36 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stdout, string(b))
 		return exitOK
 	}
-	for _, t := range g.reg.Visible(cliAgent) {
-		if g.reg.Mode() == tools.Code && t.Name() != tools.RunCodeName {
-			continue // what an MCP client is served: run_code only
-		}
-		desc, _, _ := strings.Cut(t.Description(), "\n")
-		fmt.Fprintf(stdout, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
-	}
+	listTools(stdout, g.reg, cliAgent)
 	return exitOK
+}
+
+// listTools prints the tools of scope, one "name<TAB>first line of the
+// description" line each. Under mode code an MCP client is served run_code
+// only, and its programs call the other tools: the two groups are listed
+// under a heading each, so that neither looks like the other (--json
+// lists the schemas of both).
+func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey) {
+	line := func(t *tools.Tool) {
+		desc, _, _ := strings.Cut(t.Description(), "\n")
+		fmt.Fprintf(w, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
+	}
+	if reg.Mode() != tools.Code {
+		for _, t := range reg.Visible(scope) {
+			line(t)
+		}
+		return
+	}
+	fmt.Fprintln(w, `# served to MCP clients ("mode": "code"):`)
+	for _, t := range reg.Visible(scope) {
+		if t.Name() == tools.RunCodeName {
+			line(t)
+		}
+	}
+	fmt.Fprintln(w, "# called from run_code programs as tools.NAME(args), not served directly:")
+	for _, t := range reg.EndCapabilities(scope) {
+		line(t)
+	}
 }
 
 func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
