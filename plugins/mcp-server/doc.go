@@ -35,9 +35,12 @@
 // successful result whose Meta has a "structuredContent" member (as tools
 // mounted by plugins/mcp-client keep their server's) serves it as
 // structuredContent. An
-// isError result carries its error class in _meta under "dsh/error"
-// ({"code": "DENIED", "name": "PermissionDenied"}), and additional context
-// from the pipeline under "dsh/additionalContext".
+// isError result carries its error class in _meta under "dsh/error": the
+// result's error code and name, for example {"code": "DENIED", "name":
+// "ToolDenied"} for a call a tools/pre-execute listener denied (a
+// permission rule of plugins/permissions), "GuardDenied" for a guard's
+// plain error; additional context from the pipeline is under
+// "dsh/additionalContext".
 //
 // # Approval
 //

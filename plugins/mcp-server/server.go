@@ -27,8 +27,9 @@ const Name = "mcp-server"
 // go-sdk client falls back by itself).
 var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-// MetaError is the _meta key of an isError result's error class:
-// {"code": "DENIED", "name": "PermissionDenied"}.
+// MetaError is the _meta key of an isError result's error class, its
+// error code and name: {"code": "DENIED", "name": "ToolDenied"} for a call
+// a tools/pre-execute listener (a permission rule) denied.
 const MetaError = "dsh/error"
 
 // MetaAdditionalContext is the _meta key of a result's additional context

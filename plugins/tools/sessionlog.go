@@ -42,7 +42,10 @@ type SessionEvent struct {
 	// Type is the event type, e.g. [CodeDispatchEvent] ("tool/code-dispatch").
 	Type string `json:"type"`
 	// ID is the event's deterministic id; for a code dispatch
-	// "<parent call id>:code:<n>", n counting from 1 per run.
+	// "<parent call id>:code:<n>", n counting from 1 per run, or, for a
+	// call refused before it was dispatched because its argument is not
+	// lossless JSON, "<parent call id>:code:rejected:<k>", k counting the
+	// run's refused calls from 1 (its result is INVALID_ARGS).
 	ID string `json:"id"`
 	// Agent is the agent scope the event belongs to.
 	Agent host.ScopeKey `json:"agent"`
@@ -56,8 +59,10 @@ type SessionEvent struct {
 
 // CodeDispatch is the payload of a tool/code-dispatch event: the tool, the
 // canonical arguments it was dispatched with (the same bytes every
-// pipeline phase saw) and its final result, without additional context
-// (which Code Mode drops).
+// pipeline phase saw; for a refused call, the arguments as the program
+// passed them, as a JSON string when they are not valid JSON) and its
+// final result, without additional context: Code Mode defers a sub-call's
+// additional context to run_code's result, delivered once there.
 type CodeDispatch struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
