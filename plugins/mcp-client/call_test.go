@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
@@ -49,16 +50,22 @@ func TestCancellationSendsNotificationsCancelled(t *testing.T) {
 	recv(t, "the server handler's cancellation", cancelled)
 }
 
+// In a bubble: the 20 ms run out only once the request reached the server
+// and everything waits. On the real clock a loaded machine could spend them
+// before the request was written (the go-sdk then never sends it), and the
+// server's handler never started (4 runs in 150 under 12 busy loops).
 func TestCallTimeoutCancelsTheRequest(t *testing.T) {
-	e := newEnv(t)
-	ms, started, cancelled := blockingServer()
-	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial, CallTimeout: mcpclient.Duration(20 * time.Millisecond)})
-	r := e.call(context.Background(), "mcp__mem__block", nil)
-	if code(r) != tools.CodeToolTimeout || !strings.Contains(text(r), "timeout") {
-		t.Fatalf("timed-out call = %+v", r)
-	}
-	recv(t, "start", started)
-	recv(t, "the server handler's cancellation", cancelled)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ms, started, cancelled := blockingServer()
+		e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial, CallTimeout: mcpclient.Duration(20 * time.Millisecond)})
+		r := e.call(context.Background(), "mcp__mem__block", nil)
+		if code(r) != tools.CodeToolTimeout || !strings.Contains(text(r), "timeout") {
+			t.Fatalf("timed-out call = %+v", r)
+		}
+		recv(t, "start", started)
+		recv(t, "the server handler's cancellation", cancelled)
+	})
 }
 
 func TestServerDyingMidCallFailsTheCallWithServerUnavailable(t *testing.T) {
