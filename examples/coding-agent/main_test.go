@@ -15,7 +15,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) != "" {
+		// A child process of TestAutoApproveTakesTheAnswerFromAnyStdin:
+		// the example itself, with the command line's flags.
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // playSession plays the embedded script with the given approval mode and
 // returns the transcript and the session log.
