@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,12 +43,27 @@ func (selfWrap) Error() string   { return "self-wrapping error" }
 func (e selfWrap) Unwrap() error { return e }
 
 // selfJoin is an error whose Unwrap() []error contains itself: errors.Is
-// and errors.As recurse into it until the stack overflows, which kills the
-// process (it cannot be recovered).
-type selfJoin struct{}
+// and errors.As recurse into it without end, and the stack overflow that
+// follows kills the process (it cannot be recovered). So that an unbounded
+// read fails the test instead of ending the test binary, this one stops
+// containing itself after selfJoinDepth calls, and counts them in unwraps:
+// a bounded reader calls it at most safeerr.MaxChain (64) times a walk.
+type selfJoin struct{ unwraps *atomic.Int64 }
 
-func (selfJoin) Error() string     { return "self-joining error" }
-func (e selfJoin) Unwrap() []error { return []error{e} }
+const (
+	selfJoinDepth = 100_000
+	// maxUnwraps bounds the Unwrap calls of the few bounded walks one
+	// Approve (or one call through the registry) makes.
+	maxUnwraps = 1000
+)
+
+func (selfJoin) Error() string { return "self-joining error" }
+func (e selfJoin) Unwrap() []error {
+	if e.unwraps.Add(1) > selfJoinDepth {
+		return nil
+	}
+	return []error{e}
+}
 
 // panicText is an error whose Error method panics.
 type panicText struct{}
@@ -62,31 +76,38 @@ type panicString struct{}
 func (panicString) String() string { panic("String exploded") }
 
 // hostileAnswers are answerer failures whose error (or panic value) is
-// hostile. crashes marks the ones that, read unbounded, overflow the stack:
-// they run in a child process so that the crash fails the test instead of
-// ending the test binary.
+// hostile. An answer is made for each run, with its own count of the
+// Unwrap calls of its selfJoin errors.
 var hostileAnswers = []struct {
-	name    string
-	crashes bool
-	fn      approval.AnswerFunc
-	want    string // in the result's text
+	name   string
+	answer func(unwraps *atomic.Int64) approval.AnswerFunc
+	want   string // in the result's text
 }{
-	{"Unwrap returns itself", false, fail(selfWrap{}), "failed: self-wrapping error"},
-	{"behind %w", false, fail(fmt.Errorf("ui: %w", selfWrap{})), "failed: ui: self-wrapping error"},
-	{"in errors.Join", false, fail(errors.Join(io.EOF, selfWrap{})), "self-wrapping error"},
-	{"as tools.Error.Err", false, fail(&tools.Error{Message: "tool", Err: selfWrap{}}), "failed: tool: self-wrapping error"},
-	{"an AnswererError wrapping itself", false, func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-		ae := &approval.AnswererError{Tool: "bash", CallID: "forged"}
-		ae.Err = ae
-		return "", ae
+	{"Unwrap returns itself", fails(selfWrap{}), "failed: self-wrapping error"},
+	{"behind %w", fails(fmt.Errorf("ui: %w", selfWrap{})), "failed: ui: self-wrapping error"},
+	{"in errors.Join", fails(errors.Join(io.EOF, selfWrap{})), "self-wrapping error"},
+	{"as tools.Error.Err", fails(&tools.Error{Message: "tool", Err: selfWrap{}}), "failed: tool: self-wrapping error"},
+	{"an AnswererError wrapping itself", func(*atomic.Int64) approval.AnswerFunc {
+		return func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+			ae := &approval.AnswererError{Tool: "bash", CallID: "forged"}
+			ae.Err = ae
+			return "", ae
+		}
 	}, "wraps this one"},
-	{"Error panics", false, fail(panicText{}), "whose Error method panicked"},
-	{"panic value's String panics", false, func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-		panic(panicString{})
+	{"Error panics", fails(panicText{}), "whose Error method panicked"},
+	{"panic value's String panics", func(*atomic.Int64) approval.AnswerFunc {
+		return func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) { panic(panicString{}) }
 	}, "String exploded"},
-	{"Unwrap []error contains itself", true, fail(selfJoin{}), "failed: self-joining error"},
-	{"behind %w %w", true, fail(fmt.Errorf("%w; %w", io.EOF, selfJoin{})), "failed: EOF; self-joining error"},
-	{"in errors.Join twice", true, fail(errors.Join(selfJoin{}, selfWrap{})), "self-joining error"},
+	{"Unwrap []error contains itself", func(n *atomic.Int64) approval.AnswerFunc { return fail(selfJoin{n}) }, "failed: self-joining error"},
+	{"behind %w %w", func(n *atomic.Int64) approval.AnswerFunc {
+		return fail(fmt.Errorf("%w; %w", io.EOF, selfJoin{n}))
+	}, "failed: EOF; self-joining error"},
+	{"in errors.Join twice", func(n *atomic.Int64) approval.AnswerFunc { return fail(errors.Join(selfJoin{n}, selfWrap{})) }, "self-joining error"},
+}
+
+// fails is the answer failing with err, whatever the count.
+func fails(err error) func(*atomic.Int64) approval.AnswerFunc {
+	return func(*atomic.Int64) approval.AnswerFunc { return fail(err) }
 }
 
 // errorText is err's message, or what its Error method panicked with.
@@ -108,27 +129,18 @@ func fail(err error) approval.AnswerFunc {
 	}
 }
 
-// childCase names the hostile case a child process runs (see inChild).
-const childCase = "DSH_APPROVAL_HOSTILE_CASE"
-
 // Defect: Service.Approve read the answerer's error with errors.As,
 // unbounded: a cyclic chain hung Approve (and with it the call) or, for an
 // Unwrap() []error containing itself, overflowed the stack and killed the
 // process. Every such error is now a denial (APPROVAL_FAILED) saying what
-// the answerer returned, at once.
+// the answerer returned, at once, read with a bounded number of Unwrap
+// calls.
 func TestHostileAnswererErrorIsADenial(t *testing.T) {
-	only := os.Getenv(childCase)
 	for _, tc := range hostileAnswers {
-		if only != "" && only != tc.name {
-			continue
-		}
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.crashes && only == "" {
-				inChild(t, tc.name)
-				return
-			}
 			t.Run("Approve", func(t *testing.T) {
-				s := mustNew(t, approval.Config{Answerer: tc.fn}, nil)
+				var unwraps atomic.Int64
+				s := mustNew(t, approval.Config{Answerer: tc.answer(&unwraps)}, nil)
 				defer s.Close()
 				var (
 					o   tools.ApprovalOutcome
@@ -139,6 +151,9 @@ func TestHostileAnswererErrorIsADenial(t *testing.T) {
 					o, err = s.Approve(context.Background(), tools.ApprovalRequest{Agent: "a1", Tool: "bash", CallID: "c1"})
 					msg = errorText(err)
 				})
+				if n := unwraps.Load(); n > maxUnwraps {
+					t.Fatalf("the answerer's error was unwrapped %d times: read unbounded", n)
+				}
 				ae, ok := err.(*approval.AnswererError)
 				if o != "" || !ok || ae.CallID != "c1" {
 					t.Fatalf("Approve = %q, %T; want \"\" and the service's *AnswererError for c1", o, err)
@@ -148,10 +163,14 @@ func TestHostileAnswererErrorIsADenial(t *testing.T) {
 				}
 			})
 			t.Run("registry", func(t *testing.T) {
+				var unwraps atomic.Int64
 				e := newEnv(t)
-				e.approval(t, approval.Config{Answerer: tc.fn})
+				e.approval(t, approval.Config{Answerer: tc.answer(&unwraps)})
 				var r tools.Result
 				within(t, "Execute", func() { r = e.exec(context.Background(), "c1", "a1") })
+				if n := unwraps.Load(); n > maxUnwraps {
+					t.Fatalf("the answerer's error was unwrapped %d times: read unbounded", n)
+				}
 				if code(r) != tools.CodeApprovalFailed || e.ran.Load() != 0 {
 					t.Fatalf("result %+v; want APPROVAL_FAILED, body not run", r)
 				}
@@ -163,25 +182,6 @@ func TestHostileAnswererErrorIsADenial(t *testing.T) {
 				}
 			})
 		})
-	}
-}
-
-// inChild runs the hostile case name in a child process (this test binary,
-// this test, only that case) and fails if the child fails, crashes or hangs.
-func inChild(t *testing.T, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHostileAnswererErrorIsADenial$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), childCase+"="+name)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestHostileAnswererErrorIsADenial/"+strings.ReplaceAll(name, " ", "_")) {
-		const max = 4000
-		s := string(out)
-		if len(s) > max {
-			s = s[:max] + "\n[...]"
-		}
-		t.Fatalf("child process for %q: %v\n%s", name, err, s)
 	}
 }
 
