@@ -2,7 +2,6 @@ package npmpeer
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,63 +24,38 @@ func TestPathOfAMissingProgramSaysHowToInstall(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		// A child of TestSkippedTestsAreNamedInOneLastLine: only its
-		// skipping tests run.
-		os.Setenv(RequireEnv, "")
-	}
-	Exit(m.Run())
-}
-
-// childEnv makes the test binary a child of
-// TestSkippedTestsAreNamedInOneLastLine.
-const childEnv = "DSH_NPMPEER_CHILD"
-
-// TestSkipsForTheSummary and its subtest skip for a missing program, but
-// only in a child process of TestSkippedTestsAreNamedInOneLastLine.
-func TestSkipsForTheSummary(t *testing.T) {
-	if os.Getenv(childEnv) == "" {
-		t.Skip("run by TestSkippedTestsAreNamedInOneLastLine")
-	}
-	t.Run("sub", func(t *testing.T) { Bin(t, "no-such-program-b") })
-	Bin(t, "no-such-program-a")
-}
+func TestMain(m *testing.M) { Exit(m.Run()) }
 
 // The tests skipped for want of npm peers are named, with the missing
-// programs and how to install them, in one line: the last of the output.
-func TestSkippedTestsAreNamedInOneLastLine(t *testing.T) {
-	if os.Getenv(childEnv) != "" {
-		t.Skip("in the child")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSkipsForTheSummary$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-	last := lines[len(lines)-1]
-	for _, want := range []string{
-		"npmpeer: SKIPPED 2 tests",
-		"(no-such-program-a, no-such-program-b; install: ",
-		"npm ci)): TestSkipsForTheSummary, TestSkipsForTheSummary/sub",
-	} {
-		if !strings.Contains(last, want) {
-			t.Errorf("last line %q lacks %q; output:\n%s", last, want, out)
-		}
-	}
-	if n := strings.Count(string(out), "npmpeer: SKIPPED"); n != 1 {
-		t.Errorf("%d summary lines, want 1:\n%s", n, out)
-	}
-}
-
-// Without a skip, there is no summary.
-func TestNoSkipNoSummary(t *testing.T) {
-	if os.Getenv(childEnv) != "" {
-		t.Skip("in the child")
-	}
+// programs and how to install them, in one line.
+func TestSkippedTestsAreNamedInOneLine(t *testing.T) {
+	t.Setenv(RequireEnv, "")
+	defer func() {
+		// These skips are this test's own: TestMain's summary is not
+		// about them.
+		skipped.mu.Lock()
+		skipped.tests, skipped.programs = nil, nil
+		skipped.mu.Unlock()
+	}()
 	if s := Summary(); s != "" {
-		t.Errorf("Summary() = %q with no test skipped", s)
+		t.Fatalf("Summary() = %q before any skip", s)
+	}
+	t.Run("b", func(t *testing.T) {
+		t.Run("sub", func(t *testing.T) { Bin(t, "no-such-program-b") })
+		Bin(t, "no-such-program-a")
+	})
+	t.Run("a", func(t *testing.T) { Bin(t, "no-such-program-a") })
+	s := Summary()
+	if strings.Count(s, "\n") != 1 || !strings.HasSuffix(s, "\n") {
+		t.Errorf("Summary() = %q, want one line", s)
+	}
+	for _, want := range []string{
+		"npmpeer: SKIPPED 3 tests",
+		"(no-such-program-a, no-such-program-b; install: ",
+		"npm ci)): TestSkippedTestsAreNamedInOneLine/a, TestSkippedTestsAreNamedInOneLine/b, TestSkippedTestsAreNamedInOneLine/b/sub\n",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("Summary() = %q, lacks %q", s, want)
+		}
 	}
 }
