@@ -3,10 +3,11 @@ package coderuntime
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // bindingFunc is the native function installed as namespace[name].
@@ -34,7 +35,7 @@ func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.V
 			s, err := r.stringifyArg(a)
 			if err != nil {
 				var ex *goja.Exception
-				if errors.As(err, &ex) {
+				if safeerr.AsAny(err, &ex) {
 					msg, _, err := r.describe(ex.Value())
 					if err != nil {
 						throw(err)
@@ -66,16 +67,16 @@ func (r *run) complete(cp completion) error {
 	if cp.err != nil {
 		code, name := "", ""
 		var coder interface{ Code() string }
-		if errors.As(cp.err, &coder) {
+		if safeerr.AsAny(cp.err, &coder) {
 			code = coder.Code()
 		}
 		var namer interface{ Name() string }
-		if errors.As(cp.err, &namer) {
+		if safeerr.AsAny(cp.err, &namer) {
 			name = namer.Name()
 		}
 		details := goja.Undefined()
 		var dx ErrorDetails
-		if errors.As(cp.err, &dx) {
+		if safeerr.AsAny(cp.err, &dx) {
 			// A plain object of strings: no Go value reaches the program.
 			obj := vm.NewObject()
 			for k, v := range dx.ErrorDetails() {
@@ -111,7 +112,7 @@ func (r *run) complete(cp completion) error {
 	v, err := r.h.parse(goja.Undefined(), vm.ToValue(string(cp.result)))
 	if err != nil {
 		var ex *goja.Exception
-		if !errors.As(err, &ex) {
+		if !safeerr.AsAny(err, &ex) {
 			return err
 		}
 		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(fmt.Sprintf("%s: the binding returned invalid JSON", cp.c.name)), vm.ToValue("INVALID_RESULT"), vm.ToValue(""))

@@ -2,7 +2,6 @@ package coderuntime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -10,12 +9,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // failure classifies an error that came out of the VM.
 func (r *run) failure(err error) *Failure {
 	var ie *goja.InterruptedError
-	if errors.As(err, &ie) {
+	if safeerr.AsAny(err, &ie) {
 		if cause, ok := ie.Value().(error); ok {
 			err = cause
 		}
@@ -23,21 +24,21 @@ func (r *run) failure(err error) *Failure {
 	var so *goja.StackOverflowError
 	var ex *goja.Exception
 	switch {
-	case errors.Is(err, ErrCPUBudget):
+	case safeerr.Is(err, ErrCPUBudget):
 		return &Failure{Kind: KindTimeout, Cause: ErrCPUBudget, Logs: r.logs,
 			Message: fmt.Sprintf("the program used its %s busy-CPU budget", r.cfg.CPUBudget)}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case safeerr.Is(err, context.DeadlineExceeded), safeerr.Is(err, context.Canceled):
 		return ctxFailure(err, r.logs)
-	case errors.Is(err, ErrOutputLimit):
+	case safeerr.Is(err, ErrOutputLimit):
 		return &Failure{Kind: KindOutputLimit, Cause: ErrOutputLimit, Logs: r.logs,
 			Message: fmt.Sprintf("console output exceeded %d bytes", r.cfg.MaxLogBytes)}
-	case errors.Is(err, ErrHeapLimit):
+	case safeerr.Is(err, ErrHeapLimit):
 		return &Failure{Kind: KindLimit, Cause: ErrHeapLimit, Logs: r.logs,
 			Message: fmt.Sprintf("the process heap exceeded %d bytes while the program ran", r.cfg.MaxHeapBytes)}
-	case errors.As(err, &so):
+	case safeerr.AsAny(err, &so):
 		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
 			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
-	case errors.As(err, &ex):
+	case safeerr.AsAny(err, &ex):
 		f := r.exception(ex.Value())
 		if f.Line == 0 {
 			for _, fr := range ex.Stack() {
@@ -53,7 +54,7 @@ func (r *run) failure(err error) *Failure {
 }
 
 func ctxFailure(err error, logs []Log) *Failure {
-	if errors.Is(err, context.DeadlineExceeded) {
+	if safeerr.Is(err, context.DeadlineExceeded) {
 		return &Failure{Kind: KindTimeout, Message: "the program exceeded its time budget", Cause: context.DeadlineExceeded, Logs: logs}
 	}
 	return &Failure{Kind: KindAbort, Message: "the run was cancelled", Cause: context.Canceled, Logs: logs}
@@ -85,7 +86,7 @@ func (r *run) describe(v goja.Value) (msg, stack string, err error) {
 	var out goja.Value
 	if err := r.enter(func() (err error) { out, err = r.h.describe(goja.Undefined(), v); return }); err != nil {
 		var ie *goja.InterruptedError
-		if errors.As(err, &ie) || errors.Is(err, ErrCPUBudget) {
+		if safeerr.AsAny(err, &ie) || safeerr.Is(err, ErrCPUBudget) {
 			return notPrintable, "", err
 		}
 		return notPrintable, "", nil

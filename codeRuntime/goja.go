@@ -3,7 +3,6 @@ package coderuntime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja/parser"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // Goja is the shipped [Runtime]: TypeScript stripped by esbuild, run by goja. Safe for concurrent use:
@@ -215,7 +216,7 @@ func (r *run) result() (*Result, error) {
 	err := r.enter(func() (err error) { s, err = r.h.stringify(goja.Undefined(), v); return })
 	if err != nil {
 		var ex *goja.Exception
-		if errors.As(err, &ex) {
+		if safeerr.AsAny(err, &ex) {
 			msg, _, err := r.describe(ex.Value())
 			if err != nil {
 				return nil, r.failure(err)

@@ -234,7 +234,7 @@ func (iso *Isolated) Run(ctx context.Context, p Program) (*Result, error) {
 		return nil, ctxFailure(err, nil)
 	}
 	w, err := iso.get()
-	if errors.Is(err, ErrClosed) {
+	if safeerr.Is(err, ErrClosed) {
 		return nil, &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
 	}
 	if err != nil {

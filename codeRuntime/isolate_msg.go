@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // runRequest is the frameRun body: the program, without its bindings' functions.
@@ -161,7 +163,7 @@ func causeCode(err error) int {
 	}
 	// ErrCPUBudget matches DeadlineExceeded too: test it first.
 	for _, c := range []int{causeCPU, causeDeadline, causeCanceled, causeHeap, causeOutput, causeStack, causeMemory} {
-		if errors.Is(err, causeErrors[c]) {
+		if safeerr.Is(err, causeErrors[c]) {
 			return c
 		}
 	}
@@ -252,10 +254,10 @@ func decodeOutcome(b []byte) (m outcome, err error) {
 // its cancellation, or (anything else) ErrRunSettled.
 func settleCauseCode(err error) int {
 	switch {
-	case errors.Is(err, ErrCPUBudget):
-	case errors.Is(err, context.DeadlineExceeded):
+	case safeerr.Is(err, ErrCPUBudget):
+	case safeerr.Is(err, context.DeadlineExceeded):
 		return causeDeadline
-	case errors.Is(err, context.Canceled):
+	case safeerr.Is(err, context.Canceled):
 		return causeCanceled
 	}
 	return causeNone

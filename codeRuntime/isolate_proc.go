@@ -1,13 +1,14 @@
 package coderuntime
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // killReason says why the parent killed a worker; the first reason sticks.
@@ -296,7 +297,7 @@ func firstLines(s string, n, max int) string {
 // exitDescription describes how the reaped process ended.
 func (w *worker) exitDescription() string {
 	var ee *exec.ExitError
-	if errors.As(w.waitErr, &ee) {
+	if safeerr.AsAny(w.waitErr, &ee) {
 		return ee.ProcessState.String()
 	}
 	if w.waitErr != nil {

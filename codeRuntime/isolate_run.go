@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // isoRun is the parent's side of one run in a worker. Everything but done, work and wg is touched
@@ -116,7 +118,7 @@ func (r *isoRun) run(ctx context.Context) (*Result, error) {
 			// The worker has the same deadline and stops itself; a cancellation is passed on.
 			// Either way it reports within the grace period or is killed.
 			ctxDone = nil
-			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if !safeerr.Is(ctx.Err(), context.DeadlineExceeded) {
 				r.w.send(frameCancel, nil)
 			}
 			t := time.NewTimer(grace)
@@ -306,12 +308,12 @@ func cpuLimit(budget time.Duration) time.Duration { return budget + budget/4 + t
 // readFailure is the failure of a run whose worker stopped sending: killed by the parent (the
 // reason says why), or exited, crashed or killed from outside.
 func (r *isoRun) readFailure(err error) *Failure {
-	if errors.Is(err, errFrameTooLarge) {
+	if safeerr.Is(err, errFrameTooLarge) {
 		r.w.kill(killOversize)
 		return &Failure{Kind: KindOutputLimit, Cause: ErrOutputLimit,
 			Message: "the program's worker process sent a message over the limit (" + truncate(err.Error(), 300) + ")"}
 	}
-	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if !safeerr.Is(err, io.EOF) && !safeerr.Is(err, io.ErrUnexpectedEOF) {
 		return r.protocolFailure(err)
 	}
 	switch r.w.killedFor() {

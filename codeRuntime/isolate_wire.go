@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // The wire protocol between an [Isolated] parent and its worker process.
@@ -75,7 +77,7 @@ func readFrame(r io.Reader, limit func(t byte) int) (t byte, body []byte, err er
 	}
 	body = make([]byte, n-1)
 	if _, err := io.ReadFull(r, body); err != nil {
-		if errors.Is(err, io.EOF) {
+		if safeerr.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
 		return 0, nil, err

@@ -1,11 +1,11 @@
 package coderuntime
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // Service is the service [Plugin] provides its [Runtime] through.
@@ -38,7 +38,7 @@ func (plugin) Name() string { return Service.Name() }
 // Apply implements host.Plugin.
 func (plugin) Apply(c *host.Context) error {
 	cfg, err := host.DecodeConfig[Config](c)
-	if err != nil && !errors.Is(err, ErrInvalidConfig) {
+	if err != nil && !safeerr.Is(err, ErrInvalidConfig) {
 		err = fmt.Errorf("%w: %w", ErrInvalidConfig, err) // a wrong type
 	}
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"modernc.org/quickjs"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // QuickJS is a [Runtime] on QuickJS (modernc.org/quickjs, pure Go): TypeScript stripped by esbuild
@@ -364,15 +366,15 @@ func (r *qjsRun) complete(cp completion) error {
 	if cp.err != nil {
 		code, name, details := "", "", ""
 		var coder interface{ Code() string }
-		if errors.As(cp.err, &coder) {
+		if safeerr.AsAny(cp.err, &coder) {
 			code = coder.Code()
 		}
 		var namer interface{ Name() string }
-		if errors.As(cp.err, &namer) {
+		if safeerr.AsAny(cp.err, &namer) {
 			name = namer.Name()
 		}
 		var dx ErrorDetails
-		if errors.As(cp.err, &dx) {
+		if safeerr.AsAny(cp.err, &dx) {
 			if b, err := json.Marshal(dx.ErrorDetails()); err == nil {
 				details = string(b)
 			}
@@ -517,17 +519,17 @@ func (r *qjsRun) stackPosition(stack string) (int, int) {
 // evaluation, where a SyntaxError is the program's (kind syntax).
 func (r *qjsRun) failure(err error, compiling bool) *Failure {
 	switch {
-	case errors.Is(err, ErrCPUBudget):
+	case safeerr.Is(err, ErrCPUBudget):
 		return &Failure{Kind: KindTimeout, Cause: ErrCPUBudget, Logs: r.logs,
 			Message: fmt.Sprintf("the program used its %s busy-CPU budget", r.cfg.CPUBudget)}
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	case safeerr.Is(err, context.DeadlineExceeded), safeerr.Is(err, context.Canceled):
 		return ctxFailure(err, r.logs)
-	case errors.Is(err, ErrOutputLimit):
+	case safeerr.Is(err, ErrOutputLimit):
 		return &Failure{Kind: KindOutputLimit, Cause: ErrOutputLimit, Logs: r.logs,
 			Message: fmt.Sprintf("console output exceeded %d bytes", r.cfg.MaxLogBytes)}
 	}
 	var qe *quickjs.Error
-	if errors.As(err, &qe) {
+	if safeerr.AsAny(err, &qe) {
 		if compiling && qe.Name == "SyntaxError" {
 			f := &Failure{Kind: KindSyntax, Message: "SyntaxError: " + qe.Message, Logs: r.logs, Cause: err}
 			f.Line, f.Column = r.prg.sm.position(qe.LineNumber, qe.ColumnNumber)

@@ -3,7 +3,6 @@ package coderuntime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // The environment of a worker process: workerEnv holds the protocol version, workerConfigEnv the
@@ -270,14 +271,14 @@ func (s *workerSession) outcome(res *Result, err error) outcome {
 	switch {
 	case err == nil && res != nil:
 		return outcome{Status: outcomeResult, Value: res.Value, Logs: res.Logs}
-	case errors.As(err, &f):
+	case safeerr.AsAny(err, &f):
 		o := outcome{Status: outcomeFailure, Failure: Failure{Kind: f.Kind, Message: truncate(f.Message, maxFailureText), Line: f.Line, Column: f.Column},
 			Logs: f.Logs, CauseCode: causeCode(f.Cause)}
 		if o.CauseCode == causeOther {
 			o.CauseText = truncate(f.Cause.Error(), maxFailureText)
 		}
 		return o
-	case errors.Is(err, ErrInvalidProgram):
+	case safeerr.Is(err, ErrInvalidProgram):
 		return outcome{Status: outcomeInvalid, Invalid: truncate(err.Error(), maxFailureText)}
 	case err == nil:
 		return outcome{Status: outcomeFailure, Failure: Failure{Kind: KindCrash, Message: "the engine returned neither a result nor an error"}}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/dshconfig"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -143,7 +143,7 @@ func printErrors(w io.Writer, err error) {
 		return
 	}
 	var ce *dshconfig.Error
-	if errors.As(err, &ce) {
+	if safeerr.AsAny(err, &ce) {
 		fmt.Fprintln(w, "dsh:", ce.Error())
 		return
 	}

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -194,12 +196,10 @@ func childPIDs(t *testing.T) []int {
 // third-party MCP client) drives the dsh binary over stdio: it lists the
 // tools and calls one allowed and one denied.
 func TestM3_InspectorCLIAgainstTheBuiltGateway(t *testing.T) {
+	t.Parallel() // with the other tests that run the built binary
 	inspector := npmpeer.Bin(t, "mcp-inspector-cli")
 	cfg, dir := fsConfig(t)
-	bin := filepath.Join(t.TempDir(), "dsh")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := dshBinary(t)
 	// The CLI reads its own package.json relative to its working
 	// directory; "--" keeps dsh's --config from being read as the CLI's
 	// own --config (an mcpServers file it would run directly).
@@ -207,8 +207,7 @@ func TestM3_InspectorCLIAgainstTheBuiltGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inspect := func(args ...string) map[string]any {
-		t.Helper()
+	inspect := func(args ...string) (map[string]any, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
 		args = append(append([]string{"--cli"}, args...), "--", bin, "mcp", "serve", "--config", cfg)
@@ -218,23 +217,37 @@ func TestM3_InspectorCLIAgainstTheBuiltGateway(t *testing.T) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("inspector %v: %v\n%s", args, err, stderr.String())
+			return nil, fmt.Errorf("inspector %v: %v\n%s", args, err, stderr.String())
 		}
 		var v map[string]any
 		if err := json.Unmarshal(out, &v); err != nil {
-			t.Fatalf("inspector output: %v\n%s", err, out)
+			return nil, fmt.Errorf("inspector output: %v\n%s", err, out)
 		}
-		return v
+		return v, nil
 	}
-	list := inspect("--method", "tools/list")
+	// The three sessions are independent: they run at once.
+	calls := [][]string{
+		{"--method", "tools/list"},
+		{"--tool-arg", "path=" + dir + "/a.txt", "--method", "tools/call", "--tool-name", "mcp__fs__read_text_file"},
+		{"--tool-arg", "path=" + dir + "/secret.txt", "content=x", "--method", "tools/call", "--tool-name", "mcp__fs__write_file"},
+	}
+	res := make([]map[string]any, len(calls))
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, args := range calls {
+		wg.Go(func() { res[i], errs[i] = inspect(args...) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	list, ok, denied := res[0], res[1], res[2]
 	if !strings.Contains(fmt.Sprint(list["tools"]), "name:mcp__fs__read_text_file") {
 		t.Errorf("tools/list: %v", list)
 	}
-	ok := inspect("--tool-arg", "path="+dir+"/a.txt", "--method", "tools/call", "--tool-name", "mcp__fs__read_text_file")
 	if ok["isError"] == true || !strings.Contains(fmt.Sprint(ok["content"]), "text:hello") {
 		t.Errorf("allowed call: %v", ok)
 	}
-	denied := inspect("--tool-arg", "path="+dir+"/secret.txt", "content=x", "--method", "tools/call", "--tool-name", "mcp__fs__write_file")
 	if denied["isError"] != true || !strings.Contains(fmt.Sprint(denied["_meta"]), "code:DENIED") {
 		t.Errorf("denied call: %v", denied)
 	}

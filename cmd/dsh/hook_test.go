@@ -158,14 +158,11 @@ func TestHook_UsageErrorsExit2(t *testing.T) {
 
 // The built binary, with payloads on stdin.
 func TestHook_BuiltBinary(t *testing.T) {
+	t.Parallel() // with the other tests that run the built binary
 	if testing.Short() {
 		t.Skip("builds the dsh binary")
 	}
-	bin := filepath.Join(t.TempDir(), "dsh")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := dshBinary(t)
 	cfg := filepath.Join("testdata", "hooks", "dsh.json")
 	runBin := func(stdin []byte, args ...string) (string, string, int) {
 		cmd := exec.Command(bin, args...)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 )
 
@@ -70,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer srv.Close()
 	if *addr == "" {
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) {
+		if err := srv.Run(ctx, t); err != nil && !safeerr.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "dsh:", err)
 			return exitFailure
 		}

@@ -17,8 +17,8 @@ var defaultScript []byte
 func main() {
 	var (
 		scriptPath = flag.String("script", "", "scripted model to play (default: the embedded testdata/session.json)")
-		approve    = flag.String("approve", "auto", "how to answer approval asks: ask (terminal prompt), yes, no, or auto (ask when stdin is a terminal, else yes)")
-		logPath    = flag.String("log", "", "session log (JSONL) path (default: session.jsonl in the workspace)")
+		approve    = flag.String("approve", "auto", "how to answer approval asks: auto or ask (read each answer from stdin, a terminal, a pipe or a file: y allows, n rejects, end of input denies), yes, or no")
+		logPath    = flag.String("log", "", "session log (JSONL) path (default: a new file in the system's temporary directory, outside the workspace and kept after the session; its path is printed)")
 		workspace  = flag.String("workspace", "", "workspace directory (default: a new temporary directory, removed afterwards)")
 		verbose    = flag.Bool("v", false, "log the host's debug output to stderr")
 	)
@@ -36,16 +36,9 @@ func main() {
 		}
 		script = b
 	}
-	mode := *approve
-	if mode == "auto" {
-		mode = "yes"
-		if st, err := os.Stdin.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			mode = "ask"
-		}
-	}
 	opts := Options{
 		Script:    script,
-		Approve:   mode,
+		Approve:   *approve,
 		Stdin:     os.Stdin,
 		Out:       os.Stdout,
 		LogPath:   *logPath,
@@ -62,10 +55,17 @@ func main() {
 
 // Options configures one session run.
 type Options struct {
-	Script    []byte
-	Approve   string // "ask", "yes" or "no"
-	Stdin     io.Reader
-	Out       io.Writer
+	Script []byte
+	// Approve is how approval asks are answered: "ask" or "auto" (the
+	// same: each answer is a line read from Stdin, whatever Stdin is, so
+	// a piped "n" rejects and the end of input denies), "yes" or "no".
+	Approve string
+	Stdin   io.Reader
+	Out     io.Writer
+	// LogPath is where the session log is written; empty means a new
+	// file in the system's temporary directory (never in the workspace:
+	// the session's tools cannot touch it, and it outlives a temporary
+	// workspace).
 	LogPath   string
 	Workspace string
 	Debug     io.Writer

@@ -10,12 +10,21 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) != "" {
+		// A child process of TestAutoApproveTakesTheAnswerFromAnyStdin:
+		// the example itself, with the command line's flags.
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // playSession plays the embedded script with the given approval mode and
 // returns the transcript and the session log.
@@ -49,7 +58,30 @@ func playSession(t *testing.T, approve, stdin string) (string, []Event) {
 	return out.String(), evs
 }
 
+// yesSession is the embedded script played once with -approve=yes, shared
+// by the tests that read it (playing it is the costly part).
+var yesSession = func() func(t *testing.T) (string, []Event) {
+	var (
+		once sync.Once
+		out  string
+		evs  []Event
+		ok   bool
+	)
+	return func(t *testing.T) (string, []Event) {
+		t.Helper()
+		once.Do(func() {
+			out, evs = playSession(t, "yes", "") // read whole: its files may go with t
+			ok = true
+		})
+		if !ok {
+			t.Fatal("the shared yes session failed")
+		}
+		return out, evs
+	}
+}()
+
 func TestTranscriptShowsEveryPolicy(t *testing.T) {
+	t.Parallel()
 	out, _ := playSession(t, "ask", "y\n")
 	for _, want := range []string{
 		"=== tools mode: native ===",
@@ -93,7 +125,8 @@ func TestTranscriptShowsEveryPolicy(t *testing.T) {
 // bash (exclusive) starts only after every read ended, as the batch clock
 // shows.
 func TestParallelTurnTiming(t *testing.T) {
-	out, _ := playSession(t, "yes", "")
+	t.Parallel()
+	out, _ := yesSession(t)
 	line := regexp.MustCompile(`(?m)^\s+(p\d)\s+(\w+)\s+(parallel|exclusive)\s+\+([\d.]+)ms → \+([\d.]+)ms$`)
 	spans := map[string][2]float64{}
 	for _, m := range line.FindAllStringSubmatch(out, -1) {
@@ -111,15 +144,31 @@ func TestParallelTurnTiming(t *testing.T) {
 	}
 }
 
+// The ask answered automatically with -approve=no: only the asking call
+// (rmScript's) is played, the rest of the session is the same for every
+// answer.
 func TestRejectedAskDeniesTheCall(t *testing.T) {
-	out, _ := playSession(t, "no", "")
-	if !strings.Contains(out, "-> rejected") || !strings.Contains(out, "error APPROVAL_REJECTED:") {
-		t.Fatalf("transcript:\n%s", out)
+	t.Parallel()
+	var out bytes.Buffer
+	ws := t.TempDir()
+	err := Run(context.Background(), Options{
+		Script: []byte(rmScript), Approve: "no", Out: &out,
+		LogPath: filepath.Join(t.TempDir(), "session.jsonl"), Workspace: ws,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "-> rejected") || !strings.Contains(out.String(), "error APPROVAL_REJECTED:") {
+		t.Fatalf("transcript:\n%s", out.String())
+	}
+	if _, err := os.Stat(filepath.Join(ws, "build", "out")); err != nil {
+		t.Fatalf("the rejected command ran: %v", err)
 	}
 }
 
 func TestSessionLog(t *testing.T) {
-	_, evs := playSession(t, "yes", "")
+	t.Parallel()
+	_, evs := yesSession(t)
 	count := map[string]int{}
 	results := map[string]bool{}
 	for i, e := range evs {

@@ -54,15 +54,20 @@ func Run(ctx context.Context, o Options) error {
 			return err
 		}
 	}
-	logPath := o.LogPath
-	if logPath == "" {
-		logPath = filepath.Join(ws, "session.jsonl")
+	// The session log is kept outside the workspace: the session's tools
+	// (confined to the workspace) cannot alter it, and it outlives a
+	// temporary workspace, which is removed at exit.
+	var lf *os.File
+	if o.LogPath == "" {
+		lf, err = os.CreateTemp("", "dsh-coding-agent-session-*.jsonl")
+	} else {
+		lf, err = os.Create(o.LogPath)
 	}
-	lf, err := os.Create(logPath)
 	if err != nil {
 		return err
 	}
 	defer lf.Close()
+	logPath := lf.Name()
 	log := &sessionLog{w: lf}
 
 	zl := zerolog.New(io.Discard)
@@ -135,7 +140,7 @@ func Run(ctx context.Context, o Options) error {
 			break
 		}
 	}
-	fmt.Fprintf(o.Out, "\nsession over: %d turns, %d calls, %d log events\n", played, s.calls, log.seq)
+	fmt.Fprintf(o.Out, "\nsession over: %d turns, %d calls, %d log events\nsession log (kept): %s\n", played, s.calls, log.seq, logPath)
 	return nil
 }
 
@@ -161,7 +166,10 @@ func load(root *host.Context, ps []plugin) (*host.Fiber, error) {
 
 func answererFor(o Options) (approval.Answerer, error) {
 	switch o.Approve {
-	case "ask":
+	case "ask", "auto":
+		// Whatever stdin is (a terminal, a pipe, a file, /dev/null), a
+		// line read from it is the answer, and no line (end of input) is
+		// no answer: unavailable, a denial. Nothing is allowed unasked.
 		return approval.NewTerminal(o.Stdin, o.Out), nil
 	case "yes", "no":
 		outcome := tools.AllowedOnce
@@ -175,7 +183,7 @@ func answererFor(o Options) (approval.Answerer, error) {
 			return outcome, nil
 		}), nil
 	}
-	return nil, fmt.Errorf("-approve=%q: want ask, yes, no or auto", o.Approve)
+	return nil, fmt.Errorf("-approve=%q: want auto, ask, yes or no", o.Approve)
 }
 
 type session struct {

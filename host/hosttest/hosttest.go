@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // Case is a plugin under test and what it needs to start.
@@ -110,7 +111,7 @@ func Run(t *testing.T, c Case) {
 			err := runClause(c, cl)
 			var skip errSkip
 			switch {
-			case errors.As(err, &skip):
+			case safeerr.AsAny(err, &skip):
 				t.Skip(skip.why)
 			case err != nil:
 				t.Error(err)
@@ -128,7 +129,7 @@ func Check(c Case) error {
 	for _, cl := range clauses {
 		err := runClause(c, cl)
 		var skip errSkip
-		if err == nil || errors.As(err, &skip) {
+		if err == nil || safeerr.AsAny(err, &skip) {
 			continue
 		}
 		errs = append(errs, &ClauseError{Clause: cl.name, Err: err})
@@ -175,7 +176,7 @@ func (e *env) load(c *host.Context) (*host.Fiber, error) {
 	if f != nil {
 		e.name = f.Name()
 	}
-	if errors.Is(err, host.ErrPending) {
+	if safeerr.Is(err, host.ErrPending) {
 		return f, fmt.Errorf("loading: %w (Case.Setup must provide the services the plugin injects)", err)
 	}
 	if err != nil {
@@ -335,7 +336,7 @@ func checkDisposePending(e *env) error {
 	if f != nil {
 		e.name = f.Name()
 	}
-	if !errors.Is(err, host.ErrPending) {
+	if !safeerr.Is(err, host.ErrPending) {
 		if f != nil {
 			_ = f.Dispose()
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -357,7 +358,7 @@ func (p *parser) permissions(v value, cfg *Config) {
 	if _, err := permissions.Compile(pc); err != nil {
 		for _, e := range unjoin(err) {
 			var ce *permissions.ConfigError
-			if errors.As(e, &ce) {
+			if safeerr.AsAny(e, &ce) {
 				p.fail("permissions."+ce.Key, "%s", ce.Err.Error())
 			} else {
 				p.fail("permissions", "%s", e.Error())

@@ -6,14 +6,23 @@
 // test is skipped with the command that installs them, unless the
 // environment variable DSH_REQUIRE_NPM is set (CI sets it): then the test
 // fails, so a missing install step can never pass as a skip.
+//
+// A package whose tests call Bin ends its TestMain with [Exit] (or prints
+// [Summary] last): the skipped tests are then named in one line at the end
+// of the package's test output, so that they are not only visible one by
+// one under -v.
 package npmpeer
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -67,7 +76,66 @@ func Bin(t testing.TB, name string) string {
 		if os.Getenv(RequireEnv) != "" {
 			t.Fatalf("%v (%s is set, so this fails instead of skipping)", err, RequireEnv)
 		}
+		skipped.add(t.Name(), name)
 		t.Skip(err)
 	}
 	return p
+}
+
+// skipped is what Bin skipped in this process: the tests, and the programs
+// they needed.
+var skipped skips
+
+type skips struct {
+	mu       sync.Mutex
+	tests    []string
+	programs []string
+}
+
+func (s *skips) add(test, program string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.tests, test) {
+		s.tests = append(s.tests, test)
+	}
+	if !slices.Contains(s.programs, program) {
+		s.programs = append(s.programs, program)
+	}
+}
+
+// Summary returns one line (with its newline) naming every test [Bin]
+// skipped in this process and the npm programs they needed, with the
+// command that installs them; "" when no test was skipped.
+func Summary() string {
+	skipped.mu.Lock()
+	tests, programs := slices.Sorted(slices.Values(skipped.tests)), slices.Sorted(slices.Values(skipped.programs))
+	skipped.mu.Unlock()
+	if len(tests) == 0 {
+		return ""
+	}
+	install := "(cd testdata/npm && npm ci)"
+	if dir, err := Dir(); err == nil {
+		install = fmt.Sprintf("(cd %s && npm ci)", dir)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		install = "Node.js (node on PATH), then " + install
+	}
+	return fmt.Sprintf("npmpeer: SKIPPED %d tests, npm test peers not installed (%s; install: %s): %s\n",
+		len(tests), strings.Join(programs, ", "), install, strings.Join(tests, ", "))
+}
+
+// PrintSummary writes [Summary] to w (nothing when no test was skipped).
+func PrintSummary(w io.Writer) {
+	io.WriteString(w, Summary())
+}
+
+// Exit prints [Summary] to standard output, as the last line of the test
+// output, and exits with code. It is the end of a TestMain:
+//
+//	func TestMain(m *testing.M) { npmpeer.Exit(m.Run()) }
+//
+// or, with goleak, goleak.VerifyTestMain(m, goleak.Cleanup(npmpeer.Exit)).
+func Exit(code int) {
+	PrintSummary(os.Stdout)
+	os.Exit(code)
 }

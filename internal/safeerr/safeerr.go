@@ -5,6 +5,12 @@
 // functions here read such errors under recover and walk at most
 // [MaxChain] errors of a chain, so reading an error never hangs or panics
 // the caller.
+//
+// The module reads errors only this way: a test of this package
+// (TestNoUnboundedErrorChainWalks) fails for any errors.Is, errors.As or
+// errors.Unwrap in a non-test file outside its short allowlist of uses
+// whose error can only come from the module or the standard library, each
+// with its reason.
 package safeerr
 
 import (

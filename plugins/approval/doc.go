@@ -55,7 +55,10 @@
 // outside the four makes Approve return an [*AnswererError] (matching
 // [ErrAnswerer]) rather than a made-up outcome, so the registry denies the
 // call with APPROVAL_FAILED and a message saying what went wrong (a
-// "rejected" would falsely claim that a person said no).
+// "rejected" would falsely claim that a person said no). The answerer's
+// error and a caller's cancellation cause are read bounded and under
+// recover: a cyclic chain, or an Error method that panics, cannot hang
+// or crash Approve, the [Terminal] or [Service.Close].
 //
 // Time-dependent behaviour uses context deadlines and timers only, so it is
 // tested with testing/synctest.

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -79,6 +80,12 @@ var ErrAnswerer = errors.New("approval: answerer failed")
 
 // AnswererError is a misbehaving answerer's failure: it returned an error
 // (Err), panicked (Panic, Stack) or answered with an unknown Outcome.
+//
+// Err and Panic are the answerer's values, untrusted: Error reads them
+// under recover, and the error Unwrap returns may have a cyclic or
+// absurdly deep chain, so read it with a bounded reader (package
+// internal/safeerr in this module) rather than walking it with errors.Is
+// or errors.As beyond this error.
 type AnswererError struct {
 	Tool    string
 	CallID  string
@@ -86,16 +93,22 @@ type AnswererError struct {
 	Err     error
 	Panic   any
 	Stack   []byte
+
+	recovered bool // made by the service for a panic it recovered
 }
 
-// Error implements error.
+// Error implements error. The answerer's error and panic value are read
+// under recover; an Err whose chain leads back to e is not read (its
+// message would be e's own, without end).
 func (e *AnswererError) Error() string {
 	var what string
 	switch {
 	case e.Panic != nil:
-		what = fmt.Sprintf("panicked: %v", e.Panic)
+		what = "panicked: " + safeerr.Sprint(e.Panic)
+	case e.Err != nil && safeerr.Is(e.Err, e):
+		what = fmt.Sprintf("failed with an error of type %T that wraps this one", e.Err)
 	case e.Err != nil:
-		what = "failed: " + e.Err.Error()
+		what = "failed: " + safeerr.Text(e.Err)
 	default:
 		what = fmt.Sprintf("answered with unknown outcome %q", string(e.Outcome))
 	}
@@ -234,20 +247,23 @@ func (s *Service) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 		return "", cerr
 	}
 	if st == slotWithdrawn {
-		s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval unavailable: no answer")
+		s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Func(withErr(err)).Msg("approval unavailable: no answer")
 		return tools.Unavailable, nil
 	}
 	if err != nil {
-		var ae *AnswererError
-		if !errors.As(err, &ae) {
+		// err is the answerer's value (its methods are answerer code, its
+		// chain may be cyclic): it is read only through safeerr, and
+		// what Approve returns is always an *AnswererError of ours, only
+		// the panic's one made by ask passed on as it is.
+		if ae, ok := err.(*AnswererError); !ok || !ae.recovered {
 			err = &AnswererError{Tool: req.Tool, CallID: req.CallID, Err: err}
 		}
-		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval answerer failed; denying")
+		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Func(withErr(err)).Msg("approval answerer failed; denying")
 		return "", err
 	}
 	if !Known(o) {
 		err := &AnswererError{Tool: req.Tool, CallID: req.CallID, Outcome: o}
-		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Err(err).Msg("approval answerer failed; denying")
+		s.log.Error().Str("tool", req.Tool).Str("call", req.CallID).Func(withErr(err)).Msg("approval answerer failed; denying")
 		return "", err
 	}
 	s.log.Debug().Str("tool", req.Tool).Str("call", req.CallID).Str("outcome", string(o)).Msg("approval answered")
@@ -266,11 +282,11 @@ func (s *Service) ask(ctx context.Context, req tools.ApprovalRequest, sl *slot) 
 	)
 	defer func() {
 		if v := recover(); v != nil {
-			o, err = "", &AnswererError{Tool: req.Tool, CallID: req.CallID, Panic: v, Stack: debug.Stack()}
+			o, err = "", &AnswererError{Tool: req.Tool, CallID: req.CallID, Panic: v, Stack: debug.Stack(), recovered: true}
 		}
 		serr := sl.settle(o, err)
-		if !own && err == nil && errors.Is(serr, ErrWithdrawn) {
-			s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Str("outcome", string(o)).Err(serr).Msg("late approval answer ignored")
+		if !own && err == nil && safeerr.Is(serr, ErrWithdrawn) {
+			s.log.Info().Str("tool", req.Tool).Str("call", req.CallID).Str("outcome", string(o)).Func(withErr(serr)).Msg("late approval answer ignored")
 		}
 	}()
 	if a, ok := s.answerer.(slotAnswerer); ok {
@@ -329,4 +345,16 @@ func (plugin) Apply(c *host.Context) error {
 	}
 	_, err = tools.ApprovalService.Provide(c, s)
 	return err
+}
+
+// withErr adds err to a log event under zerolog's error field, as
+// [zerolog.Event.Err] would, but reads it with [safeerr.Text]: err may
+// carry an answerer's or a caller's error, whose Error method zerolog
+// would call unprotected.
+func withErr(err error) func(*zerolog.Event) {
+	return func(ev *zerolog.Event) {
+		if err != nil {
+			ev.Str(zerolog.ErrorFieldName, safeerr.Text(err))
+		}
+	}
 }

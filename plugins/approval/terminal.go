@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
@@ -210,15 +210,17 @@ func (t *Terminal) read() {
 }
 
 // withdrawal is the line shown when a question is withdrawn: what, why, and
-// then what happens.
+// then what happens. The cause may be the caller's (context.Cause of the
+// call's context): it is read only through safeerr, bounded, so a cyclic
+// cause cannot keep the answerer (and so Close) from returning.
 func withdrawal(req tools.ApprovalRequest, cause error, then string) string {
 	why := "the call was cancelled"
 	switch {
-	case errors.Is(cause, ErrTimeout):
+	case safeerr.Is(cause, ErrTimeout):
 		why = "no answer before the deadline (unavailable)"
-	case errors.Is(cause, ErrClosed):
+	case safeerr.Is(cause, ErrClosed):
 		why = "the approval service closed"
-	case errors.Is(cause, context.DeadlineExceeded):
+	case safeerr.Is(cause, context.DeadlineExceeded):
 		why = "the call's deadline passed"
 	}
 	return fmt.Sprintf("\n[withdrawn] tool %s, call %s: %s. %s\n", cardtext.Line(req.Tool), cardtext.Line(req.CallID), why, then)

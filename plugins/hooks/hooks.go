@@ -96,9 +96,9 @@ func Fail(f Format, err error) Answer {
 	var pe *PayloadError
 	var ee *EventError
 	switch {
-	case errors.As(err, &pe):
+	case safeerr.AsAny(err, &pe):
 		ev = pe.Event
-	case errors.As(err, &ee):
+	case safeerr.AsAny(err, &ee):
 		ev = ee.Event
 	}
 	switch ev {
@@ -185,7 +185,7 @@ func answer(ctx context.Context, f Format, stdin io.Reader, load Loader, o Optio
 		return a
 	case <-ctx.Done():
 		ev, _ := event.Load().(Event)
-		cancelled := !errors.Is(ctx.Err(), context.DeadlineExceeded)
+		cancelled := !safeerr.Is(ctx.Err(), context.DeadlineExceeded)
 		var why string
 		switch {
 		case ev == "" && cancelled:

@@ -2,13 +2,13 @@ package hooks
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
@@ -122,7 +122,7 @@ func ParsePayload(data []byte) (Payload, error) {
 	canon, err := canonjson.Canonicalize(data, canonjson.Options{MaxBytes: MaxPayloadBytes})
 	if err != nil {
 		var ce *canonjson.Error
-		if errors.As(err, &ce) && strings.TrimSpace(string(data)) == "" {
+		if safeerr.AsAny(err, &ce) && strings.TrimSpace(string(data)) == "" {
 			return Payload{}, &PayloadError{Problem: "the payload is empty (want a JSON object on stdin)"}
 		}
 		return Payload{}, &PayloadError{Problem: "not lossless JSON: " + err.Error()}

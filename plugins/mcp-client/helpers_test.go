@@ -13,12 +13,15 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/npmpeer"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain ends with one line naming the tests skipped for want of npm
+// peers.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(npmpeer.Exit)) }
 
 // budget bounds every wait of these tests: far more than any passing case
 // needs; reaching it is a failure, never a pass.

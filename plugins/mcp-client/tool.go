@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -92,7 +92,7 @@ func (s *server) syncCtx(ctx context.Context, cur *conn) error {
 		w := desired[name]
 		d, err := s.reg.Register(s.c, w.def)
 		if err != nil {
-			if errors.Is(err, host.ErrFiberClosed) {
+			if safeerr.Is(err, host.ErrFiberClosed) {
 				return err
 			}
 			s.log.Warn().Str("tool", name).Err(err).Msg("MCP tool not registered")
@@ -313,7 +313,7 @@ func (s *server) callError(ctx, callCtx context.Context, cur *conn, err error) e
 		return failf(CodeCallTimeout, "CallTimeout", "MCP server %q did not answer within the call timeout %v; the request was cancelled", s.cfg.Name, s.cfg.CallTimeout)
 	}
 	var we *jsonrpc.Error
-	if errors.As(err, &we) {
+	if safeerr.AsAny(err, &we) {
 		return failf(CodeServerError, "ServerError", "MCP server %q: %s (code %d)", s.cfg.Name, clean(we.Message, 4096), we.Code)
 	}
 	select {

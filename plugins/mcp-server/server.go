@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -371,7 +372,7 @@ func (s *Server) approve(ctx context.Context, req tools.ApprovalRequest) (tools.
 				ectx, cancel := context.WithTimeoutCause(ctx, d, errElicitationTimeout)
 				defer cancel()
 				o, err := elicit(ectx, ss, req)
-				if ctx.Err() == nil && errors.Is(context.Cause(ectx), errElicitationTimeout) {
+				if ctx.Err() == nil && safeerr.Is(context.Cause(ectx), errElicitationTimeout) {
 					return tools.Unavailable, nil
 				}
 				return o, err

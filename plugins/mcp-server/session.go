@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
@@ -94,7 +95,7 @@ func (x *session) close() error {
 	var err error
 	if ss := x.ss.Load(); ss != nil {
 		err = ss.Close()
-		if errors.Is(err, mcp.ErrConnectionClosed) {
+		if safeerr.Is(err, mcp.ErrConnectionClosed) {
 			err = nil
 		}
 	}

@@ -2,13 +2,14 @@ package toolbash
 
 import (
 	"context"
-	"errors"
 	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // run is one finished command.
@@ -59,7 +60,7 @@ func execute(ctx context.Context, shell, dir string, env []string, command strin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// Negative pid: the whole process group.
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !safeerr.Is(err, syscall.ESRCH) {
 			return err
 		}
 		return nil
@@ -82,7 +83,7 @@ func execute(ctx context.Context, shell, dir string, env []string, command strin
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
+	if err != nil && !safeerr.AsAny(err, &exitErr) && !safeerr.Is(err, exec.ErrWaitDelay) && ctx.Err() == nil {
 		return r, err
 	}
 	return r, nil

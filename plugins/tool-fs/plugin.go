@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -329,7 +330,7 @@ func readAll(root *os.Root, rel string) (string, error) {
 
 func readIfExists(root *os.Root, rel string) (string, bool, error) {
 	s, err := readAll(root, rel)
-	if errors.Is(err, os.ErrNotExist) {
+	if safeerr.Is(err, os.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {

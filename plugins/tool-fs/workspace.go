@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // ErrOutsideWorkspace is wrapped by every path-confinement error.
@@ -79,7 +81,7 @@ func (w *Workspace) Resolve(p string) (string, error) {
 			}
 			return filepath.Join(real, rest), nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !safeerr.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("toolfs: path %q: %w", p, err)
 		}
 		// A dangling symlink would be followed on create: check it.

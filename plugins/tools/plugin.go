@@ -2,10 +2,10 @@ package tools
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 )
 
@@ -155,7 +155,7 @@ func (plugin) Apply(c *host.Context) error {
 		return err
 	}
 	// Pending (no prompt service yet) is the expected start without one.
-	if _, err := c.Plugin(promptPlugin(r), nil); err != nil && !errors.Is(err, host.ErrPending) {
+	if _, err := c.Plugin(promptPlugin(r), nil); err != nil && !safeerr.Is(err, host.ErrPending) {
 		return err
 	}
 	_, err = Service.Provide(c, r)

@@ -3,11 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
@@ -212,5 +212,5 @@ func MustDefine[A any](t TypedTool[A]) Definition {
 // (schema.ErrInvalidArgs or an INVALID_ARGS coded error).
 func IsArgsError(err error) bool {
 	var c Coder
-	return errors.Is(err, schema.ErrInvalidArgs) || errors.As(err, &c) && ErrorCode(c.Code()) == CodeInvalidArgs
+	return safeerr.Is(err, schema.ErrInvalidArgs) || safeerr.AsAny(err, &c) && ErrorCode(c.Code()) == CodeInvalidArgs
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
@@ -82,7 +83,7 @@ func parseOutputSchema(schema []byte) (any, []Violation) {
 	canon, err := canonjson.Canonicalize(schema, canonjson.Options{})
 	if err != nil {
 		var ce *canonjson.Error
-		if errors.As(err, &ce) {
+		if safeerr.AsAny(err, &ce) {
 			return nil, []Violation{{Path: ce.Path, Message: fmt.Sprintf("schema is not lossless JSON (byte %d): %s", ce.Offset, ce.Reason)}}
 		}
 		return nil, []Violation{{Message: err.Error()}}
@@ -267,7 +268,7 @@ func ValidateStructuredValue(schema, value []byte) []Violation {
 	canon, err := canonjson.Canonicalize(value, canonjson.Options{})
 	if err != nil {
 		var ce *canonjson.Error
-		if errors.As(err, &ce) {
+		if safeerr.AsAny(err, &ce) {
 			return []Violation{{Path: ce.Path, Message: fmt.Sprintf("value is not lossless JSON (byte %d): %s", ce.Offset, ce.Reason)}}
 		}
 		return []Violation{{Message: err.Error()}}

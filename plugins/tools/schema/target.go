@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
@@ -629,7 +630,7 @@ func (t *Target) Decode(args []byte, v any) (vs []Violation) {
 		return nil
 	}
 	var se *json.SyntaxError
-	if !errors.As(err, &se) {
+	if !safeerr.AsAny(err, &se) {
 		x := explainer{b: args}
 		x.value(t.root, false, skipSpace(args, 0), "")
 		if len(x.vs) > 0 {
@@ -642,7 +643,7 @@ func (t *Target) Decode(args []byte, v any) (vs []Violation) {
 // decodeMessage says why a value did not decode into typ.
 func decodeMessage(typ reflect.Type, err error) string {
 	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) && ute.Field == "" {
+	if safeerr.AsAny(err, &ute) && ute.Field == "" {
 		return "cannot decode " + ute.Value + " into " + ute.Type.String()
 	}
 	return "cannot decode into " + typ.String() + ": " + strings.TrimPrefix(err.Error(), "json: ")

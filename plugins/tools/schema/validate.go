@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
@@ -282,7 +283,7 @@ func refinementViolation(p Prop, val any) string {
 			return ""
 		}
 		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
+		if err != nil && !safeerr.Is(err, strconv.ErrRange) {
 			return ""
 		}
 		if p.Minimum != nil && f < *p.Minimum {
