@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -268,5 +269,101 @@ func skipQuickJSHostileUnderRace(t *testing.T, engine string) {
 	t.Helper()
 	if raceDetector && engine == EngineQuickJS {
 		t.Skip("QuickJS hostile cases run without -race (the race detector instruments the translated C engine; .ci/run runs them in a second pass)")
+	}
+}
+
+// settlementCase is a program that makes binding calls around its settlement: want lists, in any
+// order, the n of every call that must reach the side binding (those made before the program's
+// promise settled); a call made after it must be refused in the program and reach no binding.
+type settlementCase struct {
+	name string
+	src  string
+	want []int
+}
+
+// settlementCases is the settlement table: late calls from promise callbacks, finally blocks and
+// timers (and a binding answering after settlement, the engines' only timer), after a return and
+// after a throw; and the calls that are not late, which must still go through.
+var settlementCases = []settlementCase{
+	{name: "promise callbacks queued before return",
+		src:  "await tools.side({ n: 0 })\nconst p = Promise.resolve()\nfor (let i = 1; i <= 5; i++) p.then(() => tools.side({ n: i }).catch(() => {}))\nreturn 'returned'",
+		want: []int{0}},
+	{name: "promise callbacks queued before throw",
+		src:  "await tools.side({ n: 0 })\nconst p = Promise.resolve()\nfor (let i = 1; i <= 5; i++) p.then(() => tools.side({ n: i }).catch(() => {}))\nthrow new Error('thrown')",
+		want: []int{0}},
+	{name: "promise callbacks queued by a body that never awaits",
+		src:  "const p = Promise.resolve()\nfor (let i = 1; i <= 5; i++) p.then(() => tools.side({ n: i }).catch(() => {}))\nreturn 'returned'",
+		want: nil},
+	{name: "callbacks chained behind the return",
+		src:  "await tools.side({ n: 0 })\nPromise.resolve().then(() => null).then(() => null).then(() => tools.side({ n: 1 }).catch(() => {}))\nreturn 'returned'",
+		want: []int{0}},
+	{name: "finally blocks",
+		src:  "await tools.side({ n: 0 })\n;(async () => { try { await null } finally { tools.side({ n: 1 }).catch(() => {}) } })()\nPromise.resolve().finally(() => tools.side({ n: 2 }).catch(() => {}))\nPromise.reject(new Error('x')).finally(() => tools.side({ n: 3 }).catch(() => {})).catch(() => {})\nreturn 'returned'",
+		want: []int{0}},
+	{name: "finally blocks after a throw",
+		src:  "await tools.side({ n: 0 })\n;(async () => { try { await null } finally { tools.side({ n: 1 }).catch(() => {}) } })()\nthrow new Error('thrown')",
+		want: []int{0}},
+	{name: "timers",
+		src:  "await tools.side({ n: 0 })\nif (typeof setTimeout === 'function') setTimeout(() => tools.side({ n: 1 }).catch(() => {}), 0)\nif (typeof setImmediate === 'function') setImmediate(() => tools.side({ n: 2 }).catch(() => {}))\nif (typeof queueMicrotask === 'function') queueMicrotask(() => { tools.side({ n: 3 }).catch(() => {}) })\nreturn 'returned'",
+		want: []int{0}},
+	{name: "a binding that answers after settlement",
+		src:  "tools.slow({}).then(() => tools.side({ n: 1 }).catch(() => {}), () => tools.side({ n: 2 }).catch(() => {}))\nawait tools.side({ n: 0 })\nreturn 'returned'",
+		want: []int{0}},
+	{name: "a returned thenable that queues a call, then settles",
+		src:  "return { then(resolve: (v: string) => void) { Promise.resolve().then(() => tools.side({ n: 1 }).catch(() => {})); resolve('returned') } }",
+		want: nil},
+	{name: "not late: calls made before the return",
+		src:  "tools.side({ n: 0 }).catch(() => {})\ntools.side({ n: 1 }).catch(() => {})\nreturn 'returned'",
+		want: []int{0, 1}},
+	{name: "not late: a call chained on a returned promise",
+		src:  "return tools.side({ n: 0 }).then(() => tools.side({ n: 1 }))",
+		want: []int{0, 1}},
+	{name: "not late: a returned thenable that calls before it settles",
+		src:  "return { then(resolve: (v: unknown) => void) { resolve(tools.side({ n: 1 })) } }",
+		want: []int{1}},
+}
+
+// TestConformanceNoBindingCallAfterSettlement: on every combination, once the program's promise
+// has settled no binding call it makes reaches a binding (it is refused in the program, as the
+// run's other rules refuse a call), whatever queued it (a promise callback, a finally block, a
+// timer, a binding's late answer); every call made before settlement reaches its binding once.
+func TestConformanceNoBindingCallAfterSettlement(t *testing.T) {
+	for _, combo := range conformanceCombos {
+		t.Run(combo.name, func(t *testing.T) {
+			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
+			for _, tc := range settlementCases {
+				t.Run(tc.name, func(t *testing.T) {
+					var mu sync.Mutex
+					var got []int
+					side := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+						var a struct{ N int }
+						if err := json.Unmarshal(args, &a); err != nil {
+							return nil, err
+						}
+						mu.Lock()
+						got = append(got, a.N)
+						mu.Unlock()
+						return json.RawMessage(`{}`), nil
+					}
+					slow := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+						<-ctx.Done()
+						return json.RawMessage(`{}`), nil // an answer, not an error: its callback must still not call
+					}
+					_, err := runBounded(t, rt, Program{Source: tc.src, Bindings: map[string]Binding{"side": side, "slow": slow}}, hangLimit)
+					var f *Failure
+					if errors.As(err, &f) && f.Kind != KindException {
+						t.Fatalf("Run: %v", err)
+					} else if err != nil && f == nil {
+						t.Fatalf("Run: %v", err)
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					slices.Sort(got)
+					if !slices.Equal(got, tc.want) {
+						t.Fatalf("calls that reached the binding: %v; want %v (Run: %v)", got, tc.want, err)
+					}
+				})
+			}
+		})
 	}
 }

@@ -36,6 +36,9 @@ func NewQuickJS(cfg Config) (*QuickJS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if _, err := qjsValueLayout(); err != nil {
+		return nil, err
+	}
 	return &QuickJS{cfg: cfg.withDefaults()}, nil
 }
 
@@ -115,6 +118,10 @@ type qjsRun struct {
 
 	mainSettled bool
 	settled     bool
+	// main is the program's promise once its evaluation returned; promises reads its state.
+	main     quickjs.Value
+	hasMain  bool
+	promises qjsPromiseReader
 
 	callPool
 
@@ -166,6 +173,11 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 		r.wg.Wait()
 		r.deliverQueued()
 		r.freeHelpers()
+		if r.hasMain {
+			r.hasMain = false
+			r.main.Free()
+		}
+		r.promises.close()
 		_ = vm.Close()
 	}()
 	defer func() {
@@ -185,8 +197,10 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 	if err := r.enter(func() (err error) { main, err = prg.eval(vm); return err }); err != nil {
 		return nil, r.failure(err, true)
 	}
+	// From here on a binding call is refused once main settled. The evaluation itself ran no job,
+	// so main could not settle before it returned.
+	r.main, r.hasMain = main, true
 	err = r.enter(func() error { _, err := r.hRun.Call(quickjs.UndefinedValue, main); return err })
-	main.Free()
 	if err != nil {
 		return nil, r.failure(err, false)
 	}
@@ -400,6 +414,9 @@ func (r *qjsRun) hostCall(args []any) (any, error) {
 	b := r.p.Bindings[name]
 	if b == nil || r.settled {
 		return nil, errors.New("coderuntime: bad host call")
+	}
+	if r.hasMain && r.promises.settled(&r.main) {
+		return 0, nil // the program settled: the prelude refuses the call
 	}
 	r.seq++
 	c := &call{name: name, fn: b, args: json.RawMessage(js), seq: r.seq}

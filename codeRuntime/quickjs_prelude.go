@@ -7,7 +7,8 @@ package coderuntime
 // and the guards it installs on built-ins.
 //
 // The host functions:
-//   - __qjsCall(name, argsJSON) starts a binding call and returns its id;
+//   - __qjsCall(name, argsJSON) starts a binding call and returns its id, or 0 when the program's
+//     promise has settled (the call is refused: no binding call reaches the host after that);
 //   - __qjsLog(level, text) appends a log line (it aborts the run past MaxLogBytes);
 //   - __qjsSettled() tells the host the program's promise settled.
 //
@@ -220,6 +221,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 			args = s;
 		}
 		var id = hostCall(name, args);
+		if (id === 0) return rejected(ns + "." + name + ": coderuntime: run settled", "RUN_SETTLED", "Error");
 		pending++;
 		var resolveFn, rejectFn;
 		var p = new PromiseCtor(function (res, rej) { resolveFn = res; rejectFn = rej; });
