@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -363,6 +364,71 @@ func TestConformanceNoBindingCallAfterSettlement(t *testing.T) {
 						t.Fatalf("calls that reached the binding: %v; want %v (Run: %v)", got, tc.want, err)
 					}
 				})
+			}
+		})
+	}
+}
+
+// Binding errors whose methods are hostile: each must reject only its own call.
+type (
+	panicMessageErr struct{}
+	panicCodeErr    struct{}
+	panicNameErr    struct{}
+	panicDetailsErr struct{}
+	cyclicErr       struct{}
+	cyclicJoinErr   struct{}
+)
+
+func (panicMessageErr) Error() string                   { panic("Error() panicked") }
+func (panicCodeErr) Error() string                      { return "coded" }
+func (panicCodeErr) Code() string                       { panic("Code() panicked") }
+func (panicNameErr) Error() string                      { return "named" }
+func (panicNameErr) Name() string                       { panic("Name() panicked") }
+func (panicDetailsErr) Error() string                   { return "detailed" }
+func (panicDetailsErr) ErrorDetails() map[string]string { panic("ErrorDetails() panicked") }
+func (cyclicErr) Error() string                         { return "cyclic" }
+func (e cyclicErr) Unwrap() error                       { return e }
+func (cyclicJoinErr) Error() string                     { return "cyclic join" }
+func (e cyclicJoinErr) Unwrap() []error                 { return []error{e, e} }
+
+// panicStringer panics when formatted: a binding that panics with it.
+type panicStringer struct{}
+
+func (panicStringer) String() string { panic("String() panicked") }
+
+// TestConformanceHostileBindingErrorsRejectOnlyTheirCall: on every combination, a binding error
+// whose Error, Code, Name or ErrorDetails method panics, or whose chain is cyclic, and a binding
+// panic whose value panics when formatted, reject only that call (the program catches each and
+// goes on), with the same message everywhere.
+func TestConformanceHostileBindingErrorsRejectOnlyTheirCall(t *testing.T) {
+	failWith := func(err error) Binding {
+		return func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, err }
+	}
+	bindings := map[string]Binding{
+		"message": failWith(panicMessageErr{}),
+		"code":    failWith(panicCodeErr{}),
+		"name":    failWith(panicNameErr{}),
+		"details": failWith(panicDetailsErr{}),
+		"cyclic":  failWith(cyclicErr{}),
+		"join":    failWith(cyclicJoinErr{}),
+		"wrapped": failWith(fmt.Errorf("wrapped: %w", cyclicErr{})),
+		"panics":  func(context.Context, json.RawMessage) (json.RawMessage, error) { panic(panicStringer{}) },
+	}
+	src := "const out: any[] = []\nfor (const name of ['message', 'code', 'name', 'details', 'cyclic', 'join', 'wrapped', 'panics']) {\n" +
+		"  try { await (tools as any)[name]({}); out.push('resolved') } catch (e: any) { out.push([e.message, e.code ?? null, e.name]) }\n}\nreturn out"
+	want := `[["an error of type coderuntime.panicMessageErr whose Error method panicked: Error() panicked",null,"Error"],` +
+		`["coded",null,"Error"],["named",null,"Error"],["detailed",null,"Error"],["cyclic",null,"Error"],` +
+		`["cyclic join",null,"Error"],["wrapped: cyclic",null,"Error"],` +
+		`["binding \"panics\" panicked: %!v(PANIC=String method: String() panicked)",null,"Error"]]`
+	for _, combo := range conformanceCombos {
+		t.Run(combo.name, func(t *testing.T) {
+			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
+			res, err := runBounded(t, rt, Program{Source: src, Bindings: bindings}, hangLimit)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if string(res.Value) != want {
+				t.Fatalf("result = %s\nwant     %s", res.Value, want)
 			}
 		})
 	}

@@ -376,22 +376,14 @@ func (r *qjsRun) drain() error {
 func (r *qjsRun) complete(cp completion) error {
 	id := int(cp.c.seq)
 	if cp.err != nil {
-		code, name, details := "", "", ""
-		var coder interface{ Code() string }
-		if errors.As(cp.err, &coder) {
-			code = coder.Code()
-		}
-		var namer interface{ Name() string }
-		if errors.As(cp.err, &namer) {
-			name = namer.Name()
-		}
-		var dx ErrorDetails
-		if errors.As(cp.err, &dx) {
-			if b, err := json.Marshal(dx.ErrorDetails()); err == nil {
+		a := answerOf(cp.err)
+		details := ""
+		if a.Details != nil {
+			if b, err := json.Marshal(a.Details); err == nil {
 				details = string(b)
 			}
 		}
-		_, err := r.hComplete.Call(quickjs.UndefinedValue, id, false, cp.err.Error(), code, name, details)
+		_, err := r.hComplete.Call(quickjs.UndefinedValue, id, false, a.Message, a.Code, a.Name, details)
 		return err
 	}
 	payload := strings.TrimSpace(string(cp.result))
