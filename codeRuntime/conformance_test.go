@@ -433,3 +433,46 @@ func TestConformanceHostileBindingErrorsRejectOnlyTheirCall(t *testing.T) {
 		})
 	}
 }
+
+// TestConformanceAmplifiersAreCappedInTotal: on every combination, Config.MaxStringLength (here
+// 1 Ki) caps the result of every string amplifier (repeat, padStart, padEnd, String concat, join),
+// counting all of a call's arguments, spread or not, together; Array concat is capped (at
+// maxArrayLength elements) in total, not per argument. Each over-limit call throws a RangeError
+// the program catches; the same call at the limit works.
+func TestConformanceAmplifiersAreCappedInTotal(t *testing.T) {
+	src := `const out: string[] = []
+const t = (f: () => unknown) => { try { f(); out.push('ok') } catch (e: any) { out.push(e.name) } }
+t(() => 'x'.repeat(1024))
+t(() => 'x'.repeat(1025))
+t(() => 'xy'.repeat(513))
+t(() => ''.padStart(1024, 'ab'))
+t(() => ''.padStart(1025, 'ab'))
+t(() => 'x'.padEnd(1025))
+t(() => ''.concat(...new Array(512).fill('xx')))
+t(() => ''.concat(...new Array(513).fill('xx')))
+t(() => 'x'.concat('y'.repeat(600), 'z'.repeat(600)))
+t(() => new Array(512).fill('xx').join(''))
+t(() => new Array(513).fill('xx').join(''))
+t(() => new Array(1000).fill('').join('ab'))
+const big = { length: 2 ** 20, [Symbol.isConcatSpreadable]: true }
+t(() => [].concat(...new Array(64).fill([1, 2, 3])))
+t(() => [].concat(...new Array(5).fill(big)))
+t(() => [1].concat(big, big, big, big))
+t(() => { const a: any = [1]; a.length = 2 ** 21; return a.concat(a, [1]) })
+return out`
+	want := `["ok","RangeError","RangeError","ok","RangeError","RangeError","ok","RangeError","RangeError","ok","RangeError","RangeError","ok","RangeError","RangeError","RangeError"]`
+	for _, combo := range conformanceCombos {
+		t.Run(combo.name, func(t *testing.T) {
+			cfg := conformanceConfig(budgetNone)
+			cfg.MaxStringLength = 1 << 10
+			rt := combo.newRuntime(t, cfg)
+			res, err := runBounded(t, rt, Program{Source: src}, hangLimit)
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if string(res.Value) != want {
+				t.Fatalf("result = %s\nwant     %s", res.Value, want)
+			}
+		})
+	}
+}
