@@ -120,7 +120,9 @@ var hostileCases = []hostileCase{
 	{name: "flat", src: "const a = new Array(2 ** 22).fill(0)\nreturn new Array(1000).fill(a).flat().length", kinds: kinds(KindException, KindLimit)},
 	{name: "Array.from of a big string", src: "return Array.from('x'.repeat(2 ** 25)).length", kinds: kinds(KindException, KindLimit)},
 	{name: "JSON.parse of 100 MB", src: "let s = '\"' + 'x'.repeat(2 ** 25)\ns = s + s + s + '\"'\nreturn JSON.parse(s).length", kinds: kinds(KindException, KindLimit)},
-	{name: "regexp over 1 Mi characters", src: "return /^(a|aa)+$/.test('a'.repeat(2 ** 20) + 'b')", kinds: kinds(KindException, KindTimeout, KindLimit), budget: budgetCPU},
+	// goja matches this pattern with Go's linear-time regexp: a fast machine finishes it (false)
+	// within the 100ms busy-CPU budget, a loaded one does not; either ending harms nothing.
+	{name: "regexp over 1 Mi characters", src: "return /^(a|aa)+$/.test('a'.repeat(2 ** 20) + 'b')", kinds: kinds(KindException, KindTimeout, KindLimit), budget: budgetCPU, mayFinish: true},
 	{name: "thrown 100 MB string", src: "let s = 'x'.repeat(2 ** 25)\nthrow s + s + s", kinds: kinds(KindException)},
 }
 
