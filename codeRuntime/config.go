@@ -44,11 +44,14 @@ type Config struct {
 	// MaxResultBytes caps the JSON of the returned value. Default 1 MiB.
 	MaxResultBytes int
 	// MaxStringLength caps, in UTF-16 code units, the results of the string amplifiers
-	// (String.prototype.repeat, padStart, padEnd, Array.prototype.join). Default 32 Mi.
+	// (String.prototype.repeat, padStart, padEnd, concat, Array.prototype.join), counting all of a
+	// call's arguments together, on every engine. Default 32 Mi.
 	MaxStringLength int
-	// MaxHeapBytes is the process-heap ceiling the watchdog enforces while a run is active. Default
-	// 1 GiB; negative disables the watchdog. Exceeding it fails the run with kind "limit" (cause
-	// ErrHeapLimit). It is process-wide, not per run: see the package doc.
+	// MaxHeapBytes is the process-heap ceiling the watchdog enforces while a run is active (goja;
+	// QuickJS caps its VM's memory instead). Default 1 GiB; negative disables the watchdog.
+	// Exceeding it fails the run with kind "limit" (cause ErrHeapLimit). The watchdog counts heap
+	// objects not yet swept, garbage included. In process it is process-wide, not per run: see the package doc. A worker process applies at most
+	// half of MaxMemoryBytes, and an isolated runtime's Config reports the value it applies.
 	MaxHeapBytes int64
 	// HeapCheckInterval is how often the watchdog samples the heap, and how often the parent of a
 	// worker process samples its resident memory and CPU time. Default 5ms.

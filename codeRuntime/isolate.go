@@ -87,6 +87,7 @@ func NewIsolated(cfg Config) (*Isolated, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Isolation = IsolationProcess
+	cfg.MaxHeapBytes = workerHeapBytes(cfg)
 	exe, err := workerExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("coderuntime: the worker executable: %w", err)

@@ -594,3 +594,28 @@ func TestIsolatedConfigValidation(t *testing.T) {
 		t.Errorf("NewRuntime(none) = %T, %v, want *Goja", rt, err)
 	}
 }
+
+// TestIsolatedConfigReportsTheHeapCeilingItApplies: a worker process caps its run's heap at half of
+// MaxMemoryBytes; Config says so instead of the configured (larger) MaxHeapBytes.
+func TestIsolatedConfigReportsTheHeapCeilingItApplies(t *testing.T) {
+	for _, tc := range []struct {
+		heap, memory, want int64
+	}{
+		{0, 512 << 20, 256 << 20},         // the default 1 GiB is over half the default memory cap
+		{1 << 30, 1 << 30, 512 << 20},     // as the configuration
+		{-1, 256 << 20, 128 << 20},        // disabled in the host: the worker still caps
+		{100 << 20, 512 << 20, 100 << 20}, // below half: as configured
+	} {
+		iso, err := NewIsolated(Config{MaxHeapBytes: tc.heap, MaxMemoryBytes: tc.memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := iso.Config().MaxHeapBytes; got != tc.want {
+			t.Errorf("MaxHeapBytes %d, MaxMemoryBytes %d: Config().MaxHeapBytes = %d, want %d", tc.heap, tc.memory, got, tc.want)
+		}
+		if got := workerHeapBytes(iso.Config()); got != tc.want {
+			t.Errorf("the worker would apply %d, Config reports %d", got, tc.want)
+		}
+		_ = iso.Close()
+	}
+}
