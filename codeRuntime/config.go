@@ -24,6 +24,16 @@ type Config struct {
 	// HeapCheckInterval and kills the worker above the cap (kind "limit", cause ErrMemoryLimit),
 	// and the worker runs with a Go memory limit below it. Default 512 MiB; at least 64 MiB.
 	MaxMemoryBytes int64
+	// MaxWorkers caps the worker processes of an [Isolated] runtime running a program at once (the
+	// PoolSize idle ones come on top). A run beyond the cap waits for a worker to finish; the wait
+	// counts in its Timeout, and a run whose Timeout passes while it waits fails with kind
+	// "timeout" without having started. Default 4.
+	MaxWorkers int
+	// MaxTotalMemoryBytes caps the memory of the worker processes running a program at once: as
+	// each may grow to MaxMemoryBytes, at most MaxTotalMemoryBytes / MaxMemoryBytes run at once
+	// (and at most MaxWorkers); further runs wait as above. Default 2 GiB; at least
+	// MaxMemoryBytes.
+	MaxTotalMemoryBytes int64
 	// MaxMessageBytes caps one message a worker process sends to the host: a binding call's
 	// arguments (a larger argument rejects that call in the program) or the run's outcome. A worker
 	// that sends a larger message is killed (kind "output-limit", cause ErrOutputLimit). Default
@@ -81,6 +91,8 @@ const (
 	defaultMaxMemoryBytes     = int64(512 << 20)
 	minMaxMemoryBytes         = int64(64 << 20)
 	defaultMaxMessageBytes    = 16 << 20
+	defaultMaxWorkers         = 4
+	defaultMaxTotalMemory     = int64(2 << 30)
 )
 
 // The values of Config.Engine and Config.Isolation.
@@ -102,7 +114,8 @@ var engines = []string{EngineGoja, EngineQuickJS}
 var ErrInvalidConfig = errors.New("coderuntime: invalid config")
 
 // Validate reports a negative field (other than MaxHeapBytes, where negative disables), an
-// unknown Engine or Isolation, and a MaxMemoryBytes below 64 MiB.
+// unknown Engine or Isolation, a MaxMemoryBytes below 64 MiB, and a MaxTotalMemoryBytes below
+// MaxMemoryBytes.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Engine != "" && !slices.Contains(engines, c.Engine) {
@@ -131,6 +144,11 @@ func (c Config) Validate() error {
 	neg("PoolSize", int64(c.PoolSize))
 	neg("MaxMemoryBytes", c.MaxMemoryBytes)
 	neg("MaxMessageBytes", int64(c.MaxMessageBytes))
+	neg("MaxWorkers", int64(c.MaxWorkers))
+	neg("MaxTotalMemoryBytes", c.MaxTotalMemoryBytes)
+	if d := c.withDefaults(); c.MaxTotalMemoryBytes > 0 && d.MaxMemoryBytes > 0 && c.MaxTotalMemoryBytes < d.MaxMemoryBytes {
+		errs = append(errs, fmt.Errorf("%w: MaxTotalMemoryBytes (%d) must be at least MaxMemoryBytes (%d)", ErrInvalidConfig, c.MaxTotalMemoryBytes, d.MaxMemoryBytes))
+	}
 	return errors.Join(errs...)
 }
 
@@ -163,6 +181,10 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxMessageBytes, defaultMaxMessageBytes)
 	if c.MaxMemoryBytes == 0 {
 		c.MaxMemoryBytes = defaultMaxMemoryBytes
+	}
+	def(&c.MaxWorkers, defaultMaxWorkers)
+	if c.MaxTotalMemoryBytes == 0 {
+		c.MaxTotalMemoryBytes = max(defaultMaxTotalMemory, c.MaxMemoryBytes)
 	}
 	if c.Engine == "" {
 		c.Engine = defaultEngine

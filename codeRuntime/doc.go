@@ -31,6 +31,14 @@
 // parent's wall-clock kill; on platforms without inherited pipes (Windows) NewRuntime runs in
 // process unless isolation is asked for explicitly ([ErrIsolationUnsupported]).
 //
+// Workers are bounded in number and memory: at most Config.MaxWorkers (default 4) run a program at
+// once, and no more than Config.MaxTotalMemoryBytes (default 2 GiB) holds at MaxMemoryBytes each, so
+// the workers running programs use at most MaxTotalMemoryBytes together (the PoolSize idle ones,
+// each a warm engine, come on top). A run beyond the cap waits for a running one to end; the wait
+// counts in its Timeout, and a run whose Timeout passes while it waits fails with kind "timeout"
+// without having started. A worker caps its run's heap (Config.MaxHeapBytes) at half of
+// MaxMemoryBytes, and an isolated runtime's Config reports that value.
+//
 // A worker is the host's own binary, started again. The contract: when the environment variable
 // DSH_CODERUNTIME_WORKER is set (to the protocol version), this package's init serves one run on
 // file descriptors 3 and 4 and exits the process, before the packages that import it are
