@@ -496,9 +496,14 @@ func (r *qjsRun) exception(msg, stack string) *Failure {
 	if strings.HasPrefix(msg, "InternalError: "+qjsOOM) {
 		return r.outOfMemory(msg)
 	}
-	if msg == "InternalError: stack overflow" {
+	// The parser's own overflow (eval or Function recursing) is the same limit.
+	if msg == "InternalError: stack overflow" || msg == "SyntaxError: stack overflow" {
 		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
 			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	}
+	if msg == "InternalError: string too long" {
+		return &Failure{Kind: KindLimit, Logs: r.logs,
+			Message: "a string grew past the engine's maximum string length (2^30 - 1 characters)"}
 	}
 	if msg == "Uncaught null" {
 		msg += qjsNullOOMNote
