@@ -156,13 +156,19 @@ const conformanceMaxFailureText = 64 << 10
 func TestG6_ConformanceHostileProgramsEndWithTheRequiredKind(t *testing.T) {
 	for _, combo := range conformanceCombos {
 		t.Run(combo.name, func(t *testing.T) {
+			// One runtime per budget class, shared by the cases (each run is independent).
+			rts := map[string]Runtime{}
+			for _, b := range []string{budgetNone, budgetCPU, budgetWall} {
+				rts[b] = combo.newRuntime(t, conformanceConfig(b))
+			}
 			for _, tc := range hostileCases {
 				t.Run(tc.name, func(t *testing.T) {
 					if why, ok := combo.unsafe[tc.name]; ok {
 						t.Skipf("%s cannot contain this case: %s", combo.name, why)
 					}
 					skipQuickJSHostileUnderRace(t, combo.engine)
-					rt := combo.newRuntime(t, conformanceConfig(tc.budget))
+					parallelIfIsolated(t, combo)
+					rt := rts[tc.budget]
 					_, err := runBounded(t, rt, Program{Source: tc.src, Bindings: map[string]Binding{"hang": hangingBinding}}, hangLimit)
 					if err == nil && tc.mayFinish {
 						return
@@ -230,6 +236,7 @@ func TestConformanceLanguageFeatures(t *testing.T) {
 			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
 			for _, tc := range featureCases {
 				t.Run(tc.name, func(t *testing.T) {
+					parallelIfIsolated(t, combo)
 					res, err := runBounded(t, rt, Program{Source: tc.src}, hangLimit)
 					if why, ok := combo.unsupported[tc.name]; ok {
 						var f *Failure
@@ -263,6 +270,18 @@ func TestConformanceLanguageFeatures(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// parallelIfIsolated runs an isolated combination's case in parallel with the combination's other
+// cases: its program runs in a worker process of its own, and the test mostly waits (for a worker
+// to start, for a budget to pass), so cases overlap those waits. In-process cases stay sequential:
+// the heap watchdog's ceiling is process-wide, and one case's allocations would count against
+// another's.
+func parallelIfIsolated(t *testing.T, combo conformanceCombo) {
+	t.Helper()
+	if combo.isolation == IsolationProcess {
+		t.Parallel()
 	}
 }
 
@@ -336,6 +355,7 @@ func TestConformanceNoBindingCallAfterSettlement(t *testing.T) {
 			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
 			for _, tc := range settlementCases {
 				t.Run(tc.name, func(t *testing.T) {
+					parallelIfIsolated(t, combo)
 					var mu sync.Mutex
 					var got []int
 					side := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {

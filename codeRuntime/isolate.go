@@ -255,12 +255,18 @@ func (iso *Isolated) Run(ctx context.Context, p Program) (*Result, error) {
 		return nil, ctxFailure(err, nil)
 	}
 	// The wait for a run slot counts in the run's budget: the run gets what is left of Timeout.
-	ctx, cancel := context.WithTimeout(ctx, iso.cfg.Timeout)
-	defer cancel()
-	if f := iso.acquire(ctx); f != nil {
+	waitCtx, cancelWait := context.WithTimeout(ctx, iso.cfg.Timeout)
+	waited, f := iso.acquire(waitCtx)
+	cancelWait()
+	if f != nil {
 		return nil, f
 	}
 	defer func() { <-iso.slots }()
+	if waited > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, iso.cfg.Timeout-waited)
+		defer cancel()
+	}
 	w, err := iso.get()
 	if errors.Is(err, ErrClosed) {
 		return nil, &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
@@ -274,14 +280,15 @@ func (iso *Isolated) Run(ctx context.Context, p Program) (*Result, error) {
 }
 
 // acquire takes a run slot, waiting while MaxWorkers runs (or as many as MaxTotalMemoryBytes
-// holds) are in progress, or returns the Failure of a run whose ctx ended, or whose runtime was
-// closed, before one was free.
-func (iso *Isolated) acquire(ctx context.Context) *Failure {
+// holds) are in progress, and returns how long it waited (0 when a slot was free at once), or the
+// Failure of a run whose ctx ended, or whose runtime was closed, before one was free.
+func (iso *Isolated) acquire(ctx context.Context) (waited time.Duration, f *Failure) {
 	select {
 	case iso.slots <- struct{}{}:
-		return nil
+		return 0, nil
 	default:
 	}
+	start := time.Now()
 	iso.mu.Lock()
 	iso.waiting++
 	iso.changedLocked()
@@ -294,13 +301,13 @@ func (iso *Isolated) acquire(ctx context.Context) *Failure {
 	}()
 	select {
 	case iso.slots <- struct{}{}:
-		return nil
+		return max(time.Since(start), time.Nanosecond), nil
 	case <-iso.done:
-		return &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
+		return 0, &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
 	case <-ctx.Done():
 		f := ctxFailure(ctx.Err(), nil)
 		f.Message = fmt.Sprintf("%s before the program started: it waited for a worker process (at most %d run at once)", f.Message, cap(iso.slots))
-		return f
+		return 0, f
 	}
 }
 
