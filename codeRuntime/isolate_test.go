@@ -449,6 +449,7 @@ func TestIsolatedCancel(t *testing.T) {
 // A run that times out while a binding is in flight fails with kind timeout and its logs; the
 // binding's context ends with context.DeadlineExceeded, as in process.
 func TestIsolatedTimeoutCancelsBindingsWithTheDeadline(t *testing.T) {
+	t.Parallel() // it waits out a 5s budget: other parallel tests run meanwhile
 	cfg := isoConfig()
 	// The program reaches the binding in milliseconds; the budget is far above that on a loaded
 	// machine, and the binding blocks until the deadline whatever it is.
