@@ -225,6 +225,8 @@ var featureCases = []featureCase{
 	{name: "a syntax error fails loudly", src: "return (1 +", kind: KindSyntax},
 	{name: "an undefined name fails loudly", src: "return nope", kind: KindException, msg: "ReferenceError"},
 	{name: "BigInt arithmetic", src: "return String(2n ** 64n)", want: `"18446744073709551616"`},
+	// A WeakRef's target stays alive at least until the end of the job that made it (KeepDuringJob).
+	{name: "WeakRef keeps its target during the job", src: "const w = new WeakRef({ a: 1 })\nreturn [w.deref()?.a, w instanceof WeakRef, Object.prototype.toString.call(w), WeakRef.length]", want: `[1,true,"[object WeakRef]",1]`},
 }
 
 // TestConformanceLanguageFeatures: every combination runs every feature right, or fails it loudly

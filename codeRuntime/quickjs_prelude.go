@@ -260,6 +260,25 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 	defineData(BigIntCtor, "asUintN", {asUintN(bits, bigint) { return asUintN(bits, bigint); }}.asUintN);
 	defineData(BigIntCtor, "asIntN", {asIntN(bits, bigint) { return asIntN(bits, bigint); }}.asIntN);
 
+	// WeakRef: QuickJS frees a target that only a WeakRef references at once, so
+	// new WeakRef({}).deref() is undefined in the same job, where the language keeps the target
+	// alive (KeepDuringJob). Each WeakRef made here keeps its target alive as long as the WeakRef
+	// itself lives, which the language allows (when a target is collected is up to the engine).
+	var NativeWeakRef = g.WeakRef;
+	if (typeof NativeWeakRef === "function") {
+		var construct = Reflect.construct, keepAlive = new WeakMap(), weakMapSet = WeakMap.prototype.set;
+		var WeakRefCtor = function WeakRef(target) {
+			if (new.target === undefined) throw new TypeErrorCtor("Constructor WeakRef requires 'new'");
+			var w = construct(NativeWeakRef, [target], new.target);
+			apply(weakMapSet, keepAlive, [w, target]);
+			return w;
+		};
+		WeakRefCtor.prototype = NativeWeakRef.prototype;
+		defineProperty(WeakRefCtor, "prototype", {writable: false, enumerable: false, configurable: false});
+		defineProperty(NativeWeakRef.prototype, "constructor", {value: WeakRefCtor, writable: true, enumerable: false, configurable: true});
+		defineProperty(g, "WeakRef", {value: WeakRefCtor, writable: true, enumerable: false, configurable: true});
+	}
+
 	var console = {};
 	var LEVELS = ["log", "info", "warn", "error", "debug"];
 	for (var i = 0; i < LEVELS.length; i++) {
