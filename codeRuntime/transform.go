@@ -132,7 +132,7 @@ func clampPosition(src string, line, col int) (int, int) {
 	lines := strings.Split(src, "\n")
 	if line > len(lines) {
 		last := lines[len(lines)-1]
-		return len(lines), len(last) + 1
+		return len(lines), utf8.RuneCountInString(last) + 1 // the column counts characters
 	}
 	return line, col
 }
