@@ -77,6 +77,13 @@
 // against 100 ms (in process: 19 ms and 32 ms). So the default engine is goja. For untrusted code
 // that must run in process, choose QuickJS.
 //
+// Locale: neither engine has locale data, so the locale-sensitive built-ins
+// (Number.prototype.toLocaleString, Date.prototype.toLocaleString, toLocaleDateString and
+// toLocaleTimeString, and in QuickJS String.prototype.localeCompare) answer as en-US does (with
+// the date's local time zone, or the option timeZone "UTC") and throw a RangeError for any other
+// locale, option or (localeCompare) text other than ASCII letters, digits and spaces: a program
+// gets the right value or an error it can see, never a plausible wrong one (see locale.js).
+//
 // Bounds before parsing: program text is scanned in one linear pass (strings, templates,
 // comments and regexp literals understood) before esbuild sees it: more than 256 KiB, or nesting
 // (brackets, or the operators of one unfinished expression) deeper than 1,000, fails with kind

@@ -290,6 +290,9 @@ func (r *run) setup(p Program) error {
 	}
 	r.guardAmplifiers()
 	r.guardCompilers()
+	if err := r.installLocale(); err != nil {
+		return fmt.Errorf("coderuntime: locale: %w", err)
+	}
 
 	console := vm.NewObject()
 	for _, level := range logLevels {

@@ -98,7 +98,7 @@ var qjsPreludeBytecode = sync.OnceValues(func() ([]byte, error) {
 		return nil, err
 	}
 	defer vm.Close()
-	return vm.Compile(quickjsPrelude, quickjs.EvalGlobal)
+	return vm.Compile(quickjsPreludeWithLocale(), quickjs.EvalGlobal)
 })
 
 // qjsStop is what a host function panics with to end the run: the VM turns the panic into an

@@ -279,6 +279,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 		defineProperty(g, "WeakRef", {value: WeakRefCtor, writable: true, enumerable: false, configurable: true});
 	}
 
+	/*LOCALE*/
 	var console = {};
 	var LEVELS = ["log", "info", "warn", "error", "debug"];
 	for (var i = 0; i < LEVELS.length; i++) {
