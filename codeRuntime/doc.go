@@ -71,10 +71,15 @@
 //
 // The default is chosen by safety first, then speed. Isolation is what makes a model's program
 // harmless to the host, so it is the default for both engines. Between the engines, isolated, the
-// safety is the same (the parent enforces the limits), and goja is faster: in one interleaved run
-// (BenchmarkIsolation, 2 loaded cores), an empty program took 4.1 ms isolated with goja against
-// 4.6 ms with QuickJS (in process: 1.1 ms and 1.7 ms), and 1,000 sequential binding calls 71 ms
-// against 100 ms (in process: 19 ms and 32 ms). So the default engine is goja. For untrusted code
+// safety is the same (the parent enforces the limits), and so, within the noise, is the speed:
+//
+//	go test -run '^$' -bench BenchmarkIsolation -benchtime 20x ./codeRuntime/
+//
+// on 2 virtual CPUs (AMD EPYC, Linux) under a load average of 15 to 20 from other work, gave per run
+// (goja / QuickJS): an empty program 16.5 / 17.0 ms isolated and 2.7 / 2.6 ms in process; 1,000
+// sequential binding calls 249 / 233 ms isolated and 18 / 41 ms in process. Expect a quiet machine
+// to be several times faster; the ratios are what the choice rests on. The default engine stays
+// goja (the faster one in process, and the one with the longer record here). For untrusted code
 // that must run in process, choose QuickJS.
 //
 // Locale: neither engine has locale data, so the locale-sensitive built-ins
