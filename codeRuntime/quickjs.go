@@ -172,13 +172,15 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 		close(r.work)
 		r.wg.Wait()
 		r.deliverQueued()
-		r.freeHelpers()
-		if r.hasMain {
-			r.hasMain = false
-			r.main.Free()
-		}
-		r.promises.close()
-		_ = vm.Close()
+		closeAfterRun(func() {
+			r.freeHelpers()
+			if r.hasMain {
+				r.hasMain = false
+				r.main.Free()
+			}
+			r.promises.close()
+			_ = vm.Close()
+		})
 	}()
 	defer func() {
 		if x := recover(); x != nil {
@@ -554,4 +556,39 @@ func (r *qjsRun) failure(err error, compiling bool) *Failure {
 		return r.exception(qe.Name+": "+qe.Message, qe.Stack)
 	}
 	return &Failure{Kind: KindException, Message: err.Error(), Cause: err, Logs: r.logs}
+}
+
+// A VM that built a big heap takes seconds to free: closing it is not the program's time, so Run
+// returns first and the VM is closed on a goroutine of its own (nothing else uses it by then). At
+// most qjsMaxClosing VMs are being closed at once, which bounds the memory not yet freed; beyond
+// that, a run closes its VM before it returns.
+const qjsMaxClosing = 2
+
+var (
+	qjsClosers = make(chan struct{}, qjsMaxClosing)
+	// qjsClosing counts the VMs being closed after their runs returned (tests wait for them).
+	qjsClosing sync.WaitGroup
+	// qjsCloseHook, when set (by tests), runs before a VM is closed, wherever it is closed.
+	qjsCloseHook func()
+)
+
+// closeAfterRun runs teardown (which frees and closes a run's VM) after Run returns, or now when
+// qjsMaxClosing teardowns are in progress.
+func closeAfterRun(teardown func()) {
+	if hook := qjsCloseHook; hook != nil {
+		t := teardown
+		teardown = func() { hook(); t() }
+	}
+	select {
+	case qjsClosers <- struct{}{}:
+	default:
+		teardown()
+		return
+	}
+	qjsClosing.Add(1)
+	go func() {
+		defer qjsClosing.Done()
+		defer func() { <-qjsClosers }()
+		teardown()
+	}()
 }

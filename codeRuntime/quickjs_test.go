@@ -796,3 +796,37 @@ func BenchmarkQuickJSNewVM(b *testing.B) {
 		_ = vm.Close()
 	}
 }
+
+// TestQuickJSTeardownIsOutsideTheRun: Run returns before its VM is freed (freeing a big heap took
+// seconds after the budget), and the VM is freed afterwards. The test holds the teardown until Run
+// returned.
+func TestQuickJSTeardownIsOutsideTheRun(t *testing.T) {
+	q := newQJS(t)
+	qjsClosing.Wait() // earlier runs' teardowns, so this one is not run in line for want of a slot
+	release := make(chan struct{})
+	closed := make(chan struct{})
+	qjsCloseHook = func() { <-release }
+	t.Cleanup(func() { qjsCloseHook = nil })
+	done := make(chan error, 1)
+	go func() {
+		_, err := q.Run(context.Background(), Program{Source: "const a: object[] = []\nfor (let i = 0; i < 1000; i++) a.push({ i })\nreturn a.length"})
+		done <- err
+	}()
+	select {
+	case err := <-done: // returns although the teardown is held
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(time.Minute): // decides only when Run waits for its teardown (forever here)
+		close(release)
+		t.Fatal("Run did not return while its VM's teardown was held")
+	}
+	go func() { qjsClosing.Wait(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("the VM was closed while its teardown was held")
+	default:
+	}
+	close(release)
+	<-closed
+}
