@@ -120,8 +120,9 @@
 // disabled. Nothing of Go is exported into the VM except plain values and native functions; no Go
 // error or struct is ever wrapped into a JS value. ArrayBuffer, SharedArrayBuffer, DataView and the
 // typed arrays are removed (single-call multi-gigabyte allocations), and the string amplifiers
-// (String.prototype.repeat, padStart, padEnd, Array.prototype.join) refuse results longer than
-// [Config].MaxStringLength with a RangeError.
+// (String.prototype.repeat, padStart, padEnd, concat, Array.prototype.join) refuse results longer
+// than [Config].MaxStringLength with a RangeError, counting all of a call's arguments together (on
+// both engines; Array.prototype.concat is capped at 4 Mi elements in total the same way).
 //
 // Native loops: goja checks for an interrupt only between JavaScript instructions, never inside a
 // built-in, so a built-in that loops over a program-chosen size would outlast every budget (and block
