@@ -284,11 +284,24 @@ func TestConformanceLanguageFeatures(t *testing.T) {
 // cases: its program runs in a worker process of its own, and the test mostly waits (for a worker
 // to start, for a budget to pass), so cases overlap those waits. In-process cases stay sequential:
 // the heap watchdog's ceiling is process-wide, and one case's allocations would count against
-// another's.
+// another's. Under the race detector an isolated case skips (see skipIsolatedUnderRace).
 func parallelIfIsolated(t *testing.T, combo conformanceCombo) {
 	t.Helper()
+	skipIsolatedUnderRace(t, combo)
 	if combo.isolation == IsolationProcess {
 		t.Parallel()
+	}
+}
+
+// skipIsolatedUnderRace skips an isolated combination's conformance case under the race detector:
+// its program runs in a worker process, which is the race-instrumented test binary, so the case
+// costs seconds (a memory bomb, tens) and checks nothing the detector sees in this process (the
+// parent's side of isolation is raced by the TestIsolated tests). .ci/run runs every conformance
+// case, isolated ones included, in its second pass without -race.
+func skipIsolatedUnderRace(t *testing.T, combo conformanceCombo) {
+	t.Helper()
+	if raceDetector && combo.isolation == IsolationProcess {
+		t.Skip("isolated conformance cases run without -race (.ci/run runs them in a second pass)")
 	}
 }
 
@@ -451,6 +464,7 @@ func TestConformanceHostileBindingErrorsRejectOnlyTheirCall(t *testing.T) {
 		`["binding \"panics\" panicked: %!v(PANIC=String method: String() panicked)",null,"Error"]]`
 	for _, combo := range conformanceCombos {
 		t.Run(combo.name, func(t *testing.T) {
+			skipIsolatedUnderRace(t, combo)
 			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
 			res, err := runBounded(t, rt, Program{Source: src, Bindings: bindings}, hangLimit)
 			if err != nil {
@@ -492,6 +506,7 @@ return out`
 	want := `["ok","RangeError","RangeError","ok","RangeError","RangeError","ok","RangeError","RangeError","ok","RangeError","RangeError","ok","RangeError","RangeError","RangeError"]`
 	for _, combo := range conformanceCombos {
 		t.Run(combo.name, func(t *testing.T) {
+			skipIsolatedUnderRace(t, combo)
 			cfg := conformanceConfig(budgetNone)
 			cfg.MaxStringLength = 1 << 10
 			rt := combo.newRuntime(t, cfg)
