@@ -65,28 +65,19 @@ func (r *run) bindingFunc(name string, b Binding) func(goja.FunctionCall) goja.V
 func (r *run) complete(cp completion) error {
 	vm := r.vm
 	if cp.err != nil {
-		code, name := "", ""
-		var coder interface{ Code() string }
-		if safeerr.AsAny(cp.err, &coder) {
-			code = coder.Code()
-		}
-		var namer interface{ Name() string }
-		if safeerr.AsAny(cp.err, &namer) {
-			name = namer.Name()
-		}
+		a := answerOf(cp.err)
 		details := goja.Undefined()
-		var dx ErrorDetails
-		if safeerr.AsAny(cp.err, &dx) {
+		if a.Details != nil {
 			// A plain object of strings: no Go value reaches the program.
 			obj := vm.NewObject()
-			for k, v := range dx.ErrorDetails() {
+			for k, v := range a.Details {
 				if err := obj.Set(k, v); err != nil {
 					return err
 				}
 			}
 			details = obj
 		}
-		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(cp.err.Error()), vm.ToValue(code), vm.ToValue(name), details)
+		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(a.Message), vm.ToValue(a.Code), vm.ToValue(a.Name), details)
 		if err != nil {
 			return err
 		}

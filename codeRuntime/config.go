@@ -24,6 +24,16 @@ type Config struct {
 	// HeapCheckInterval and kills the worker above the cap (kind "limit", cause ErrMemoryLimit),
 	// and the worker runs with a Go memory limit below it. Default 512 MiB; at least 64 MiB.
 	MaxMemoryBytes int64
+	// MaxWorkers caps the worker processes of an [Isolated] runtime running a program at once (the
+	// PoolSize idle ones come on top). A run beyond the cap waits for a worker to finish; the wait
+	// counts in its Timeout, and a run whose Timeout passes while it waits fails with kind
+	// "timeout" without having started. Default 4.
+	MaxWorkers int
+	// MaxTotalMemoryBytes caps the memory of the worker processes running a program at once: as
+	// each may grow to MaxMemoryBytes, at most MaxTotalMemoryBytes / MaxMemoryBytes run at once
+	// (and at most MaxWorkers); further runs wait as above. Default 2 GiB; at least
+	// MaxMemoryBytes.
+	MaxTotalMemoryBytes int64
 	// MaxMessageBytes caps one message a worker process sends to the host: a binding call's
 	// arguments (a larger argument rejects that call in the program) or the run's outcome. A worker
 	// that sends a larger message is killed (kind "output-limit", cause ErrOutputLimit). Default
@@ -44,11 +54,14 @@ type Config struct {
 	// MaxResultBytes caps the JSON of the returned value. Default 1 MiB.
 	MaxResultBytes int
 	// MaxStringLength caps, in UTF-16 code units, the results of the string amplifiers
-	// (String.prototype.repeat, padStart, padEnd, Array.prototype.join). Default 32 Mi.
+	// (String.prototype.repeat, padStart, padEnd, concat, Array.prototype.join), counting all of a
+	// call's arguments together, on every engine. Default 32 Mi.
 	MaxStringLength int
-	// MaxHeapBytes is the process-heap ceiling the watchdog enforces while a run is active. Default
-	// 1 GiB; negative disables the watchdog. Exceeding it fails the run with kind "limit" (cause
-	// ErrHeapLimit). It is process-wide, not per run: see the package doc.
+	// MaxHeapBytes is the process-heap ceiling the watchdog enforces while a run is active (goja;
+	// QuickJS caps its VM's memory instead). Default 1 GiB; negative disables the watchdog.
+	// Exceeding it fails the run with kind "limit" (cause ErrHeapLimit). The watchdog counts heap
+	// objects not yet swept, garbage included. In process it is process-wide, not per run: see the package doc. A worker process applies at most
+	// half of MaxMemoryBytes, and an isolated runtime's Config reports the value it applies.
 	MaxHeapBytes int64
 	// HeapCheckInterval is how often the watchdog samples the heap, and how often the parent of a
 	// worker process samples its resident memory and CPU time. Default 5ms.
@@ -78,6 +91,8 @@ const (
 	defaultMaxMemoryBytes     = int64(512 << 20)
 	minMaxMemoryBytes         = int64(64 << 20)
 	defaultMaxMessageBytes    = 16 << 20
+	defaultMaxWorkers         = 4
+	defaultMaxTotalMemory     = int64(2 << 30)
 )
 
 // The values of Config.Engine and Config.Isolation.
@@ -99,7 +114,8 @@ var engines = []string{EngineGoja, EngineQuickJS}
 var ErrInvalidConfig = errors.New("coderuntime: invalid config")
 
 // Validate reports a negative field (other than MaxHeapBytes, where negative disables), an
-// unknown Engine or Isolation, and a MaxMemoryBytes below 64 MiB.
+// unknown Engine or Isolation, a MaxMemoryBytes below 64 MiB, and a MaxTotalMemoryBytes below
+// MaxMemoryBytes.
 func (c Config) Validate() error {
 	var errs []error
 	if c.Engine != "" && !slices.Contains(engines, c.Engine) {
@@ -128,6 +144,11 @@ func (c Config) Validate() error {
 	neg("PoolSize", int64(c.PoolSize))
 	neg("MaxMemoryBytes", c.MaxMemoryBytes)
 	neg("MaxMessageBytes", int64(c.MaxMessageBytes))
+	neg("MaxWorkers", int64(c.MaxWorkers))
+	neg("MaxTotalMemoryBytes", c.MaxTotalMemoryBytes)
+	if d := c.withDefaults(); c.MaxTotalMemoryBytes > 0 && d.MaxMemoryBytes > 0 && c.MaxTotalMemoryBytes < d.MaxMemoryBytes {
+		errs = append(errs, fmt.Errorf("%w: MaxTotalMemoryBytes (%d) must be at least MaxMemoryBytes (%d)", ErrInvalidConfig, c.MaxTotalMemoryBytes, d.MaxMemoryBytes))
+	}
 	return errors.Join(errs...)
 }
 
@@ -160,6 +181,10 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxMessageBytes, defaultMaxMessageBytes)
 	if c.MaxMemoryBytes == 0 {
 		c.MaxMemoryBytes = defaultMaxMemoryBytes
+	}
+	def(&c.MaxWorkers, defaultMaxWorkers)
+	if c.MaxTotalMemoryBytes == 0 {
+		c.MaxTotalMemoryBytes = max(defaultMaxTotalMemory, c.MaxMemoryBytes)
 	}
 	if c.Engine == "" {
 		c.Engine = defaultEngine

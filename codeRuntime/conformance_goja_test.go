@@ -22,6 +22,7 @@ var gojaUnsafe = map[string]string{
 var gojaUnsupported = map[string]string{
 	"BigInt arithmetic": "BigInt is refused: its operators allocate without bound in one native step",
 	"Unicode property escape that works or fails loudly": "goja's regexp engines do not implement Unicode property escapes",
+	"WeakRef keeps its target during the job":            "goja has no WeakRef (a ReferenceError)",
 }
 
 func init() {

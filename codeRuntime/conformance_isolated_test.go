@@ -18,7 +18,7 @@ func init() {
 				t.Helper()
 				cfg.Engine = c.engine
 				cfg.Isolation = IsolationProcess
-				cfg.PoolSize = 1
+				cfg.PoolSize = 2 // the next case's worker starts while a case runs
 				cfg.MaxMemoryBytes = 2 * conformanceMemoryCap
 				iso, err := NewIsolated(cfg)
 				if err != nil {

@@ -31,6 +31,14 @@
 // parent's wall-clock kill; on platforms without inherited pipes (Windows) NewRuntime runs in
 // process unless isolation is asked for explicitly ([ErrIsolationUnsupported]).
 //
+// Workers are bounded in number and memory: at most Config.MaxWorkers (default 4) run a program at
+// once, and no more than Config.MaxTotalMemoryBytes (default 2 GiB) holds at MaxMemoryBytes each, so
+// the workers running programs use at most MaxTotalMemoryBytes together (the PoolSize idle ones,
+// each a warm engine, come on top). A run beyond the cap waits for a running one to end; the wait
+// counts in its Timeout, and a run whose Timeout passes while it waits fails with kind "timeout"
+// without having started. A worker caps its run's heap (Config.MaxHeapBytes) at half of
+// MaxMemoryBytes, and an isolated runtime's Config reports that value.
+//
 // A worker is the host's own binary, started again. The contract: when the environment variable
 // DSH_CODERUNTIME_WORKER is set (to the protocol version), this package's init serves one run on
 // file descriptors 3 and 4 and exits the process, before the packages that import it are
@@ -63,11 +71,23 @@
 //
 // The default is chosen by safety first, then speed. Isolation is what makes a model's program
 // harmless to the host, so it is the default for both engines. Between the engines, isolated, the
-// safety is the same (the parent enforces the limits), and goja is faster: in one interleaved run
-// (BenchmarkIsolation, 2 loaded cores), an empty program took 4.1 ms isolated with goja against
-// 4.6 ms with QuickJS (in process: 1.1 ms and 1.7 ms), and 1,000 sequential binding calls 71 ms
-// against 100 ms (in process: 19 ms and 32 ms). So the default engine is goja. For untrusted code
+// safety is the same (the parent enforces the limits), and so, within the noise, is the speed:
+//
+//	go test -run '^$' -bench BenchmarkIsolation -benchtime 20x ./codeRuntime/
+//
+// on 2 virtual CPUs (AMD EPYC, Linux) under a load average of 15 to 20 from other work, gave per run
+// (goja / QuickJS): an empty program 16.5 / 17.0 ms isolated and 2.7 / 2.6 ms in process; 1,000
+// sequential binding calls 249 / 233 ms isolated and 18 / 41 ms in process. Expect a quiet machine
+// to be several times faster; the ratios are what the choice rests on. The default engine stays
+// goja (the faster one in process, and the one with the longer record here). For untrusted code
 // that must run in process, choose QuickJS.
+//
+// Locale: neither engine has locale data, so the locale-sensitive built-ins
+// (Number.prototype.toLocaleString, Date.prototype.toLocaleString, toLocaleDateString and
+// toLocaleTimeString, and in QuickJS String.prototype.localeCompare) answer as en-US does (with
+// the date's local time zone, or the option timeZone "UTC") and throw a RangeError for any other
+// locale, option or (localeCompare) text other than ASCII letters, digits and spaces: a program
+// gets the right value or an error it can see, never a plausible wrong one (see locale.js).
 //
 // Bounds before parsing: program text is scanned in one linear pass (strings, templates,
 // comments and regexp literals understood) before esbuild sees it: more than 256 KiB, or nesting
@@ -100,8 +120,9 @@
 // disabled. Nothing of Go is exported into the VM except plain values and native functions; no Go
 // error or struct is ever wrapped into a JS value. ArrayBuffer, SharedArrayBuffer, DataView and the
 // typed arrays are removed (single-call multi-gigabyte allocations), and the string amplifiers
-// (String.prototype.repeat, padStart, padEnd, Array.prototype.join) refuse results longer than
-// [Config].MaxStringLength with a RangeError.
+// (String.prototype.repeat, padStart, padEnd, concat, Array.prototype.join) refuse results longer
+// than [Config].MaxStringLength with a RangeError, counting all of a call's arguments together (on
+// both engines; Array.prototype.concat is capped at 4 Mi elements in total the same way).
 //
 // Native loops: goja checks for an interrupt only between JavaScript instructions, never inside a
 // built-in, so a built-in that loops over a program-chosen size would outlast every budget (and block

@@ -159,15 +159,29 @@ func (g *Goja) execute(ctx context.Context, prg *goja.Program, p Program, compil
 	// of a Failure. A context that ended meanwhile interrupts the program's first instruction.
 	stopAfter = context.AfterFunc(runCtx, func() { r.interrupted.Store(true); vm.Interrupt(runCtx.Err()) })
 	stopWatchdog = r.startWatchdog()
-	var v goja.Value
-	if err := r.enter(func() (err error) { v, err = vm.RunProgram(prg); return }); err != nil {
+	// The program runs inside the prelude's trampoline, so goja runs the jobs it queued only after
+	// r.main is known: a binding call from one of them is refused once the program settled, even
+	// when it settled before its first await.
+	escaped := false
+	runProgram := vm.ToValue(func(goja.FunctionCall) goja.Value {
+		v, err := vm.RunProgram(prg)
+		if err != nil {
+			throw(err)
+		}
+		main, ok := v.Export().(*goja.Promise)
+		if !ok {
+			escaped = true
+			return goja.Undefined()
+		}
+		r.main = main
+		return goja.Undefined()
+	})
+	if err := r.enter(func() (err error) { _, err = r.h.trampoline(goja.Undefined(), runProgram); return }); err != nil {
 		return nil, r.failure(err)
 	}
-	main, ok := v.Export().(*goja.Promise)
-	if !ok {
+	if escaped || r.main == nil {
 		return nil, &Failure{Kind: KindInvalidOutput, Message: "the program escaped its async wrapper", Logs: r.logs}
 	}
-	r.main = main
 	if f := r.loop(runCtx); f != nil {
 		return nil, f
 	}
@@ -277,6 +291,9 @@ func (r *run) setup(p Program) error {
 	}
 	r.guardAmplifiers()
 	r.guardCompilers()
+	if err := r.installLocale(); err != nil {
+		return fmt.Errorf("coderuntime: locale: %w", err)
+	}
 
 	console := vm.NewObject()
 	for _, level := range logLevels {

@@ -64,8 +64,14 @@ type Isolated struct {
 	killGrace time.Duration // how long a cancelled run may take to report before its worker is killed
 	startWait time.Duration // how long a starting worker may take to say hello
 
+	// slots holds a token per run in progress: at most runSlots(cfg) (MaxWorkers and
+	// MaxTotalMemoryBytes) run at once. done is closed by Close, waking the runs waiting for one.
+	slots chan struct{}
+	done  chan struct{}
+
 	mu       sync.Mutex
 	closed   bool
+	waiting  int // runs waiting for a slot (for tests)
 	idle     []*worker
 	starting int
 	busy     map[*worker]struct{}
@@ -87,6 +93,7 @@ func NewIsolated(cfg Config) (*Isolated, error) {
 	}
 	cfg = cfg.withDefaults()
 	cfg.Isolation = IsolationProcess
+	cfg.MaxHeapBytes = workerHeapBytes(cfg)
 	exe, err := workerExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("coderuntime: the worker executable: %w", err)
@@ -100,7 +107,18 @@ func NewIsolated(cfg Config) (*Isolated, error) {
 	})
 	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
 	return &Isolated{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute,
+		slots: make(chan struct{}, runSlots(cfg)), done: make(chan struct{}),
 		busy: map[*worker]struct{}{}, changed: make(chan struct{})}, nil
+}
+
+// runSlots is how many runs an Isolated with cfg (defaults filled in) lets run at once: MaxWorkers,
+// and no more than MaxTotalMemoryBytes holds at MaxMemoryBytes each.
+func runSlots(cfg Config) int {
+	n := cfg.MaxWorkers
+	if byMemory := cfg.MaxTotalMemoryBytes / cfg.MaxMemoryBytes; byMemory < int64(n) {
+		n = int(byMemory)
+	}
+	return max(n, 1)
 }
 
 // workerExecutable is the binary workers run: the running one.
@@ -125,6 +143,9 @@ func (iso *Isolated) Language() string { return "typescript" }
 // returned. Runs after Close fail the same way. Close is idempotent and always returns nil.
 func (iso *Isolated) Close() error {
 	iso.mu.Lock()
+	if !iso.closed {
+		close(iso.done)
+	}
 	iso.closed = true
 	idle := iso.idle
 	iso.idle = nil
@@ -233,6 +254,19 @@ func (iso *Isolated) Run(ctx context.Context, p Program) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, ctxFailure(err, nil)
 	}
+	// The wait for a run slot counts in the run's budget: the run gets what is left of Timeout.
+	waitCtx, cancelWait := context.WithTimeout(ctx, iso.cfg.Timeout)
+	waited, f := iso.acquire(waitCtx)
+	cancelWait()
+	if f != nil {
+		return nil, f
+	}
+	defer func() { <-iso.slots }()
+	if waited > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, iso.cfg.Timeout-waited)
+		defer cancel()
+	}
 	w, err := iso.get()
 	if safeerr.Is(err, ErrClosed) {
 		return nil, &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
@@ -243,6 +277,38 @@ func (iso *Isolated) Run(ctx context.Context, p Program) (*Result, error) {
 	defer iso.put(w)
 	r := newIsoRun(iso, w, p)
 	return r.run(ctx)
+}
+
+// acquire takes a run slot, waiting while MaxWorkers runs (or as many as MaxTotalMemoryBytes
+// holds) are in progress, and returns how long it waited (0 when a slot was free at once), or the
+// Failure of a run whose ctx ended, or whose runtime was closed, before one was free.
+func (iso *Isolated) acquire(ctx context.Context) (waited time.Duration, f *Failure) {
+	select {
+	case iso.slots <- struct{}{}:
+		return 0, nil
+	default:
+	}
+	start := time.Now()
+	iso.mu.Lock()
+	iso.waiting++
+	iso.changedLocked()
+	iso.mu.Unlock()
+	defer func() {
+		iso.mu.Lock()
+		iso.waiting--
+		iso.changedLocked()
+		iso.mu.Unlock()
+	}()
+	select {
+	case iso.slots <- struct{}{}:
+		return max(time.Since(start), time.Nanosecond), nil
+	case <-iso.done:
+		return 0, &Failure{Kind: KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
+	case <-ctx.Done():
+		f := ctxFailure(ctx.Err(), nil)
+		f.Message = fmt.Sprintf("%s before the program started: it waited for a worker process (at most %d run at once)", f.Message, cap(iso.slots))
+		return 0, f
+	}
 }
 
 // capBuffer keeps the first max bytes written to it and discards the rest.

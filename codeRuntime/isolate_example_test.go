@@ -39,7 +39,7 @@ func ExampleNewRuntime() {
 	}
 	fmt.Println(string(res.Value))
 
-	_, err = rt.Run(context.Background(), coderuntime.Program{Source: "const a = []\nfor (;;) a.push('x'.repeat(1 << 16) + a.length)"})
+	_, err = rt.Run(context.Background(), coderuntime.Program{Source: "const a = []\nfor (;;) a.push('x'.repeat(1 << 20) + a.length)"})
 	var f *coderuntime.Failure
 	if errors.As(err, &f) {
 		fmt.Println(f.Kind)

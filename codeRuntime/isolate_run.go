@@ -240,7 +240,7 @@ func (r *isoRun) start(c *isoCall) {
 func (r *isoRun) invoke(c *isoCall) (res json.RawMessage, err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			res, err = nil, fmt.Errorf("binding %q panicked: %v", c.name, x)
+			res, err = nil, bindingPanicked(c.name, x)
 		}
 	}()
 	return c.fn(WithCallSeq(r.bindCtx, c.seq), c.args)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -448,6 +449,7 @@ func TestIsolatedCancel(t *testing.T) {
 // A run that times out while a binding is in flight fails with kind timeout and its logs; the
 // binding's context ends with context.DeadlineExceeded, as in process.
 func TestIsolatedTimeoutCancelsBindingsWithTheDeadline(t *testing.T) {
+	t.Parallel() // it waits out a 5s budget: other parallel tests run meanwhile
 	cfg := isoConfig()
 	// The program reaches the binding in milliseconds; the budget is far above that on a loaded
 	// machine, and the binding blocks until the deadline whatever it is.
@@ -592,5 +594,157 @@ func TestIsolatedConfigValidation(t *testing.T) {
 	rt, err = NewRuntime(Config{Isolation: IsolationNone})
 	if _, ok := rt.(*Goja); !ok || err != nil {
 		t.Errorf("NewRuntime(none) = %T, %v, want *Goja", rt, err)
+	}
+}
+
+// TestIsolatedConfigReportsTheHeapCeilingItApplies: a worker process caps its run's heap at half of
+// MaxMemoryBytes; Config says so instead of the configured (larger) MaxHeapBytes.
+func TestIsolatedConfigReportsTheHeapCeilingItApplies(t *testing.T) {
+	for _, tc := range []struct {
+		heap, memory, want int64
+	}{
+		{0, 512 << 20, 256 << 20},         // the default 1 GiB is over half the default memory cap
+		{1 << 30, 1 << 30, 512 << 20},     // as the configuration
+		{-1, 256 << 20, 128 << 20},        // disabled in the host: the worker still caps
+		{100 << 20, 512 << 20, 100 << 20}, // below half: as configured
+	} {
+		iso, err := NewIsolated(Config{MaxHeapBytes: tc.heap, MaxMemoryBytes: tc.memory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := iso.Config().MaxHeapBytes; got != tc.want {
+			t.Errorf("MaxHeapBytes %d, MaxMemoryBytes %d: Config().MaxHeapBytes = %d, want %d", tc.heap, tc.memory, got, tc.want)
+		}
+		if got := workerHeapBytes(iso.Config()); got != tc.want {
+			t.Errorf("the worker would apply %d, Config reports %d", got, tc.want)
+		}
+		_ = iso.Close()
+	}
+}
+
+// waitWaiting blocks until n runs wait for a run slot.
+func waitWaiting(iso *Isolated, n int) {
+	for {
+		iso.mu.Lock()
+		w, changed := iso.waiting, iso.changed
+		iso.mu.Unlock()
+		if w >= n {
+			return
+		}
+		<-changed
+	}
+}
+
+// TestIsolatedCapsTheRunsInProgress: no more runs than MaxWorkers, and than MaxTotalMemoryBytes
+// holds at MaxMemoryBytes each, run at once; a run beyond waits, and starts when one ends.
+func TestIsolatedCapsTheRunsInProgress(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(*Config)
+	}{
+		{"MaxWorkers", func(c *Config) { c.MaxWorkers = 1 }},
+		{"MaxTotalMemoryBytes", func(c *Config) { c.MaxMemoryBytes = 128 << 20; c.MaxTotalMemoryBytes = 255 << 20 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := isoConfig()
+			tc.mod(&cfg)
+			iso := newIsolatedT(t, cfg)
+			if got := cap(iso.slots); got != 1 {
+				t.Fatalf("run slots = %d, want 1", got)
+			}
+			release := make(chan struct{})
+			entered := make(chan struct{})
+			var secondRan atomic.Bool
+			first := make(chan error, 1)
+			go func() {
+				_, err := iso.Run(context.Background(), Program{Source: "await tools.hold({})", Bindings: map[string]Binding{
+					"hold": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+						close(entered)
+						<-release
+						return nil, nil
+					}}})
+				first <- err
+			}()
+			<-entered
+			second := make(chan error, 1)
+			go func() {
+				_, err := iso.Run(context.Background(), Program{Source: "await tools.mark({})", Bindings: map[string]Binding{
+					"mark": func(context.Context, json.RawMessage) (json.RawMessage, error) {
+						secondRan.Store(true)
+						return nil, nil
+					}}})
+				second <- err
+			}()
+			waitWaiting(iso, 1)
+			if secondRan.Load() {
+				t.Fatal("the second run started while the first held the only slot")
+			}
+			close(release)
+			if err := <-first; err != nil {
+				t.Fatalf("first run: %v", err)
+			}
+			if err := <-second; err != nil || !secondRan.Load() {
+				t.Fatalf("second run: %v (ran %v)", err, secondRan.Load())
+			}
+		})
+	}
+}
+
+// TestIsolatedQueueWaitCountsInTheBudget: a run that waits for a slot longer than its Timeout fails
+// with kind timeout, without its program having started. The only slot is held by the test, as a
+// run in progress would hold it.
+func TestIsolatedQueueWaitCountsInTheBudget(t *testing.T) {
+	cfg := isoConfig()
+	cfg.MaxWorkers = 1
+	cfg.Timeout = 100 * time.Millisecond
+	iso := newIsolatedT(t, cfg)
+	iso.slots <- struct{}{}
+	defer func() { <-iso.slots }()
+	var ran atomic.Bool
+	_, err := iso.Run(context.Background(), Program{Source: "await tools.mark({})", Bindings: map[string]Binding{
+		"mark": func(context.Context, json.RawMessage) (json.RawMessage, error) { ran.Store(true); return nil, nil }}})
+	wantFailure(t, err, KindTimeout, context.DeadlineExceeded)
+	if ran.Load() || !strings.Contains(err.Error(), "waited for a worker process") {
+		t.Fatalf("err = %v, program ran %v", err, ran.Load())
+	}
+	iso.mu.Lock()
+	busy := len(iso.busy)
+	iso.mu.Unlock()
+	if busy != 0 {
+		t.Fatalf("%d workers busy, want none: the run must not have taken one", busy)
+	}
+}
+
+// TestIsolatedCloseWakesTheRunsWaitingForASlot: Close ends a run waiting for a slot as an abort
+// caused by ErrClosed.
+func TestIsolatedCloseWakesTheRunsWaitingForASlot(t *testing.T) {
+	cfg := isoConfig()
+	cfg.MaxWorkers = 1
+	iso, err := NewIsolated(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iso.slots <- struct{}{} // a run in progress
+	second := make(chan error, 1)
+	go func() {
+		_, err := iso.Run(context.Background(), Program{Source: "return 1"})
+		second <- err
+	}()
+	waitWaiting(iso, 1)
+	_ = iso.Close()
+	wantFailure(t, <-second, KindAbort, ErrClosed)
+}
+
+// TestConfigValidatesTheWorkerCaps: negative caps and a total memory budget below one worker's are
+// refused; the defaults fill in.
+func TestConfigValidatesTheWorkerCaps(t *testing.T) {
+	for _, c := range []Config{{MaxWorkers: -1}, {MaxTotalMemoryBytes: -1}, {MaxTotalMemoryBytes: 100 << 20}, {MaxMemoryBytes: 1 << 30, MaxTotalMemoryBytes: 512 << 20}} {
+		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("Validate(%+v) = %v", c, err)
+		}
+	}
+	d := Config{}.withDefaults()
+	if d.MaxWorkers != 4 || d.MaxTotalMemoryBytes != 2<<30 || runSlots(d) != 4 {
+		t.Fatalf("defaults: MaxWorkers %d, MaxTotalMemoryBytes %d, slots %d", d.MaxWorkers, d.MaxTotalMemoryBytes, runSlots(d))
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 // helpers are the prelude's functions, captured before the program runs so it cannot replace them.
 type helpers struct {
-	format, describe, makeError, stringify, parse, rangeError, syntaxError goja.Callable
+	format, describe, makeError, stringify, parse, rangeError, syntaxError, trampoline goja.Callable
 	// nativeStringify is goja's own JSON.stringify (the prelude replaces the global one).
 	nativeStringify goja.Callable
 	// asyncFunction and generatorFunction are the constructors of async and generator functions.
@@ -55,7 +55,7 @@ func (r *run) loadPrelude() error {
 	if !ok {
 		return errors.New("coderuntime: the prelude returned no helpers")
 	}
-	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError, &r.h.syntaxError}
+	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError, &r.h.syntaxError, &r.h.trampoline}
 	for i, dst := range fns {
 		f, ok := goja.AssertFunction(ho.Get(strconv.Itoa(i)))
 		if !ok {

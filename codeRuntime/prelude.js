@@ -128,8 +128,12 @@
 	}
 	function rangeError(message) { return new RangeErrorCtor(message); }
 	function syntaxError(message) { return new SyntaxErrorCtor(message); }
+	// trampoline calls run (the host's function that evaluates the program) from JavaScript, so
+	// the engine runs the jobs the program queued only when trampoline returns, after the host
+	// learnt the program's promise: a job can then tell whether the program had settled.
+	function trampoline(run) { run(); }
 	// The constructors of async and generator functions, which no global names.
 	var intrinsics = [(async function () {}).constructor, (function* () {}).constructor];
 	defineProperty(JSON, "stringify", {value: stringify, writable: true, enumerable: false, configurable: true});
-	return [format, describe, makeError, stringify, parse, rangeError, syntaxError, intrinsics];
+	return [format, describe, makeError, stringify, parse, rangeError, syntaxError, trampoline, intrinsics];
 })

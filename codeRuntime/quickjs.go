@@ -38,6 +38,9 @@ func NewQuickJS(cfg Config) (*QuickJS, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if _, err := qjsValueLayout(); err != nil {
+		return nil, err
+	}
 	return &QuickJS{cfg: cfg.withDefaults()}, nil
 }
 
@@ -97,7 +100,7 @@ var qjsPreludeBytecode = sync.OnceValues(func() ([]byte, error) {
 		return nil, err
 	}
 	defer vm.Close()
-	return vm.Compile(quickjsPrelude, quickjs.EvalGlobal)
+	return vm.Compile(quickjsPreludeWithLocale(), quickjs.EvalGlobal)
 })
 
 // qjsStop is what a host function panics with to end the run: the VM turns the panic into an
@@ -117,6 +120,10 @@ type qjsRun struct {
 
 	mainSettled bool
 	settled     bool
+	// main is the program's promise once its evaluation returned; promises reads its state.
+	main     quickjs.Value
+	hasMain  bool
+	promises qjsPromiseReader
 
 	callPool
 
@@ -167,8 +174,15 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 		close(r.work)
 		r.wg.Wait()
 		r.deliverQueued()
-		r.freeHelpers()
-		_ = vm.Close()
+		closeAfterRun(func() {
+			r.freeHelpers()
+			if r.hasMain {
+				r.hasMain = false
+				r.main.Free()
+			}
+			r.promises.close()
+			_ = vm.Close()
+		})
 	}()
 	defer func() {
 		if x := recover(); x != nil {
@@ -187,8 +201,10 @@ func (q *QuickJS) execute(ctx context.Context, prg *qjsProgram, p Program) (res 
 	if err := r.enter(func() (err error) { main, err = prg.eval(vm); return err }); err != nil {
 		return nil, r.failure(err, true)
 	}
+	// From here on a binding call is refused once main settled. The evaluation itself ran no job,
+	// so main could not settle before it returned.
+	r.main, r.hasMain = main, true
 	err = r.enter(func() error { _, err := r.hRun.Call(quickjs.UndefinedValue, main); return err })
-	main.Free()
 	if err != nil {
 		return nil, r.failure(err, false)
 	}
@@ -364,22 +380,14 @@ func (r *qjsRun) drain() error {
 func (r *qjsRun) complete(cp completion) error {
 	id := int(cp.c.seq)
 	if cp.err != nil {
-		code, name, details := "", "", ""
-		var coder interface{ Code() string }
-		if safeerr.AsAny(cp.err, &coder) {
-			code = coder.Code()
-		}
-		var namer interface{ Name() string }
-		if safeerr.AsAny(cp.err, &namer) {
-			name = namer.Name()
-		}
-		var dx ErrorDetails
-		if safeerr.AsAny(cp.err, &dx) {
-			if b, err := json.Marshal(dx.ErrorDetails()); err == nil {
+		a := answerOf(cp.err)
+		details := ""
+		if a.Details != nil {
+			if b, err := json.Marshal(a.Details); err == nil {
 				details = string(b)
 			}
 		}
-		_, err := r.hComplete.Call(quickjs.UndefinedValue, id, false, cp.err.Error(), code, name, details)
+		_, err := r.hComplete.Call(quickjs.UndefinedValue, id, false, a.Message, a.Code, a.Name, details)
 		return err
 	}
 	payload := strings.TrimSpace(string(cp.result))
@@ -402,6 +410,9 @@ func (r *qjsRun) hostCall(args []any) (any, error) {
 	b := r.p.Bindings[name]
 	if b == nil || r.settled {
 		return nil, errors.New("coderuntime: bad host call")
+	}
+	if r.hasMain && r.promises.settled(&r.main) {
+		return 0, nil // the program settled: the prelude refuses the call
 	}
 	r.seq++
 	c := &call{name: name, fn: b, args: json.RawMessage(js), seq: r.seq}
@@ -489,9 +500,14 @@ func (r *qjsRun) exception(msg, stack string) *Failure {
 	if strings.HasPrefix(msg, "InternalError: "+qjsOOM) {
 		return r.outOfMemory(msg)
 	}
-	if msg == "InternalError: stack overflow" {
+	// The parser's own overflow (eval or Function recursing) is the same limit.
+	if msg == "InternalError: stack overflow" || msg == "SyntaxError: stack overflow" {
 		return &Failure{Kind: KindLimit, Cause: ErrStackDepth, Logs: r.logs,
 			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	}
+	if msg == "InternalError: string too long" {
+		return &Failure{Kind: KindLimit, Logs: r.logs,
+			Message: "a string grew past the engine's maximum string length (2^30 - 1 characters)"}
 	}
 	if msg == "Uncaught null" {
 		msg += qjsNullOOMNote
@@ -542,4 +558,39 @@ func (r *qjsRun) failure(err error, compiling bool) *Failure {
 		return r.exception(qe.Name+": "+qe.Message, qe.Stack)
 	}
 	return &Failure{Kind: KindException, Message: err.Error(), Cause: err, Logs: r.logs}
+}
+
+// A VM that built a big heap takes seconds to free: closing it is not the program's time, so Run
+// returns first and the VM is closed on a goroutine of its own (nothing else uses it by then). At
+// most qjsMaxClosing VMs are being closed at once, which bounds the memory not yet freed; beyond
+// that, a run closes its VM before it returns.
+const qjsMaxClosing = 2
+
+var (
+	qjsClosers = make(chan struct{}, qjsMaxClosing)
+	// qjsClosing counts the VMs being closed after their runs returned (tests wait for them).
+	qjsClosing sync.WaitGroup
+	// qjsCloseHook, when set (by tests), runs before a VM is closed, wherever it is closed.
+	qjsCloseHook func()
+)
+
+// closeAfterRun runs teardown (which frees and closes a run's VM) after Run returns, or now when
+// qjsMaxClosing teardowns are in progress.
+func closeAfterRun(teardown func()) {
+	if hook := qjsCloseHook; hook != nil {
+		t := teardown
+		teardown = func() { hook(); t() }
+	}
+	select {
+	case qjsClosers <- struct{}{}:
+	default:
+		teardown()
+		return
+	}
+	qjsClosing.Add(1)
+	go func() {
+		defer qjsClosing.Done()
+		defer func() { <-qjsClosers }()
+		teardown()
+	}()
 }

@@ -7,7 +7,8 @@ package coderuntime
 // and the guards it installs on built-ins.
 //
 // The host functions:
-//   - __qjsCall(name, argsJSON) starts a binding call and returns its id;
+//   - __qjsCall(name, argsJSON) starts a binding call and returns its id, or 0 when the program's
+//     promise has settled (the call is refused: no binding call reaches the host after that);
 //   - __qjsLog(level, text) appends a log line (it aborts the run past MaxLogBytes);
 //   - __qjsSettled() tells the host the program's promise settled.
 //
@@ -35,7 +36,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 		TypeErrorCtor = TypeError, PromiseCtor = Promise, StringCtor = String, defineProperty = Object.defineProperty,
 		keys = Object.keys, apply = Reflect.apply, then = Promise.prototype.then, MapCtor = Map,
 		mapGet = Map.prototype.get, mapSet = Map.prototype.set, mapDelete = Map.prototype.delete,
-		slice = String.prototype.slice, isArray = Array.isArray;
+		slice = String.prototype.slice, isArray = Array.isArray, floor = Math.floor;
 
 	function cap(s) {
 		if (s.length <= MAX_TEXT) return s;
@@ -118,12 +119,21 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 	for (var i = 0; i < ARRAY_LOOPS.length; i++) guard(arrProto, ARRAY_LOOPS[i], thisLen);
 	defineProperty(arrProto, Symbol.iterator, {value: arrProto.values, writable: true, enumerable: false, configurable: true});
 	var isConcatSpreadable = Symbol.isConcatSpreadable;
+	// concat's result is as long as its receiver and arguments together: their total is capped,
+	// not each one.
 	guard(arrProto, "concat", function (self, args) {
-		checkLen(self);
-		for (var i = 0; i < args.length; i++) {
-			var a = args[i];
-			if (a !== null && typeof a === "object" && (isArray(a) || a[isConcatSpreadable])) checkLen(a);
+		var total = 0;
+		function add(a) {
+			if (a !== null && typeof a === "object" && (isArray(a) || a[isConcatSpreadable])) {
+				checkLen(a);
+				total += a.length;
+			} else {
+				total++;
+			}
+			if (total > MAX_ARRAY) tooLong();
 		}
+		add(self);
+		for (var i = 0; i < args.length; i++) add(args[i]);
 	});
 	guard(Array, "from", function (self, args) { checkLen(args[0]); });
 	guard(JSON, "stringify", function (self, args) { checkLen(args[0]); });
@@ -140,7 +150,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 			if (self === null || self === undefined) return;
 			var str = StringCtor(self), n = str.length, pl = pat.length, rl = rep.length;
 			if (rl <= pl) return;
-			var maxMatches = all ? (pl === 0 ? n + 1 : Math.floor(n / pl)) : 1;
+			var maxMatches = all ? (pl === 0 ? n + 1 : floor(n / pl)) : 1;
 			if (n + maxMatches * (rl - pl) <= MAX_STRING) return;
 			var total = n, at = 0;
 			for (;;) {
@@ -157,12 +167,71 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 	guard(strProto, "replace", checkReplace(false));
 	guard(strProto, "replaceAll", checkReplace(true));
 
+	// The string amplifiers: a result longer than MAX_STRING (Config.MaxStringLength) is a
+	// RangeError, as in the goja engine. Each converts its receiver and arguments once, then calls
+	// the original with the converted values.
+	function strLenError() { throw new RangeErrorCtor("Invalid string length"); }
+	function thisString(self, name) {
+		if (self === null || self === undefined || typeof self === "symbol") throw new TypeErrorCtor("String.prototype." + name + " called on " + (typeof self === "symbol" ? "a symbol" : "null or undefined"));
+		return StringCtor(self);
+	}
+	function replaceMethod(o, name, f) {
+		var holder = {[name]() { return apply(f, this, arguments); }};
+		defineProperty(holder[name], "length", {value: o[name].length, configurable: true});
+		defineData(o, name, holder[name]);
+	}
+	var origRepeat = strProto.repeat, origPadStart = strProto.padStart, origPadEnd = strProto.padEnd,
+		origStrConcat = strProto.concat, origJoin = arrProto.join;
+	replaceMethod(strProto, "repeat", function (count) {
+		var s = thisString(this, "repeat"), n = NumberCtor(count);
+		if (n > 0 && n !== Infinity && s.length * floor(n) > MAX_STRING) strLenError();
+		return apply(origRepeat, s, [n]);
+	});
+	function pad(orig, name) {
+		return function (maxLength, fill) {
+			var s = thisString(this, name), n = NumberCtor(maxLength);
+			if (n > MAX_STRING && n > s.length) strLenError();
+			var args = [n];
+			if (arguments.length > 1 && fill !== undefined) args[1] = StringCtor(fill);
+			return apply(orig, s, args);
+		};
+	}
+	replaceMethod(strProto, "padStart", pad(origPadStart, "padStart"));
+	replaceMethod(strProto, "padEnd", pad(origPadEnd, "padEnd"));
+	replaceMethod(strProto, "concat", function () {
+		var s = thisString(this, "concat"), total = s.length, args = [];
+		for (var i = 0; i < arguments.length; i++) {
+			var a = StringCtor(arguments[i]);
+			total += a.length;
+			if (total > MAX_STRING) strLenError();
+			args[i] = a;
+		}
+		return apply(origStrConcat, s, args);
+	});
+	// join: the separators and the string elements together, as in the goja engine (another
+	// element's text is its toString's, each capped on its own; a nested array's is its join's).
+	replaceMethod(arrProto, "join", function (sep) {
+		var o = this;
+		if (o === null || o === undefined) throw new TypeErrorCtor("Array.prototype.join called on null or undefined");
+		checkLen(o);
+		var n = NumberCtor(o.length);
+		n = n > 0 ? floor(n) : 0;
+		var sepStr = sep === undefined ? "," : StringCtor(sep);
+		var total = n > 0 ? (n - 1) * sepStr.length : 0;
+		if (total > MAX_STRING) strLenError();
+		for (var i = 0; i < n; i++) {
+			var e = o[i];
+			if (typeof e === "string" && (total += e.length) > MAX_STRING) strLenError();
+		}
+		return apply(origJoin, o, [sepStr]);
+	});
+
 	// BigInt.asUintN and asIntN: QuickJS answers some calls wrongly (asUintN(64, -1n) is -1n), so
 	// they are computed here; a result beyond the largest BigInt is a RangeError.
 	var BigIntCtor = BigInt, NumberCtor = Number, MAX_BIGINT_BITS = 1 << 20;
 	function toIndex(v) {
 		var n = NumberCtor(v);
-		n = n !== n ? 0 : (n < 0 ? -Math.floor(-n) : Math.floor(n));
+		n = n !== n ? 0 : (n < 0 ? -floor(-n) : floor(n));
 		if (n < 0 || n > 9007199254740991) throw new RangeErrorCtor("invalid index");
 		return n;
 	}
@@ -191,6 +260,26 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 	defineData(BigIntCtor, "asUintN", {asUintN(bits, bigint) { return asUintN(bits, bigint); }}.asUintN);
 	defineData(BigIntCtor, "asIntN", {asIntN(bits, bigint) { return asIntN(bits, bigint); }}.asIntN);
 
+	// WeakRef: QuickJS frees a target that only a WeakRef references at once, so
+	// new WeakRef({}).deref() is undefined in the same job, where the language keeps the target
+	// alive (KeepDuringJob). Each WeakRef made here keeps its target alive as long as the WeakRef
+	// itself lives, which the language allows (when a target is collected is up to the engine).
+	var NativeWeakRef = g.WeakRef;
+	if (typeof NativeWeakRef === "function") {
+		var construct = Reflect.construct, keepAlive = new WeakMap(), weakMapSet = WeakMap.prototype.set;
+		var WeakRefCtor = function WeakRef(target) {
+			if (new.target === undefined) throw new TypeErrorCtor("Constructor WeakRef requires 'new'");
+			var w = construct(NativeWeakRef, [target], new.target);
+			apply(weakMapSet, keepAlive, [w, target]);
+			return w;
+		};
+		WeakRefCtor.prototype = NativeWeakRef.prototype;
+		defineProperty(WeakRefCtor, "prototype", {writable: false, enumerable: false, configurable: false});
+		defineProperty(NativeWeakRef.prototype, "constructor", {value: WeakRefCtor, writable: true, enumerable: false, configurable: true});
+		defineProperty(g, "WeakRef", {value: WeakRefCtor, writable: true, enumerable: false, configurable: true});
+	}
+
+	/*LOCALE*/
 	var console = {};
 	var LEVELS = ["log", "info", "warn", "error", "debug"];
 	for (var i = 0; i < LEVELS.length; i++) {
@@ -220,6 +309,7 @@ const quickjsPrelude = `(function (MAX_PENDING, MAX_RESULT, MAX_TEXT, MAX_ARRAY,
 			args = s;
 		}
 		var id = hostCall(name, args);
+		if (id === 0) return rejected(ns + "." + name + ": coderuntime: run settled", "RUN_SETTLED", "Error");
 		pending++;
 		var resolveFn, rejectFn;
 		var p = new PromiseCtor(function (res, rej) { resolveFn = res; rejectFn = rej; });

@@ -53,7 +53,10 @@ var _ Runtime = RuntimeFunc{}
 // or cancellation), with cause [ErrRunSettled] when the program simply finished; the binding must then
 // return promptly, because Run waits for it.
 //
-// Every call the program makes reaches its binding exactly once: calls still queued (behind
+// A call the program makes after its promise settled (from a promise callback, a finally block or a
+// callback of a binding's answer queued before the return or throw) reaches no binding: it is refused
+// in the program with an Error of code "RUN_SETTLED", on every engine and isolation, and gets no
+// CallSeq number. Every other call the program makes reaches its binding exactly once: calls still queued (behind
 // MaxConcurrentCalls) when the run settles are delivered afterwards, in submission order, with the
 // already-cancelled ctx, and their results are discarded. A host can therefore account for every
 // call (Code Mode logs each).

@@ -85,11 +85,14 @@ func compile(src string) (*goja.Program, *Failure) {
 	}
 	ast, err := goja.Parse(sourceName, js, parser.WithSourceMapLoader(refuseSourceMap))
 	if err != nil {
+		// The parser stops before it reaches the source map at the end: a generated position.
 		return nil, gojaSyntaxFailure(src, js, err)
 	}
 	prg, err := goja.CompileAST(ast, false)
 	if err != nil {
-		return nil, gojaSyntaxFailure(src, js, err)
+		// The compiler (a bad regular expression literal) reports through the source map the
+		// parser read: already the model's position.
+		return nil, gojaCompileFailure(src, err)
 	}
 	return prg, nil
 }
@@ -129,7 +132,7 @@ func clampPosition(src string, line, col int) (int, int) {
 	lines := strings.Split(src, "\n")
 	if line > len(lines) {
 		last := lines[len(lines)-1]
-		return len(lines), len(last) + 1
+		return len(lines), utf8.RuneCountInString(last) + 1 // the column counts characters
 	}
 	return line, col
 }
@@ -150,6 +153,21 @@ func gojaSyntaxFailure(src, js string, err error) *Failure {
 			if ol, oc, ok := mapGenerated(inlineSourceMap(js), l, c); ok {
 				f.Line, f.Column = clampPosition(src, ol, oc)
 			}
+		}
+	}
+	return f
+}
+
+// gojaCompileFailure turns an error of goja's compiler into a syntax Failure: its position is the
+// model's already (mapping it again would move it).
+func gojaCompileFailure(src string, err error) *Failure {
+	msg := err.Error()
+	f := &Failure{Kind: KindSyntax, Message: msg, Cause: err}
+	if i := strings.LastIndex(msg, sourceName+":"); i >= 0 {
+		if m := gojaPosRe.FindStringSubmatch(msg[i+len(sourceName)+1:]); m != nil {
+			l, _ := strconv.Atoi(m[1])
+			c, _ := strconv.Atoi(m[2])
+			f.Line, f.Column = clampPosition(src, l, c)
 		}
 	}
 	return f

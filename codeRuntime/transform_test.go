@@ -1,6 +1,7 @@
 package coderuntime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,5 +46,44 @@ func TestGojaParserPositionsAreSourceMapped(t *testing.T) {
 	got = gojaSyntaxFailure(src, js, fmt.Errorf("%s: Line 999:1 x", sourceName))
 	if got.Line != 0 || got.Column != 0 {
 		t.Fatalf("unmapped position reported as %d:%d", got.Line, got.Column)
+	}
+}
+
+// TestGojaCompilerPositionsAreTheModels: a bad regular expression literal, which goja's compiler
+// refuses after the parser read the source map, is reported where the model wrote it (it was mapped
+// a second time, to another line).
+func TestGojaCompilerPositionsAreTheModels(t *testing.T) {
+	g, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, re := range []string{`/(?<n>a)\k<m>/`, `/a{2,1}/`, `/[b-a]/`} {
+		_, err := g.Run(context.Background(), Program{Source: "const a = 1\nconst b = 2\nconst c = 3\nconst re = " + re + "\nreturn 1"})
+		var f *Failure
+		if !errors.As(err, &f) || f.Kind != KindSyntax || f.Line != 4 || f.Column != 12 {
+			t.Errorf("%s: Run = %v; want a syntax failure at line 4, column 12", re, err)
+		}
+	}
+}
+
+// TestSyntaxErrorAtTheEndCountsCharacters: a syntax error at the end of the program, after
+// multi-byte text on its last line, is reported at the column after its last character, on every
+// engine (the column counted bytes).
+func TestSyntaxErrorAtTheEndCountsCharacters(t *testing.T) {
+	for _, combo := range conformanceCombos {
+		if combo.isolation != IsolationNone {
+			continue // the same compile step, in a worker
+		}
+		rt := combo.newRuntime(t, conformanceConfig(budgetNone))
+		for _, src := range []string{"const s = 'ééé'; foo(", "const s = 'x'\nconst t = '日本'; (1 +"} {
+			_, err := rt.Run(context.Background(), Program{Source: src})
+			var f *Failure
+			wantLine := strings.Count(src, "\n") + 1
+			last := src[strings.LastIndex(src, "\n")+1:]
+			wantCol := len([]rune(last)) + 1
+			if !errors.As(err, &f) || f.Kind != KindSyntax || f.Line != wantLine || f.Column != wantCol {
+				t.Errorf("%s: %q: Run = %v; want a syntax failure at line %d, column %d", combo.name, src, err, wantLine, wantCol)
+			}
+		}
 	}
 }

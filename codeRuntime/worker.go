@@ -65,9 +65,7 @@ func serveWorker(version string) int {
 	cfg.Isolation = IsolationNone
 	// Calls are queued by the parent, which knows every call as soon as it is made.
 	cfg.MaxConcurrentCalls = cfg.MaxPendingCalls
-	if h := cfg.MaxMemoryBytes / 2; cfg.MaxHeapBytes <= 0 || cfg.MaxHeapBytes > h {
-		cfg.MaxHeapBytes = h
-	}
+	cfg.MaxHeapBytes = workerHeapBytes(cfg)
 	rt, err := newEngine(cfg)
 	if err != nil {
 		return fail("engine: %v", err)
@@ -284,4 +282,15 @@ func (s *workerSession) outcome(res *Result, err error) outcome {
 		return outcome{Status: outcomeFailure, Failure: Failure{Kind: KindCrash, Message: "the engine returned neither a result nor an error"}}
 	}
 	return outcome{Status: outcomeFailure, Failure: Failure{Kind: KindException, Message: truncate(err.Error(), maxFailureText)}}
+}
+
+// workerHeapBytes is the heap ceiling a worker process applies to its run (Config.MaxHeapBytes
+// there): the configured one, but at most half of MaxMemoryBytes, which leaves the rest of the
+// worker's memory cap to the runtime, the collector and the engine's own structures. An isolated
+// runtime reports this value as its Config's MaxHeapBytes: the limit that applies.
+func workerHeapBytes(cfg Config) int64 {
+	if h := cfg.MaxMemoryBytes / 2; cfg.MaxHeapBytes <= 0 || cfg.MaxHeapBytes > h {
+		return h
+	}
+	return cfg.MaxHeapBytes
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // call is one binding call.
@@ -105,7 +107,7 @@ func (r *callPool) worker(c *call) {
 	defer r.wg.Done()
 	for {
 		res, err := invoke(r.bindCtx, c)
-		r.done <- completion{c: c, result: res, err: err}
+		r.done <- completion{c: c, result: res, err: readBindingError(err)}
 		var ok bool
 		if c, ok = <-r.work; !ok {
 			return
@@ -117,8 +119,38 @@ func (r *callPool) worker(c *call) {
 func invoke(ctx context.Context, c *call) (res json.RawMessage, err error) {
 	defer func() {
 		if x := recover(); x != nil {
-			res, err = nil, fmt.Errorf("binding %q panicked: %v", c.name, x)
+			res, err = nil, bindingPanicked(c.name, x)
 		}
 	}()
 	return c.fn(WithCallSeq(ctx, c.seq), c.args)
+}
+
+// bindingPanicked is the error of a binding call that panicked with x. x is the binding's value:
+// it is formatted under recover (its Error or String method may panic too).
+func bindingPanicked(name string, x any) error {
+	return fmt.Errorf("binding %q panicked: %s", name, safeerr.Sprint(x))
+}
+
+// readBindingError reads a binding's error once, on the goroutine that called the binding, into an
+// error that carries only what was read (message, code, name, details): the original's methods are
+// the binding's code, and may panic, never return or form a cyclic chain. The run goroutine then
+// builds the program's Error from plain data, so a hostile error rejects only its own call, in
+// process as in a worker process (which reads it the same way, see bindingError).
+func readBindingError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if re, ok := err.(*remoteError); ok {
+		return re
+	}
+	a := bindingError(0, err)
+	return &remoteError{a: a}
+}
+
+// answerOf is what the program learns of a binding call's error: err as readBindingError left it.
+func answerOf(err error) answer {
+	if re, ok := err.(*remoteError); ok {
+		return re.a
+	}
+	return bindingError(0, err)
 }
