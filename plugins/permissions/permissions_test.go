@@ -52,7 +52,7 @@ func TestDecide(t *testing.T) {
 		{"two conditions: both", "mcp__fs__move_file", `{"source":"/etc/x","destination":"/tmp/y"}`, permissions.Deny, "deny[2]"},
 		{"two conditions: one", "mcp__fs__move_file", `{"source":"/etc/x","destination":"/home/y"}`, permissions.Allow, ""},
 		{"missing key: no match", "mcp__fs__write_file", `{}`, permissions.Ask, "ask[0]"},
-		{"invalid JSON matches no conditioned rule", "mcp__fs__write_file", `{"path":`, permissions.Ask, "ask[0]"},
+		{"invalid JSON: a conditioned deny rule matches (fail closed)", "mcp__fs__write_file", `{"path":`, permissions.Deny, "deny[0]"},
 		{"numbers are matched as their JSON text", "mcp__db__query", `{"sql":5}`, permissions.Allow, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

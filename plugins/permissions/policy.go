@@ -6,8 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
@@ -48,6 +54,14 @@ type Config struct {
 	// deny or ask rule's absolute pattern then matches it (fail closed) and
 	// an allow rule's does not. Must be absolute when set.
 	WorkDir string `json:"workDir,omitempty"`
+	// ConfigDir is the directory of the file the rules come from: Claude
+	// Code's "/path" in Read(…) and Edit(…) rules is relative to it (dsh.json's
+	// directory when loaded by dshconfig). A rule of that form is refused
+	// when it is empty. Must be absolute when set.
+	ConfigDir string `json:"-"`
+	// Home is the home directory "~/" stands for; empty: the process's
+	// (os.UserHomeDir). Must be absolute when set.
+	Home string `json:"-"`
 	// PrimaryArgs names, per tool, the argument a condition without a key
 	// applies to (Claude Code's `Bash(npm run test:*)` with
 	// PrimaryArgs{"Bash": "command"}). A rule with such a condition must
@@ -60,7 +74,8 @@ type Config struct {
 type Policy struct {
 	deny, ask, allow []compiled
 	def              Verdict
-	workDir          string
+	env              env
+	shellKey         []string // the Bash tool's command argument
 }
 
 type compiled struct {
@@ -99,7 +114,20 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Compile checks and compiles c. Every problem is reported, each as a
 // [*ConfigError] naming its entry, joined with errors.Join.
 func Compile(c Config) (*Policy, error) {
-	p := &Policy{def: c.DefaultMode, workDir: c.WorkDir}
+	p := &Policy{def: c.DefaultMode, env: env{cwd: path.Clean(c.WorkDir), home: c.Home, configDir: c.ConfigDir}, shellKey: []string{"command"}}
+	if c.WorkDir == "" {
+		p.env.cwd = ""
+	}
+	if p.env.home == "" {
+		if h, err := os.UserHomeDir(); err == nil && strings.HasPrefix(h, "/") {
+			p.env.home = path.Clean(h)
+		}
+	} else {
+		p.env.home = path.Clean(p.env.home)
+	}
+	if p.env.configDir != "" {
+		p.env.configDir = path.Clean(p.env.configDir)
+	}
 	var errs []error
 	switch c.DefaultMode {
 	case "":
@@ -110,6 +138,15 @@ func Compile(c Config) (*Policy, error) {
 	}
 	if c.WorkDir != "" && !strings.HasPrefix(c.WorkDir, "/") {
 		errs = append(errs, &ConfigError{"workDir", fmt.Errorf("must be an absolute path, not %q", c.WorkDir)})
+	}
+	if c.ConfigDir != "" && !strings.HasPrefix(c.ConfigDir, "/") {
+		errs = append(errs, &ConfigError{"configDir", fmt.Errorf("must be an absolute path, not %q", c.ConfigDir)})
+	}
+	if c.Home != "" && !strings.HasPrefix(c.Home, "/") {
+		errs = append(errs, &ConfigError{"home", fmt.Errorf("must be an absolute path, not %q", c.Home)})
+	}
+	if k, ok := c.PrimaryArgs["Bash"]; ok && validKey(k) {
+		p.shellKey = strings.Split(k, ".")
 	}
 	for tool, arg := range c.PrimaryArgs {
 		if !validKey(arg) {
@@ -129,6 +166,10 @@ func Compile(c Config) (*Policy, error) {
 				continue
 			}
 			cr := compiled{Rule: r, where: where}
+			if r.kind == kindPath && r.path.base == baseConfig && p.env.configDir == "" {
+				errs = append(errs, &ConfigError{where, fmt.Errorf("%w %q: \"/path\" is relative to the config file's directory, which is not known here; write //path for an absolute path", ErrInvalidRule, truncate(text))})
+				continue
+			}
 			if r.hasBare() {
 				name, _, _ := strings.Cut(text, "(")
 				arg, ok := c.PrimaryArgs[name]
@@ -157,76 +198,381 @@ func (r Rule) hasBare() bool {
 }
 
 // Decide returns the verdict of the rules for a call of tool with the
-// argument object args (JSON; invalid JSON matches no rule that has
-// conditions, but still rules without). Deny rules are checked first, then
-// ask, then allow; the first match decides.
+// argument object args (JSON). Deny rules are checked first, then ask,
+// then allow; the first match decides.
 //
-// A condition holds when the argument at its key (each segment matched to
-// an object member case-insensitively, since Go's JSON decoding and many
-// servers match keys that way) matches its pattern. Strings are matched as
-// they are, numbers, booleans and null as their JSON text; an array is
-// matched element by element. The direction is always the cautious one:
-// for a deny or ask rule a condition holds when ANY value found matches; for
-// an allow rule it holds only when at least one value is found and ALL
-// values match. So a call cannot dodge a deny rule, nor borrow an allow
-// rule, by hiding a second value under a differently cased key or in an
-// array.
+// Values are read cautiously: for a deny or ask rule a test holds when
+// ANY value found holds it (or when a value cannot be judged: args that
+// are not JSON, a value longer than [MaxValueLen], a relative path
+// without a current directory, a URL without a host, a command line that
+// cannot be parsed); for an allow rule only when values are found and ALL
+// of them hold it. A key is matched to an object member
+// case-insensitively, since Go's JSON decoding and many servers match
+// keys that way; strings are matched as they are, numbers, booleans and
+// null as their JSON text; an array is matched element by element. So a
+// call cannot dodge a deny rule, nor borrow an allow rule, by hiding a
+// second value under a differently cased key or in an array.
+//
+// A Bash call's command line is split into its simple commands (see the
+// package documentation): a deny or ask rule that matches any of them
+// applies to the call; allow rules allow it only when each command is
+// allowed by one of them.
 func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
-	var doc any
-	decoded := false
-	get := func() any {
-		if !decoded {
-			decoded = true
-			d := json.NewDecoder(bytes.NewReader(args))
-			d.UseNumber()
-			if d.Decode(&doc) != nil {
-				doc = nil
-			}
-		}
-		return doc
-	}
+	c := &call{p: p, tool: tool, args: args}
 	for _, l := range []struct {
 		v     Verdict
 		rules []compiled
-	}{{Deny, p.deny}, {Ask, p.ask}, {Allow, p.allow}} {
+	}{{Deny, p.deny}, {Ask, p.ask}} {
 		for i := range l.rules {
-			if p.matches(&l.rules[i], tool, l.v != Allow, get) {
+			if c.match(&l.rules[i], true) {
 				return Decision{Verdict: l.v, Rule: l.rules[i].text, Where: l.rules[i].where}
 			}
 		}
 	}
+	var shellRules []*compiled
+	for i := range p.allow {
+		r := &p.allow[i]
+		if r.kind == kindShell {
+			if r.appliesTo(tool) {
+				shellRules = append(shellRules, r)
+			}
+			continue
+		}
+		if c.match(r, false) {
+			return Decision{Verdict: Allow, Rule: r.text, Where: r.where}
+		}
+	}
+	if r := c.shellAllowed(shellRules); r != nil {
+		return Decision{Verdict: Allow, Rule: r.text, Where: r.where}
+	}
 	return Decision{Verdict: p.def}
 }
 
-func (p *Policy) matches(r *compiled, tool string, cautious bool, doc func() any) bool {
-	if !r.tool.MatchString(tool) && (r.server == "" || !strings.HasPrefix(tool, r.server)) {
+// appliesTo reports whether the rule's tool part names tool.
+func (r *Rule) appliesTo(tool string) bool {
+	if r.family != nil {
+		return slices.Contains(r.family, tool)
+	}
+	if r.tool != nil {
+		if r.tool.MatchString(tool) {
+			return true
+		}
+	} else if r.name == tool {
+		return true
+	}
+	return r.server != "" && strings.HasPrefix(tool, r.server)
+}
+
+// call is one call being decided: its arguments decoded once, and what
+// was read from them, shared by every rule.
+type call struct {
+	p       *Policy
+	tool    string
+	args    json.RawMessage
+	decoded bool
+	bad     bool // the arguments are not a JSON value
+	doc     any
+	vals    map[string][]string
+	shellOK bool
+	cmds    []shellCmd
+	shellIn bool // shell() ran
+	forms   map[string][]string
+}
+
+func (c *call) decode() (any, bool) {
+	if !c.decoded {
+		c.decoded = true
+		d := json.NewDecoder(bytes.NewReader(c.args))
+		d.UseNumber()
+		if d.Decode(&c.doc) != nil {
+			c.doc, c.bad = nil, true
+		}
+	}
+	return c.doc, !c.bad
+}
+
+// values returns the scalar values at key (memoized per key), and false
+// when the arguments are not JSON.
+func (c *call) values(key []string) ([]string, bool) {
+	doc, ok := c.decode()
+	if !ok {
+		return nil, false
+	}
+	k := strings.ToLower(strings.Join(key, "."))
+	if v, ok := c.vals[k]; ok {
+		return v, true
+	}
+	var out []string
+	collect(doc, key, &out)
+	if c.vals == nil {
+		c.vals = map[string][]string{}
+	}
+	c.vals[k] = out
+	return out, true
+}
+
+// judge applies m to every value: for a cautious rule it holds when any
+// value matches or cannot be judged, else when every value matches and
+// at least one was found.
+func judge(vals []string, ok, cautious bool, m func(string) (match, unknown bool)) bool {
+	if !ok {
+		return cautious
+	}
+	if len(vals) == 0 {
 		return false
 	}
-	for i := range r.conds {
-		c := &r.conds[i]
-		key := c.key
-		if c.bare {
-			key = strings.Split(r.primary, ".")
+	for _, v := range vals {
+		match, unknown := false, len(v) > MaxValueLen
+		if !unknown {
+			match, unknown = m(v)
 		}
-		var vals []string
-		collect(doc(), key, &vals)
-		if len(vals) == 0 {
+		if unknown {
+			match = cautious
+		}
+		if cautious && match {
+			return true
+		}
+		if !cautious && !match {
 			return false
 		}
-		any, all := false, true
-		for _, v := range vals {
-			m, unknown := c.matchValue(v, p.workDir)
-			if unknown {
-				m = cautious
-			}
-			any = any || m
-			all = all && m
+	}
+	return !cautious
+}
+
+// match reports whether rule r holds for the call, in the cautious
+// (deny, ask) or the strict (allow) direction.
+func (c *call) match(r *compiled, cautious bool) bool {
+	if !r.appliesTo(c.tool) {
+		return false
+	}
+	switch r.kind {
+	case kindName:
+		return true
+	case kindShell:
+		cmds, ok := c.shell()
+		if !ok {
+			return cautious
 		}
-		if cautious && !any || !cautious && !all {
+		if cautious {
+			return r.shell.matchAny(cmds)
+		}
+		return c.shellAllowed([]*compiled{r}) != nil
+	case kindPath:
+		vals, ok := c.pathValues()
+		return judge(vals, ok, cautious, func(v string) (bool, bool) {
+			return c.matchPath(&r.path, v, cautious)
+		})
+	case kindDomain:
+		vals, ok := c.values([]string{"url"})
+		return judge(vals, ok, cautious, func(v string) (bool, bool) { return matchDomain(r.domain, v) })
+	case kindAgent:
+		vals, ok := c.values([]string{"subagent_type"})
+		return judge(vals, ok, cautious, func(v string) (bool, bool) { return r.agent.MatchString(v), false })
+	}
+	for i := range r.conds {
+		cd := &r.conds[i]
+		key := cd.key
+		if cd.bare {
+			key = strings.Split(r.primary, ".")
+		}
+		vals, ok := c.values(key)
+		held := judge(vals, ok, cautious, func(v string) (bool, bool) {
+			if cd.path != nil {
+				return c.matchPath(cd.path, v, cautious)
+			}
+			return cd.pattern.MatchString(norm.NFC.String(v)), false
+		})
+		if !held {
 			return false
 		}
 	}
 	return true
+}
+
+// matchPath matches one path value in every form it could take (see
+// pathForms): for a cautious rule any form matching is a match, for
+// another every form must match.
+func (c *call) matchPath(pp *pathPat, v string, cautious bool) (match, unknown bool) {
+	forms, ok := c.pathForms(v)
+	if !ok {
+		return false, true
+	}
+	for _, f := range forms {
+		m := pp.match(f, &c.p.env, cautious)
+		if cautious && m {
+			return true, false
+		}
+		if !cautious && !m {
+			return false, false
+		}
+	}
+	return !cautious, false
+}
+
+// maxPathValues bounds the path values resolved on the file system per
+// call; the others cannot be judged (deny and ask match them).
+const maxPathValues = 1024
+
+func (c *call) pathForms(v string) ([]string, bool) {
+	if f, ok := c.forms[v]; ok {
+		return f, f != nil
+	}
+	if c.forms == nil {
+		c.forms = map[string][]string{}
+	}
+	if len(c.forms) >= maxPathValues {
+		return nil, false
+	}
+	f, ok := pathForms(v, &c.p.env)
+	if !ok {
+		f = nil
+	}
+	c.forms[v] = f
+	return f, ok
+}
+
+// pathValues returns the paths a call of one of Claude Code's file tools
+// names: file_path, notebook_path and path (Grep, Glob and LS without a
+// path search the current directory).
+func (c *call) pathValues() ([]string, bool) {
+	var all []string
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		v, ok := c.values([]string{k})
+		if !ok {
+			return nil, false
+		}
+		all = append(all, v...)
+	}
+	if len(all) == 0 && (c.tool == "Grep" || c.tool == "Glob" || c.tool == "LS") {
+		all = []string{"."}
+	}
+	return all, true
+}
+
+// shell returns the simple commands of a Bash call's command line(s);
+// false when the call holds none that can be read (a missing or non-text
+// command, arguments that are not JSON).
+func (c *call) shell() ([]shellCmd, bool) {
+	if c.shellIn {
+		return c.cmds, c.shellOK
+	}
+	c.shellIn = true
+	doc, ok := c.decode()
+	if !ok {
+		return nil, false
+	}
+	var nodes []any
+	collectNodes(doc, c.p.shellKey, &nodes)
+	if len(nodes) == 0 {
+		return nil, false
+	}
+	for _, n := range nodes {
+		switch x := n.(type) {
+		case string:
+			cmds, _ := parseShell(x)
+			c.cmds = append(c.cmds, cmds...)
+		case []any:
+			// An argument vector (["bash", "-lc", "…"]).
+			words := make([]string, 0, len(x))
+			for _, e := range x {
+				s, ok := e.(string)
+				if !ok {
+					return nil, false
+				}
+				words = append(words, s)
+			}
+			if len(words) == 0 {
+				return nil, false
+			}
+			lit := make([]bool, len(words))
+			for i := range lit {
+				lit[i] = true
+			}
+			j := &shellJudge{}
+			j.words(words, lit, 0)
+			c.cmds = append(c.cmds, j.cmds...)
+		default:
+			return nil, false
+		}
+	}
+	c.shellOK = true
+	return c.cmds, true
+}
+
+// shellAllowed returns the first of the allow rules that allows a
+// command of the call when every command is allowed by one of them; nil
+// when one is not, or cannot be (an opaque or unparseable command).
+func (c *call) shellAllowed(rules []*compiled) *compiled {
+	if len(rules) == 0 {
+		return nil
+	}
+	cmds, ok := c.shell()
+	if !ok || len(cmds) == 0 {
+		return nil
+	}
+	var first *compiled
+	for i := range cmds {
+		cm := &cmds[i]
+		if cm.opaque || cm.rough != nil {
+			return nil
+		}
+		fw := firstWord(cm.canon)
+		var hit *compiled
+		for _, r := range rules {
+			if (r.shell.first == "" || fw == r.shell.first) && r.shell.re.MatchString(cm.canon) {
+				hit = r
+				break
+			}
+		}
+		if hit == nil {
+			return nil
+		}
+		if first == nil {
+			first = hit
+		}
+	}
+	return first
+}
+
+// matchDomain matches a URL's host against a WebFetch domain: pattern.
+func matchDomain(pat, raw string) (match, unknown bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return false, true
+	}
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if h == "" {
+		return false, true
+	}
+	switch {
+	case pat == "*":
+		return true, false
+	case strings.HasPrefix(pat, "*."):
+		return strings.HasSuffix(h, pat[1:]), false
+	}
+	return h == pat, false
+}
+
+// collectNodes appends the values found at key in v (objects member by
+// member, case-insensitively, arrays element by element on the way),
+// without splitting the values themselves.
+func collectNodes(v any, key []string, out *[]any) {
+	if len(key) == 0 {
+		*out = append(*out, v)
+		return
+	}
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			collectNodes(e, key, out)
+		}
+	case map[string]any:
+		for k, e := range x {
+			if strings.EqualFold(k, key[0]) {
+				collectNodes(e, key[1:], out)
+			}
+		}
+	}
 }
 
 // collect appends the scalar values found at key in v: object members

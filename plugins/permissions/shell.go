@@ -1,0 +1,640 @@
+package permissions
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxShellDepth bounds the nesting of command strings judged inside one
+// another (`sh -c "eval 'bash -c …'"`); deeper strings are opaque.
+const maxShellDepth = 8
+
+// maxShellLen is the longest command line parsed; a longer one is judged
+// as unparseable.
+const maxShellLen = 256 << 10
+
+// shellCmd is one simple command of a command line, as the rules see it.
+type shellCmd struct {
+	// canon is the text allow rules match: its words after quote removal,
+	// with the wrappers Claude Code strips (timeout, time, nice, nohup,
+	// stdbuf, bare xargs, env VAR=…, command) removed, joined by single
+	// spaces. Empty when opaque.
+	canon string
+	// forms are the texts deny and ask rules match: canon, the command as
+	// written, the command with its name's directory dropped (/bin/rm is
+	// rm), and every command a wrapper could run.
+	forms []string
+	// opaque: the command's name is not a literal (an expansion, a glob,
+	// a brace expansion) or a string it runs could not be read; no allow
+	// rule allows it.
+	opaque bool
+	// rough, for a line that could not be parsed, holds its words: a deny
+	// or ask rule whose first word is among them matches.
+	rough map[string]bool
+}
+
+// shellWrappers are the commands that run their arguments as a command.
+// For deny and ask, every run of arguments after one of them is a form of
+// the command (so options need not be understood); for allow, only the
+// wrappers in stripWrapper are removed, and only when their options are
+// understood.
+var shellWrappers = map[string]bool{
+	"timeout": true, "time": true, "nice": true, "nohup": true, "stdbuf": true,
+	"env": true, "command": true, "builtin": true, "exec": true, "xargs": true,
+	"sudo": true, "doas": true, "setsid": true, "ionice": true, "flock": true,
+	"watch": true, "chrt": true, "taskset": true, "unbuffer": true, "nsenter": true,
+	"chroot": true, "runuser": true, "su": true, "strace": true, "ltrace": true,
+	"caffeinate": true, "systemd-run": true, "busybox": true, "parallel": true,
+	"find": true, "fd": true, "git": false,
+}
+
+// shells run a command string given with -c.
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
+	"ash": true, "fish": true, "csh": true, "tcsh": true, "busybox": true,
+}
+
+// parseShell splits a command line into its simple commands. ok is false
+// when the line cannot be parsed; cmds then holds one opaque command
+// whose forms are every run of words of the line, so deny and ask rules
+// err on the side of matching.
+func parseShell(src string) (cmds []shellCmd, ok bool) {
+	j := &shellJudge{}
+	if !j.line(src, 0) {
+		return []shellCmd{roughCmd(src)}, false
+	}
+	return j.cmds, true
+}
+
+type shellJudge struct {
+	cmds []shellCmd
+}
+
+// line parses src and adds its commands; false when it cannot be parsed.
+func (j *shellJudge) line(src string, depth int) bool {
+	if len(src) > maxShellLen || depth > maxShellDepth {
+		return false
+	}
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if err != nil {
+		return false
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.CallExpr:
+			if len(x.Args) > 0 {
+				j.call(x.Args, depth)
+			}
+		case *syntax.DeclClause:
+			words := []string{x.Variant.Value}
+			for _, a := range x.Args {
+				words = append(words, printNode(a))
+			}
+			j.add(words, words, false)
+		case *syntax.Stmt:
+			j.stdinScript(x, depth)
+		}
+		return true
+	})
+	return true
+}
+
+// stdinScript judges the here-document or here-string a shell or eval-like
+// command reads as its script (bash <<EOF … EOF).
+func (j *shellJudge) stdinScript(s *syntax.Stmt, depth int) {
+	call, ok := s.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return
+	}
+	name, _ := literal(call.Args[0])
+	if !shells[path.Base(name)] && !shellWrappers[path.Base(name)] {
+		return
+	}
+	for _, r := range s.Redirs {
+		body := r.Hdoc
+		if r.Op == syntax.WordHdoc {
+			body = r.Word
+		}
+		if body == nil {
+			continue
+		}
+		text, lit := literal(body)
+		if !lit || !j.line(text, depth+1) {
+			j.cmds = append(j.cmds, roughCmd(text))
+		}
+	}
+}
+
+// add records one command.
+func (j *shellJudge) add(canon, written []string, opaque bool) {
+	c := shellCmd{opaque: opaque}
+	if !opaque {
+		c.canon = strings.Join(canon, " ")
+		c.forms = append(c.forms, c.canon)
+	}
+	w := strings.Join(written, " ")
+	if w != c.canon {
+		c.forms = append(c.forms, w)
+	}
+	j.cmds = append(j.cmds, c)
+}
+
+// call judges one simple command given its words.
+func (j *shellJudge) call(args []*syntax.Word, depth int) {
+	words := make([]string, len(args))
+	lit := make([]bool, len(args))
+	for i, w := range args {
+		words[i], lit[i] = literal(w)
+	}
+	if !lit[0] {
+		// rm${IFS}-rf: the literal start of a computed name could be the
+		// name; judged as one more command for deny and ask.
+		if pre := litPrefix(args[0]); pre != "" {
+			j.add(nil, append([]string{pre}, words[1:]...), true)
+		}
+	}
+	j.words(words, lit, depth)
+}
+
+// words judges one simple command given its words (lit[i]: word i is a
+// literal, its text after quote removal; else its text as written).
+func (j *shellJudge) words(words []string, lit []bool, depth int) {
+	c := shellCmd{}
+	seen := map[string]bool{}
+	addForm := func(ws []string) {
+		if len(ws) == 0 {
+			return
+		}
+		s := strings.Join(ws, " ")
+		if !seen[s] {
+			seen[s] = true
+			c.forms = append(c.forms, s)
+		}
+		// The name without its directory: /bin/rm is rm for deny and ask.
+		if strings.Contains(ws[0], "/") {
+			b := path.Base(ws[0])
+			if b != "" && b != "." && b != "/" {
+				s := strings.Join(append([]string{b}, ws[1:]...), " ")
+				if !seen[s] {
+					seen[s] = true
+					c.forms = append(c.forms, s)
+				}
+			}
+		}
+	}
+	// canonical form, for allow rules.
+	canon, canonOK := stripWrappers(words, lit)
+	if canonOK {
+		c.canon = strings.Join(canon, " ")
+		addForm(canon)
+	} else {
+		c.opaque = true
+	}
+	addForm(words)
+	// Every run of words that a wrapper could run, for deny and ask.
+	for i := 0; i < len(words); i++ {
+		name := path.Base(words[i])
+		if !lit[i] {
+			// An unknown command name: the rest could be its command.
+			if i+1 < len(words) {
+				addForm(words[i+1:])
+			}
+			continue
+		}
+		if i > 0 && !isWrapperRun(words[:i], lit[:i]) {
+			break
+		}
+		if shellWrappers[name] {
+			for k := i + 1; k < len(words); k++ {
+				addForm(words[k:])
+			}
+		}
+		if name == "eval" || name == "." || name == "source" {
+			if name == "eval" {
+				j.nested(words[i+1:], lit[i+1:], depth, &c)
+			} else {
+				c.opaque = true // a script file: its commands are not seen
+			}
+		}
+		if shells[name] {
+			j.shellArgs(words[i+1:], lit[i+1:], depth, &c)
+		}
+		if name == "find" || name == "fd" || name == "xargs" || name == "parallel" {
+			// -exec cmd … ; and xargs cmd: the command is judged as well.
+			for k := i + 1; k < len(words); k++ {
+				if words[k] == "-exec" || words[k] == "-execdir" || words[k] == "-ok" || words[k] == "-okdir" || words[k] == "-x" || words[k] == "--exec" {
+					end := len(words)
+					for e := k + 1; e < len(words); e++ {
+						if words[e] == ";" || words[e] == "+" {
+							end = e
+							break
+						}
+					}
+					if k+1 < end {
+						j.words(words[k+1:end], lit[k+1:end], depth+1)
+					}
+				}
+			}
+		}
+	}
+	j.cmds = append(j.cmds, c)
+}
+
+// isWrapperRun reports whether words (a command's leading words) are one
+// or more wrappers with their options, so that the word after them may be
+// a command name.
+func isWrapperRun(words []string, lit []bool) bool {
+	for i, w := range words {
+		if !lit[i] {
+			return true // unknown: could be a wrapper
+		}
+		if shellWrappers[path.Base(w)] {
+			return true
+		}
+	}
+	return false
+}
+
+// nested judges the words of eval (joined by spaces) as a command line.
+func (j *shellJudge) nested(words []string, lit []bool, depth int, c *shellCmd) {
+	for _, l := range lit {
+		if !l {
+			c.opaque = true
+			return
+		}
+	}
+	if len(words) == 0 {
+		return
+	}
+	if !j.line(strings.Join(words, " "), depth+1) {
+		rc := roughCmd(strings.Join(words, " "))
+		j.cmds = append(j.cmds, rc)
+		c.opaque = true
+	}
+}
+
+// shellArgs judges a shell's -c string; a shell without -c reads a
+// script from a file or its input, which the rules cannot see.
+func (j *shellJudge) shellArgs(words []string, lit []bool, depth int, c *shellCmd) {
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		if !lit[i] {
+			c.opaque = true
+			return
+		}
+		if w == "--" || !strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "+") {
+			break
+		}
+		if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "c") {
+			if i+1 >= len(words) || !lit[i+1] {
+				c.opaque = true
+				return
+			}
+			j.nested(words[i+1:i+2], lit[i+1:i+2], depth, c)
+			return
+		}
+	}
+	c.opaque = true
+}
+
+// stripWrappers returns the command allow rules match: words without the
+// wrappers Claude Code strips. ok is false when the command's name is not
+// a literal or a wrapper's options are not understood.
+func stripWrappers(words []string, lit []bool) ([]string, bool) {
+	for len(words) > 0 {
+		if !lit[0] || hasGlob(words[0]) {
+			return nil, false
+		}
+		n := wrapperArgs(words, lit)
+		if n == 0 {
+			return words, true
+		}
+		if n < 0 || n >= len(words) {
+			return nil, false
+		}
+		words, lit = words[n:], lit[n:]
+	}
+	return nil, false
+}
+
+// wrapperArgs returns how many leading words are a stripped wrapper and its
+// options (0: words[0] is no such wrapper; -1: options not understood).
+func wrapperArgs(words []string, lit []bool) int {
+	i := 1
+	opts := func(withValue string) int {
+		for i < len(words) {
+			w := words[i]
+			if !lit[i] {
+				return -1
+			}
+			if w == "--" {
+				return i + 1
+			}
+			if !strings.HasPrefix(w, "-") || w == "-" {
+				return i
+			}
+			if len(w) == 2 && strings.ContainsRune(withValue, rune(w[1])) {
+				i++
+			} else if strings.HasPrefix(w, "--") && !strings.Contains(w, "=") && !knownLongFlag(w) {
+				return -1
+			}
+			i++
+		}
+		return i
+	}
+	switch words[0] {
+	case "nohup":
+		return 1
+	case "time":
+		if len(words) > 1 && words[1] == "-p" {
+			return 2
+		}
+		return 1
+	case "command":
+		if len(words) > 1 && strings.HasPrefix(words[1], "-") {
+			if words[1] == "-p" {
+				return 2
+			}
+			return 0 // command -v / -V name: a look-up, not a run
+		}
+		return 1
+	case "nice":
+		n := opts("n")
+		if n < 0 {
+			return -1
+		}
+		return n
+	case "stdbuf":
+		n := opts("ioe")
+		if n < 0 {
+			return -1
+		}
+		return n
+	case "timeout":
+		n := opts("sk")
+		if n < 0 || n >= len(words) || !lit[n] {
+			return -1
+		}
+		return n + 1 // the duration
+	case "xargs":
+		if len(words) > 1 && strings.HasPrefix(words[1], "-") {
+			return -1 // only bare xargs is stripped
+		}
+		return 1
+	case "env":
+		for i < len(words) {
+			w := words[i]
+			if !lit[i] {
+				return -1
+			}
+			switch {
+			case w == "-i" || w == "--ignore-environment" || w == "-":
+			case w == "-u":
+				i++
+			case strings.HasPrefix(w, "-"):
+				return -1
+			case strings.Contains(w, "="):
+			default:
+				return i
+			}
+			i++
+		}
+		return i
+	}
+	return 0
+}
+
+func knownLongFlag(w string) bool {
+	switch w {
+	case "--preserve-status", "--foreground", "--verbose":
+		return true
+	}
+	return false
+}
+
+// hasGlob reports whether a command name holds characters a shell would
+// expand (pathname patterns, braces): such a name is not a literal.
+func hasGlob(s string) bool {
+	return strings.ContainsAny(s, "*?[{~") && !strings.HasPrefix(s, "~/") || strings.Contains(s, "{")
+}
+
+// literal returns a word's text after quote removal, and whether it is a
+// literal (no expansion of any kind, no unquoted pattern characters).
+func literal(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	ok := true
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			v, lok := unescape(x.Value)
+			b.WriteString(v)
+			ok = ok && lok
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				b.WriteString(printNode(x))
+				ok = false
+			} else {
+				b.WriteString(x.Value)
+			}
+		case *syntax.DblQuoted:
+			if x.Dollar {
+				ok = false
+			}
+			for _, q := range x.Parts {
+				if l, isLit := q.(*syntax.Lit); isLit {
+					b.WriteString(unescapeDbl(l.Value))
+				} else {
+					b.WriteString(printNode(q))
+					ok = false
+				}
+			}
+		default:
+			b.WriteString(printNode(p))
+			ok = false
+		}
+	}
+	return b.String(), ok
+}
+
+// litPrefix returns the literal text a word starts with, before its first
+// expansion or pattern character.
+func litPrefix(w *syntax.Word) string {
+	var b strings.Builder
+	for _, p := range w.Parts {
+		switch x := p.(type) {
+		case *syntax.Lit:
+			v, ok := unescape(x.Value)
+			if !ok {
+				if i := strings.IndexAny(v, "*?["); i >= 0 {
+					b.WriteString(v[:i])
+				}
+				return b.String()
+			}
+			b.WriteString(v)
+		case *syntax.SglQuoted:
+			if x.Dollar {
+				return b.String()
+			}
+			b.WriteString(x.Value)
+		default:
+			return b.String()
+		}
+	}
+	return b.String()
+}
+
+// unescape removes the backslashes of an unquoted literal; ok is false
+// when it holds unescaped pattern characters.
+func unescape(s string) (string, bool) {
+	if !strings.ContainsAny(s, `\*?[`) {
+		return s, true
+	}
+	var b strings.Builder
+	ok := true
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 < len(s) {
+				i++
+				if s[i] != '\n' {
+					b.WriteByte(s[i])
+				}
+			}
+			continue
+		case '*', '?', '[':
+			ok = false
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String(), ok
+}
+
+// unescapeDbl removes the backslashes that escape inside double quotes.
+func unescapeDbl(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+			i++
+			if s[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func printNode(n syntax.Node) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter(syntax.Minify(true)).Print(&b, n); err != nil {
+		return "\x00"
+	}
+	return b.String()
+}
+
+// roughCmd is the opaque command of a line that could not be parsed (or
+// is too long to): deny and ask rules whose first word is one of the
+// line's words (split at white space and shell operators, with and without
+// a directory) match it, and so does every rule whose first word is a
+// pattern. The cost is linear in the line's length.
+func roughCmd(src string) shellCmd {
+	c := shellCmd{opaque: true, rough: map[string]bool{}}
+	for _, w := range strings.FieldsFunc(src, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '\r' || strings.ContainsRune(";&|()`<>{}$'\"\\=", r)
+	}) {
+		c.rough[w] = true
+		c.rough[path.Base(w)] = true
+	}
+	return c
+}
+
+// shellPat is a compiled Bash(…) command rule.
+type shellPat struct {
+	re *regexp.Regexp
+	// first is the rule's first word when it holds no wildcard ("" when
+	// it does): only commands starting with that word can match.
+	first string
+}
+
+// compileShellPat compiles a Bash rule's command pattern: "*" matches any
+// run of characters (spaces and "/" included); a pattern ending in " *"
+// also matches the command without arguments ("ls *" matches "ls" and
+// "ls -la" but not "lsof"); the legacy "prefix:*" at the end means
+// "prefix *". Runs of white space in the pattern are one space, as in the
+// commands it is matched against.
+func compileShellPat(p string) (*shellPat, error) {
+	p = strings.Join(strings.Fields(p), " ")
+	if legacy, ok := strings.CutSuffix(p, ":*"); ok {
+		p = strings.TrimRight(legacy, " ") + " *"
+	}
+	if p == "" || p == "*" {
+		return nil, errors.New("an empty command pattern")
+	}
+	if n := strings.Count(p, "*"); n > MaxWildcards {
+		return nil, fmt.Errorf("more than %d wildcards", MaxWildcards)
+	}
+	bareToo := strings.HasSuffix(p, " *")
+	body := p
+	if bareToo {
+		body = strings.TrimSuffix(p, " *")
+	}
+	var b strings.Builder
+	b.WriteString(`^(?s:`)
+	for i, part := range strings.Split(body, "*") {
+		if i > 0 {
+			b.WriteString(`.*`)
+		}
+		b.WriteString(regexp.QuoteMeta(part))
+	}
+	if bareToo {
+		b.WriteString(`(?: .*)?`)
+	}
+	b.WriteString(`)$`)
+	re, err := regexp.Compile(b.String())
+	if err != nil {
+		return nil, err
+	}
+	sp := &shellPat{re: re}
+	first, _, _ := strings.Cut(p, " ")
+	if !strings.Contains(first, "*") {
+		sp.first = first
+	}
+	return sp, nil
+}
+
+// firstWord returns a command text's first word.
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	return w
+}
+
+// matchAny reports whether the pattern matches any form of any command
+// (the deny and ask direction).
+func (sp *shellPat) matchAny(cmds []shellCmd) bool {
+	for i := range cmds {
+		if sp.matchCmd(&cmds[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func (sp *shellPat) matchCmd(c *shellCmd) bool {
+	if c.rough != nil {
+		return sp.first == "" || c.rough[sp.first]
+	}
+	for _, f := range c.forms {
+		if (sp.first == "" || firstWord(f) == sp.first) && sp.re.MatchString(f) {
+			return true
+		}
+	}
+	return false
+}
