@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -313,33 +314,32 @@ func (p *parser) servers(v value, cfg *Config) {
 }
 
 // DefaultPrimaryArgs is the argument a rule condition without a key tests
-// for the tools of Claude Code and Codex, so that their own rule forms load
-// as they are (`Bash(npm run test:*)`, `Read(./src/**)`,
-// `WebFetch(https://example.com/**)`). A "primaryArgs" object in the file
-// adds tools or overrides these.
+// for tools whose rules have no built-in grammar; Claude Code's own tools
+// (Bash, Read, Edit, Write, WebFetch, Agent, ...) have theirs in package
+// permissions, and "Bash" here names the argument holding the command
+// line. A "primaryArgs" object in the file adds tools or overrides these.
 var DefaultPrimaryArgs = map[string]string{
-	"Bash":         "command",
-	"Read":         "file_path",
-	"Write":        "file_path",
-	"Edit":         "file_path",
-	"MultiEdit":    "file_path",
-	"NotebookEdit": "notebook_path",
-	"WebFetch":     "url",
+	"Bash": "command",
 }
 
 func (p *parser) permissions(v value, cfg *Config) {
-	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs")
+	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs", "postBlock", "postContext")
 	if !ok {
 		return
 	}
 	pc := permissions.Config{PrimaryArgs: maps.Clone(DefaultPrimaryArgs)}
+	// Claude Code's "/path" in Read(…) and Edit(…) rules is relative to
+	// the file the rules are in.
+	if dir, err := filepath.Abs(filepath.Dir(p.file)); err == nil {
+		pc.ConfigDir = dir
+	}
 	if pv, ok := o.get("primaryArgs"); ok {
 		maps.Copy(pc.PrimaryArgs, p.strMap("permissions.primaryArgs", pv, false))
 	}
 	for _, l := range []struct {
 		k    string
 		into *[]string
-	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}} {
+	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}, {"postBlock", &pc.PostBlock}} {
 		if lv, ok := o.get(l.k); ok {
 			*l.into = p.strListX("permissions."+l.k, lv, false) // rules are literal
 		}
@@ -348,6 +348,9 @@ func (p *parser) permissions(v value, cfg *Config) {
 		if s, ok := p.str("permissions.defaultMode", dv); ok {
 			pc.DefaultMode = permissions.Verdict(s)
 		}
+	}
+	if cv, ok := o.get("postContext"); ok {
+		pc.PostContext, _ = p.str("permissions.postContext", cv)
 	}
 	if wv, ok := o.get("workDir"); ok {
 		if s, ok := p.str("permissions.workDir", wv); ok {

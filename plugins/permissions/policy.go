@@ -67,12 +67,22 @@ type Config struct {
 	// PrimaryArgs{"Bash": "command"}). A rule with such a condition must
 	// name a tool listed here, without "*".
 	PrimaryArgs map[string]string `json:"primaryArgs,omitempty"`
+	// PostBlock are rules read after a call ran (tools/post-execute, and
+	// the PostToolUse hook): the result of a call a rule matches (in the
+	// cautious direction, as a deny rule) is blocked, and the model is
+	// told which rule blocked it.
+	PostBlock []string `json:"postBlock,omitempty"`
+	// PostContext is text added to every result that is not blocked, as
+	// additional context for the model (PostToolUse's additionalContext).
+	PostContext string `json:"postContext,omitempty"`
 }
 
 // Policy is a compiled [Config]. It is immutable and safe for concurrent
 // use.
 type Policy struct {
 	deny, ask, allow []compiled
+	post             []compiled
+	postContext      string
 	def              Verdict
 	env              env
 	shellKey         []string // the Bash tool's command argument
@@ -114,7 +124,7 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Compile checks and compiles c. Every problem is reported, each as a
 // [*ConfigError] naming its entry, joined with errors.Join.
 func Compile(c Config) (*Policy, error) {
-	p := &Policy{def: c.DefaultMode, env: env{cwd: path.Clean(c.WorkDir), home: c.Home, configDir: c.ConfigDir}, shellKey: []string{"command"}}
+	p := &Policy{def: c.DefaultMode, postContext: c.PostContext, env: env{cwd: path.Clean(c.WorkDir), home: c.Home, configDir: c.ConfigDir}, shellKey: []string{"command"}}
 	if c.WorkDir == "" {
 		p.env.cwd = ""
 	}
@@ -157,7 +167,7 @@ func Compile(c Config) (*Policy, error) {
 		name  string
 		rules []string
 		into  *[]compiled
-	}{{"deny", c.Deny, &p.deny}, {"ask", c.Ask, &p.ask}, {"allow", c.Allow, &p.allow}} {
+	}{{"deny", c.Deny, &p.deny}, {"ask", c.Ask, &p.ask}, {"allow", c.Allow, &p.allow}, {"postBlock", c.PostBlock, &p.post}} {
 		for i, text := range list.rules {
 			where := list.name + "[" + strconv.Itoa(i) + "]"
 			r, err := ParseRule(text)
@@ -642,6 +652,11 @@ func (p *Policy) Install(c *host.Context, reg *tools.Registry) error {
 	if _, err := host.OnWaterfall(c, tools.PreExecute, p.PreExecute); err != nil {
 		return err
 	}
+	if len(p.post) > 0 || p.postContext != "" {
+		if _, err := host.OnWaterfall(c, tools.PostExecute, p.PostExecute); err != nil {
+			return err
+		}
+	}
 	_, err := reg.Guard(c, p.Guard)
 	return err
 }
@@ -666,6 +681,38 @@ func (p *Policy) PreExecute(ctx context.Context, e *tools.Execution, next events
 		return tools.Asked(d.Reason()), nil
 	}
 	return next(ctx)
+}
+
+// PostDecide returns the first postBlock rule matching a call that ran
+// (read as a deny rule is), and false when none does.
+func (p *Policy) PostDecide(tool string, args json.RawMessage) (Decision, bool) {
+	c := &call{p: p, tool: tool, args: args}
+	for i := range p.post {
+		if c.match(&p.post[i], true) {
+			return Decision{Verdict: Deny, Rule: p.post[i].text, Where: p.post[i].where}, true
+		}
+	}
+	return Decision{}, false
+}
+
+// PostExecute is the policy's tools/post-execute listener: a result of a
+// call a postBlock rule matches is blocked with the rule as feedback;
+// PostContext is added to the others.
+func (p *Policy) PostExecute(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+	e := in.Execution()
+	if d, ok := p.PostDecide(e.Name(), e.Args()); ok {
+		return tools.PostDecision{Kind: tools.Block, Feedback: "dsh policy blocked the result: " + d.Reason()}, nil
+	}
+	out, err := next(ctx)
+	if err != nil || out.Kind == tools.Block || p.postContext == "" {
+		return out, err
+	}
+	if out.AdditionalContext != "" {
+		out.AdditionalContext = p.postContext + "\n\n" + out.AdditionalContext
+	} else {
+		out.AdditionalContext = p.postContext
+	}
+	return out, nil
 }
 
 // Guard is the policy's guard: the deny verdicts only.

@@ -181,6 +181,9 @@ func parseRule(s string) (Rule, error) {
 		if strings.TrimSpace(body) == "*" {
 			return r, nil // Bash(*) is Bash
 		}
+		if rest, ok := strings.CutPrefix(body, "command:"); ok && strings.TrimSpace(rest) != "*" {
+			return Rule{}, fmt.Errorf("Bash takes a command pattern, as Claude Code does, not key:pattern: write Bash(%s)", strings.TrimSpace(rest))
+		}
 		sp, err := compileShellPat(body)
 		if err != nil {
 			return Rule{}, err
@@ -188,6 +191,11 @@ func parseRule(s string) (Rule, error) {
 		r.kind, r.shell = kindShell, sp
 		return r, nil
 	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "LS", "NotebookRead":
+		for _, k := range []string{"file_path:", "path:", "notebook_path:"} {
+			if rest, ok := strings.CutPrefix(body, k); ok {
+				return Rule{}, fmt.Errorf("%s takes a path pattern, as Claude Code does, not key:pattern: write %s(%s) (//%s for an absolute path)", name, name, rest, strings.TrimPrefix(rest, "/"))
+			}
+		}
 		pp, err := compileClaudePath(body)
 		if err != nil {
 			return Rule{}, fmt.Errorf("path pattern %q: %s", body, err)
