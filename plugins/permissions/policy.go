@@ -1,7 +1,6 @@
 package permissions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tidwall/gjson"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/dsh-go/dsh/events"
@@ -85,13 +85,19 @@ type Policy struct {
 	postContext      string
 	def              Verdict
 	env              env
-	shellKey         []string // the Bash tool's command argument
+	keys             *keyTrie // every key path the rules read
+	nkeys            int
+	keyShell         int   // the Bash tool's command argument
+	keyURL, keyAgent int   // WebFetch's url, Agent's subagent_type
+	keyPaths         []int // file_path, notebook_path, path
+	lines            lineCache
 }
 
 type compiled struct {
 	Rule
 	where   string // "deny[2]"
 	primary string // for bare conditions
+	keyIDs  []int  // per condition, its key path's id in Policy.keys
 }
 
 // Decision is the outcome of [Policy.Decide].
@@ -124,7 +130,9 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Compile checks and compiles c. Every problem is reported, each as a
 // [*ConfigError] naming its entry, joined with errors.Join.
 func Compile(c Config) (*Policy, error) {
-	p := &Policy{def: c.DefaultMode, postContext: c.PostContext, env: env{cwd: path.Clean(c.WorkDir), home: c.Home, configDir: c.ConfigDir}, shellKey: []string{"command"}}
+	p := &Policy{def: c.DefaultMode, postContext: c.PostContext, env: env{cwd: path.Clean(c.WorkDir), home: c.Home, configDir: c.ConfigDir}}
+	p.keys = newKeyTrie()
+	shellKey := []string{"command"}
 	if c.WorkDir == "" {
 		p.env.cwd = ""
 	}
@@ -156,7 +164,7 @@ func Compile(c Config) (*Policy, error) {
 		errs = append(errs, &ConfigError{"home", fmt.Errorf("must be an absolute path, not %q", c.Home)})
 	}
 	if k, ok := c.PrimaryArgs["Bash"]; ok && validKey(k) {
-		p.shellKey = strings.Split(k, ".")
+		shellKey = strings.Split(k, ".")
 	}
 	for tool, arg := range c.PrimaryArgs {
 		if !validKey(arg) {
@@ -189,11 +197,24 @@ func Compile(c Config) (*Policy, error) {
 				}
 				cr.primary = arg
 			}
+			for _, cd := range r.conds {
+				key := cd.key
+				if cd.bare {
+					key = strings.Split(cr.primary, ".")
+				}
+				cr.keyIDs = append(cr.keyIDs, p.keys.add(key, &p.nkeys))
+			}
 			*list.into = append(*list.into, cr)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	p.keyShell = p.keys.add(shellKey, &p.nkeys)
+	p.keyURL = p.keys.add([]string{"url"}, &p.nkeys)
+	p.keyAgent = p.keys.add([]string{"subagent_type"}, &p.nkeys)
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		p.keyPaths = append(p.keyPaths, p.keys.add([]string{k}, &p.nkeys))
 	}
 	return p, nil
 }
@@ -273,52 +294,49 @@ func (r *Rule) appliesTo(tool string) bool {
 	return r.server != "" && strings.HasPrefix(tool, r.server)
 }
 
-// call is one call being decided: its arguments decoded once, and what
-// was read from them, shared by every rule.
+// call is one call being decided: its arguments read once, and what was
+// read from them, shared by every rule.
 type call struct {
-	p       *Policy
-	tool    string
-	args    json.RawMessage
-	decoded bool
-	bad     bool // the arguments are not a JSON value
-	doc     any
-	vals    map[string][]string
-	shellOK bool
-	cmds    []shellCmd
-	shellIn bool // shell() ran
-	forms   map[string][]string
+	p        *Policy
+	tool     string
+	args     json.RawMessage
+	gathered bool
+	bad      bool // the arguments are not JSON
+	nodes    [][]gjson.Result
+	vals     [][]string
+	valsDone []bool
+	shellOK  bool
+	cmds     []shellCmd
+	shellIn  bool // shell() ran
+	forms    map[string][]string
 }
 
-func (c *call) decode() (any, bool) {
-	if !c.decoded {
-		c.decoded = true
-		d := json.NewDecoder(bytes.NewReader(c.args))
-		d.UseNumber()
-		if d.Decode(&c.doc) != nil {
-			c.doc, c.bad = nil, true
+func (c *call) gather() bool {
+	if !c.gathered {
+		c.gathered = true
+		c.nodes, c.bad = nil, true
+		if nodes, ok := c.p.keys.gather(c.args, c.p.nkeys); ok {
+			c.nodes, c.bad = nodes, false
+			c.vals = make([][]string, c.p.nkeys)
+			c.valsDone = make([]bool, c.p.nkeys)
 		}
 	}
-	return c.doc, !c.bad
+	return !c.bad
 }
 
-// values returns the scalar values at key (memoized per key), and false
-// when the arguments are not JSON.
-func (c *call) values(key []string) ([]string, bool) {
-	doc, ok := c.decode()
-	if !ok {
+// values returns the scalar values at the key path with the given id, and
+// false when the arguments are not JSON.
+func (c *call) values(id int) ([]string, bool) {
+	if !c.gather() {
 		return nil, false
 	}
-	k := strings.ToLower(strings.Join(key, "."))
-	if v, ok := c.vals[k]; ok {
-		return v, true
+	if !c.valsDone[id] {
+		c.valsDone[id] = true
+		for _, n := range c.nodes[id] {
+			c.vals[id] = scalars(n, c.vals[id], 0)
+		}
 	}
-	var out []string
-	collect(doc, key, &out)
-	if c.vals == nil {
-		c.vals = map[string][]string{}
-	}
-	c.vals[k] = out
-	return out, true
+	return c.vals[id], true
 }
 
 // judge applies m to every value: for a cautious rule it holds when any
@@ -373,19 +391,15 @@ func (c *call) match(r *compiled, cautious bool) bool {
 			return c.matchPath(&r.path, v, cautious)
 		})
 	case kindDomain:
-		vals, ok := c.values([]string{"url"})
+		vals, ok := c.values(c.p.keyURL)
 		return judge(vals, ok, cautious, func(v string) (bool, bool) { return matchDomain(r.domain, v) })
 	case kindAgent:
-		vals, ok := c.values([]string{"subagent_type"})
+		vals, ok := c.values(c.p.keyAgent)
 		return judge(vals, ok, cautious, func(v string) (bool, bool) { return r.agent.MatchString(v), false })
 	}
 	for i := range r.conds {
 		cd := &r.conds[i]
-		key := cd.key
-		if cd.bare {
-			key = strings.Split(r.primary, ".")
-		}
-		vals, ok := c.values(key)
+		vals, ok := c.values(r.keyIDs[i])
 		held := judge(vals, ok, cautious, func(v string) (bool, bool) {
 			if cd.path != nil {
 				return c.matchPath(cd.path, v, cautious)
@@ -446,8 +460,8 @@ func (c *call) pathForms(v string) ([]string, bool) {
 // path search the current directory).
 func (c *call) pathValues() ([]string, bool) {
 	var all []string
-	for _, k := range []string{"file_path", "notebook_path", "path"} {
-		v, ok := c.values([]string{k})
+	for _, k := range c.p.keyPaths {
+		v, ok := c.values(k)
 		if !ok {
 			return nil, false
 		}
@@ -467,29 +481,31 @@ func (c *call) shell() ([]shellCmd, bool) {
 		return c.cmds, c.shellOK
 	}
 	c.shellIn = true
-	doc, ok := c.decode()
-	if !ok {
+	if !c.gather() {
 		return nil, false
 	}
-	var nodes []any
-	collectNodes(doc, c.p.shellKey, &nodes)
+	nodes := c.nodes[c.p.keyShell]
 	if len(nodes) == 0 {
 		return nil, false
 	}
 	for _, n := range nodes {
-		switch x := n.(type) {
-		case string:
-			cmds, _ := parseShell(x)
-			c.cmds = append(c.cmds, cmds...)
-		case []any:
+		switch {
+		case n.Type == gjson.String:
+			c.cmds = append(c.cmds, c.p.lines.parse(n.String())...)
+		case n.IsArray():
 			// An argument vector (["bash", "-lc", "…"]).
-			words := make([]string, 0, len(x))
-			for _, e := range x {
-				s, ok := e.(string)
-				if !ok {
-					return nil, false
+			var words []string
+			bad := false
+			n.ForEach(func(_, e gjson.Result) bool {
+				if e.Type != gjson.String {
+					bad = true
+					return false
 				}
-				words = append(words, s)
+				words = append(words, e.String())
+				return true
+			})
+			if bad {
+				return nil, false
 			}
 			if len(words) == 0 {
 				return nil, false
@@ -526,10 +542,9 @@ func (c *call) shellAllowed(rules []*compiled) *compiled {
 		if cm.opaque || cm.rough != nil {
 			return nil
 		}
-		fw := firstWord(cm.canon)
 		var hit *compiled
 		for _, r := range rules {
-			if (r.shell.first == "" || fw == r.shell.first) && r.shell.re.MatchString(cm.canon) {
+			if r.shell.firstOf(cm.canon) && r.shell.re.MatchString(cm.canon) {
 				hit = r
 				break
 			}
@@ -561,64 +576,6 @@ func matchDomain(pat, raw string) (match, unknown bool) {
 		return strings.HasSuffix(h, pat[1:]), false
 	}
 	return h == pat, false
-}
-
-// collectNodes appends the values found at key in v (objects member by
-// member, case-insensitively, arrays element by element on the way),
-// without splitting the values themselves.
-func collectNodes(v any, key []string, out *[]any) {
-	if len(key) == 0 {
-		*out = append(*out, v)
-		return
-	}
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			collectNodes(e, key, out)
-		}
-	case map[string]any:
-		for k, e := range x {
-			if strings.EqualFold(k, key[0]) {
-				collectNodes(e, key[1:], out)
-			}
-		}
-	}
-}
-
-// collect appends the scalar values found at key in v: object members
-// whose name equals the segment case-insensitively, arrays element by
-// element, at every level.
-func collect(v any, key []string, out *[]string) {
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			collect(e, key, out)
-		}
-		return
-	case map[string]any:
-		if len(key) == 0 {
-			return // an object is no scalar value
-		}
-		for k, e := range x {
-			if strings.EqualFold(k, key[0]) {
-				collect(e, key[1:], out)
-			}
-		}
-		return
-	}
-	if len(key) > 0 {
-		return
-	}
-	switch x := v.(type) {
-	case string:
-		*out = append(*out, x)
-	case json.Number:
-		*out = append(*out, x.String())
-	case bool:
-		*out = append(*out, strconv.FormatBool(x))
-	case nil:
-		*out = append(*out, "null")
-	}
 }
 
 // Plugin is the permissions policy. Its configuration is a [Config] (or

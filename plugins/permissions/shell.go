@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -71,8 +73,62 @@ func parseShell(src string) (cmds []shellCmd, ok bool) {
 	return j.cmds, true
 }
 
+// lineCache remembers the commands of the last command lines parsed: a
+// call is decided twice (tools/pre-execute and the guard), and agents
+// repeat commands. The cached commands are never modified.
+type lineCache struct {
+	mu    sync.Mutex
+	m     map[string][]shellCmd
+	order []string
+}
+
+// Bounds of the cache: how many lines, and the longest line kept.
+const (
+	lineCacheSize = 64
+	lineCacheLen  = 16 << 10
+)
+
+func (lc *lineCache) parse(line string) []shellCmd {
+	if len(line) > lineCacheLen {
+		cmds, _ := parseShell(line)
+		return cmds
+	}
+	lc.mu.Lock()
+	cmds, ok := lc.m[line]
+	lc.mu.Unlock()
+	if ok {
+		return cmds
+	}
+	cmds, _ = parseShell(line)
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.m == nil {
+		lc.m = map[string][]shellCmd{}
+	}
+	if _, ok := lc.m[line]; !ok {
+		if len(lc.order) >= lineCacheSize {
+			delete(lc.m, lc.order[0])
+			lc.order = lc.order[1:]
+		}
+		lc.m[line] = cmds
+		lc.order = append(lc.order, line)
+	}
+	return cmds
+}
+
 type shellJudge struct {
-	cmds []shellCmd
+	cmds   []shellCmd
+	src    string // the line being walked, for the text of its nodes
+	parser *syntax.Parser
+}
+
+// text returns a node's source text in the line being walked.
+func (j *shellJudge) text(n syntax.Node) string {
+	a, b := n.Pos().Offset(), n.End().Offset()
+	if a > b || b > uint(len(j.src)) {
+		return "\x00"
+	}
+	return j.src[a:b]
 }
 
 // line parses src and adds its commands; false when it cannot be parsed.
@@ -80,10 +136,16 @@ func (j *shellJudge) line(src string, depth int) bool {
 	if len(src) > maxShellLen || depth > maxShellDepth {
 		return false
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	if j.parser == nil {
+		j.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}
+	f, err := j.parser.Parse(strings.NewReader(src), "")
 	if err != nil {
 		return false
 	}
+	outer := j.src
+	j.src = src
+	defer func() { j.src = outer }()
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch x := n.(type) {
 		case *syntax.CallExpr:
@@ -93,7 +155,7 @@ func (j *shellJudge) line(src string, depth int) bool {
 		case *syntax.DeclClause:
 			words := []string{x.Variant.Value}
 			for _, a := range x.Args {
-				words = append(words, printNode(a))
+				words = append(words, j.text(a))
 			}
 			j.add(words, words, false)
 		case *syntax.Stmt:
@@ -111,7 +173,7 @@ func (j *shellJudge) stdinScript(s *syntax.Stmt, depth int) {
 	if !ok || len(call.Args) == 0 {
 		return
 	}
-	name, _ := literal(call.Args[0])
+	name, _ := j.literal(call.Args[0])
 	if !shells[path.Base(name)] && !shellWrappers[path.Base(name)] {
 		return
 	}
@@ -123,7 +185,7 @@ func (j *shellJudge) stdinScript(s *syntax.Stmt, depth int) {
 		if body == nil {
 			continue
 		}
-		text, lit := literal(body)
+		text, lit := j.literal(body)
 		if !lit || !j.line(text, depth+1) {
 			j.cmds = append(j.cmds, roughCmd(text))
 		}
@@ -149,7 +211,7 @@ func (j *shellJudge) call(args []*syntax.Word, depth int) {
 	words := make([]string, len(args))
 	lit := make([]bool, len(args))
 	for i, w := range args {
-		words[i], lit[i] = literal(w)
+		words[i], lit[i] = j.literal(w)
 	}
 	if !lit[0] {
 		// rm${IFS}-rf: the literal start of a computed name could be the
@@ -165,25 +227,21 @@ func (j *shellJudge) call(args []*syntax.Word, depth int) {
 // literal, its text after quote removal; else its text as written).
 func (j *shellJudge) words(words []string, lit []bool, depth int) {
 	c := shellCmd{}
-	seen := map[string]bool{}
+	add := func(s string) {
+		if !slices.Contains(c.forms, s) {
+			c.forms = append(c.forms, s)
+		}
+	}
 	addForm := func(ws []string) {
 		if len(ws) == 0 {
 			return
 		}
-		s := strings.Join(ws, " ")
-		if !seen[s] {
-			seen[s] = true
-			c.forms = append(c.forms, s)
-		}
+		add(strings.Join(ws, " "))
 		// The name without its directory: /bin/rm is rm for deny and ask.
 		if strings.Contains(ws[0], "/") {
 			b := path.Base(ws[0])
 			if b != "" && b != "." && b != "/" {
-				s := strings.Join(append([]string{b}, ws[1:]...), " ")
-				if !seen[s] {
-					seen[s] = true
-					c.forms = append(c.forms, s)
-				}
+				add(strings.Join(append([]string{b}, ws[1:]...), " "))
 			}
 		}
 	}
@@ -425,7 +483,12 @@ func hasGlob(s string) bool {
 
 // literal returns a word's text after quote removal, and whether it is a
 // literal (no expansion of any kind, no unquoted pattern characters).
-func literal(w *syntax.Word) (string, bool) {
+func (j *shellJudge) literal(w *syntax.Word) (string, bool) {
+	if len(w.Parts) == 1 {
+		if l, ok := w.Parts[0].(*syntax.Lit); ok {
+			return unescape(l.Value)
+		}
+	}
 	var b strings.Builder
 	ok := true
 	for _, p := range w.Parts {
@@ -436,7 +499,7 @@ func literal(w *syntax.Word) (string, bool) {
 			ok = ok && lok
 		case *syntax.SglQuoted:
 			if x.Dollar {
-				b.WriteString(printNode(x))
+				b.WriteString(j.text(x))
 				ok = false
 			} else {
 				b.WriteString(x.Value)
@@ -449,12 +512,12 @@ func literal(w *syntax.Word) (string, bool) {
 				if l, isLit := q.(*syntax.Lit); isLit {
 					b.WriteString(unescapeDbl(l.Value))
 				} else {
-					b.WriteString(printNode(q))
+					b.WriteString(j.text(q))
 					ok = false
 				}
 			}
 		default:
-			b.WriteString(printNode(p))
+			b.WriteString(j.text(p))
 			ok = false
 		}
 	}
@@ -532,14 +595,6 @@ func unescapeDbl(s string) string {
 	return b.String()
 }
 
-func printNode(n syntax.Node) string {
-	var b strings.Builder
-	if err := syntax.NewPrinter(syntax.Minify(true)).Print(&b, n); err != nil {
-		return "\x00"
-	}
-	return b.String()
-}
-
 // roughCmd is the opaque command of a line that could not be parsed (or
 // is too long to): deny and ask rules whose first word is one of the
 // line's words (split at white space and shell operators, with and without
@@ -610,10 +665,10 @@ func compileShellPat(p string) (*shellPat, error) {
 	return sp, nil
 }
 
-// firstWord returns a command text's first word.
-func firstWord(s string) string {
-	w, _, _ := strings.Cut(s, " ")
-	return w
+// firstOf reports whether command text s can match: it starts with the
+// pattern's literal first word, or the pattern has none.
+func (sp *shellPat) firstOf(s string) bool {
+	return sp.first == "" || strings.HasPrefix(s, sp.first) && (len(s) == len(sp.first) || s[len(sp.first)] == ' ')
 }
 
 // matchAny reports whether the pattern matches any form of any command
@@ -632,7 +687,7 @@ func (sp *shellPat) matchCmd(c *shellCmd) bool {
 		return sp.first == "" || c.rough[sp.first]
 	}
 	for _, f := range c.forms {
-		if (sp.first == "" || firstWord(f) == sp.first) && sp.re.MatchString(f) {
+		if sp.firstOf(f) && sp.re.MatchString(f) {
 			return true
 		}
 	}
