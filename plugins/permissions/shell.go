@@ -6,6 +6,7 @@ import (
 	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -319,11 +320,14 @@ func isWrapperRun(words []string, lit []bool) bool {
 }
 
 // nested judges the words of eval (joined by spaces) as a command line.
+//
+// A string with an expansion cannot be known: the command is opaque (no
+// allow rule allows it), and its text as written is judged all the same,
+// so that deny and ask rules see the commands it names.
 func (j *shellJudge) nested(words []string, lit []bool, depth int, c *shellCmd) {
 	for _, l := range lit {
 		if !l {
 			c.opaque = true
-			return
 		}
 	}
 	if len(words) == 0 {
@@ -349,7 +353,7 @@ func (j *shellJudge) shellArgs(words []string, lit []bool, depth int, c *shellCm
 			break
 		}
 		if strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "c") {
-			if i+1 >= len(words) || !lit[i+1] {
+			if i+1 >= len(words) {
 				c.opaque = true
 				return
 			}
@@ -499,8 +503,9 @@ func (j *shellJudge) literal(w *syntax.Word) (string, bool) {
 			ok = ok && lok
 		case *syntax.SglQuoted:
 			if x.Dollar {
-				b.WriteString(j.text(x))
-				ok = false
+				v, dok := ansiC(x.Value)
+				b.WriteString(v)
+				ok = ok && dok
 			} else {
 				b.WriteString(x.Value)
 			}
@@ -540,10 +545,11 @@ func litPrefix(w *syntax.Word) string {
 			}
 			b.WriteString(v)
 		case *syntax.SglQuoted:
+			v := x.Value
 			if x.Dollar {
-				return b.String()
+				v, _ = ansiC(v)
 			}
-			b.WriteString(x.Value)
+			b.WriteString(v)
 		default:
 			return b.String()
 		}
@@ -575,6 +581,83 @@ func unescape(s string) (string, bool) {
 		b.WriteByte(s[i])
 	}
 	return b.String(), ok
+}
+
+// ansiC decodes the body of a $'…' string as bash does; ok is false for
+// an escape it does not know (\c control characters), whose text is kept.
+func ansiC(s string) (string, bool) {
+	if !strings.Contains(s, `\`) {
+		return s, true
+	}
+	var b strings.Builder
+	ok := true
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		switch c := s[i]; c {
+		case 'n':
+			b.WriteByte('\n')
+		case 't':
+			b.WriteByte('\t')
+		case 'r':
+			b.WriteByte('\r')
+		case 'a':
+			b.WriteByte(7)
+		case 'b':
+			b.WriteByte(8)
+		case 'e', 'E':
+			b.WriteByte(27)
+		case 'f':
+			b.WriteByte(12)
+		case 'v':
+			b.WriteByte(11)
+		case '\\', '\'', '"', '?':
+			b.WriteByte(c)
+		case 'x', 'u', 'U', '0', '1', '2', '3', '4', '5', '6', '7':
+			base, max := 16, map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			start := i + 1
+			if c >= '0' && c <= '7' {
+				base, max, start = 8, 3, i
+			}
+			end := start
+			for end < len(s) && end-start < max && isDigitIn(s[end], base) {
+				end++
+			}
+			if end == start {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			n, err := strconv.ParseUint(s[start:end], base, 32)
+			if err != nil {
+				ok = false
+			}
+			if c == 'x' || base == 8 {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = end - 1
+		default:
+			ok = false
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), ok
+}
+
+func isDigitIn(c byte, base int) bool {
+	switch {
+	case c >= '0' && c <= '7':
+		return true
+	case c == '8' || c == '9':
+		return base == 16
+	}
+	return base == 16 && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')
 }
 
 // unescapeDbl removes the backslashes that escape inside double quotes.
