@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
@@ -65,9 +67,13 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stdout, string(b))
 		return exitOK
 	}
+	hidden := deniedTools(cfg)
 	for _, t := range g.reg.Visible(cliAgent) {
 		if g.reg.Mode() == tools.Code && t.Name() != tools.RunCodeName {
 			continue // what an MCP client is served: run_code only
+		}
+		if t.Name() != tools.RunCodeName && hidden(t.Name()) {
+			continue // denied without condition: not offered (as in tools/list)
 		}
 		desc, _, _ := strings.Cut(t.Description(), "\n")
 		fmt.Fprintf(stdout, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
@@ -131,4 +137,18 @@ func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return exitFailure
 	}
 	return exitOK
+}
+
+// deniedTools returns what names a tool every call of which the config's
+// permission rules deny (a deny rule without conditions): such a tool is
+// not offered, neither by `dsh tools list` nor in the gateway's
+// tools/list.
+func deniedTools(cfg *dshconfig.Config) func(string) bool {
+	pol, err := permissions.Compile(cfg.Permissions)
+	if err != nil {
+		// Loaded configs are compiled already; hide everything rather
+		// than offer a tool a rule may deny.
+		return func(string) bool { return true }
+	}
+	return pol.DeniesTool
 }

@@ -223,8 +223,8 @@ func (p *parser) servers(v value, cfg *Config) {
 			p.fail(key, "a server name must be 1 to 64 of [A-Za-z0-9_-] (it becomes part of tool names mcp__<server>__<tool>)")
 			continue
 		}
-		if strings.Contains(m.key, "__") {
-			p.fail(key, "a server name must not contain \"__\" (the separator of mcp__<server>__<tool>)")
+		if err := permissions.CheckServerName(m.key); err != nil {
+			p.fail(key, "%s", err.Error())
 			continue
 		}
 		so, ok := p.object(key, m.val, "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "trusted", "disabled")
