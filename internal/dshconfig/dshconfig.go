@@ -122,7 +122,15 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	return Parse(path, data, os.LookupEnv)
+	cfg, err := Parse(path, data, os.LookupEnv)
+	if err == nil && cfg.Permissions.WorkDir == "" {
+		// The rules' current directory: the process's own (the gateway's
+		// servers start there too); `dsh hook` sets the payload's cwd.
+		if wd, werr := os.Getwd(); werr == nil {
+			cfg.Permissions.WorkDir = wd
+		}
+	}
+	return cfg, err
 }
 
 // Parse decodes data, naming file in errors and reading ${VAR} through
