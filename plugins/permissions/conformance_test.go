@@ -76,7 +76,7 @@ func TestClaudeCodeDocsPaths(t *testing.T) {
 		{name: "Read(~/.ssh/**) against /home/u/.ssh/id_rsa", deny: []string{"Read(~/.ssh/**)"}, tool: "Read", input: read(home + "/.ssh/id_rsa"), want: D},
 		{name: "Read(//etc/passwd) against /etc/passwd", deny: []string{"Read(//etc/passwd)"}, tool: "Read", input: read("/etc/passwd"), want: D},
 		{name: "Read(//etc/passwd) does not deny a relative .env", deny: []string{"Read(//etc/passwd)"}, tool: "Read", input: read(".env"), want: N},
-		{name: "ask Edit(src/**) against /home/u/proj/src/a.ts", ask: []string{"Edit(src/**)"}, tool: "Edit", input: read(proj + "/src/a.ts"), want: permissions.Ask},
+		{name: "ask Edit(src/**) against /home/u/proj/src/a.ts", ask: []string{"Edit(src/**)"}, def: A, tool: "Edit", input: read(proj + "/src/a.ts"), want: permissions.Ask},
 		{name: "Edit rules apply to all built-in tools that edit files", deny: []string{"Edit(./.env)"}, tool: "NotebookEdit", input: map[string]any{"notebook_path": proj + "/.env"}, want: D},
 		{name: "Read rules apply to Grep and Glob", deny: []string{"Read(./secrets/**)"}, tool: "Grep", input: map[string]any{"pattern": "x", "path": proj + "/secrets"}, want: D},
 		{name: "Grep without a path searches the current directory", deny: []string{"Read(./**)"}, tool: "Grep", input: map[string]any{"pattern": "x"}, want: D},
@@ -109,6 +109,7 @@ func TestArgConditionPaths(t *testing.T) {
 		{name: "~/ in a condition is the home directory, not workDir", deny: []string{"mcp__fs__read_file(path:~/.ssh/**)"}, tool: "mcp__fs__read_file", input: w("~/.ssh/id_rsa"), want: D},
 		{name: "./ in a condition is the current directory", deny: []string{"mcp__fs__read_file(path:./secret/**)"}, tool: "mcp__fs__read_file", input: w(proj + "/secret/a"), want: D},
 		{name: "NFD value against an NFC condition", deny: []string{"mcp__fs__read_file(path:/data/café/**)"}, tool: "mcp__fs__read_file", input: w("/data/cafe\u0301/x"), want: D},
+		{name: "a URL condition is matched as text, not as a path", deny: []string{"mcp__fetch__fetch(url:https://evil.io/**)"}, tool: "mcp__fetch__fetch", input: map[string]any{"url": "https://evil.io/a/b"}, want: D},
 		{name: "a plain condition is matched as text", deny: []string{"mcp__db__query(sql:DROP *)"}, tool: "mcp__db__query", input: map[string]any{"sql": "select"}, want: N},
 	})
 }

@@ -84,10 +84,9 @@ func compileClaudePath(p string) (pathPat, error) {
 }
 
 // compileArgPath compiles a key:pattern condition's path pattern (one
-// that starts with "/", "//", "~/" or "./", or holds a "/"): "/p" and
-// "//p" are absolute, "~/p" from the home directory, "./p" and other
-// relative patterns from the current directory, and a pattern starting
-// with "**/" matches at any depth. The whole path must match ("*" does
+// that starts with "/", "//", "~/", "./" or "**/"): "/p" and "//p" are
+// absolute, "~/p" from the home directory, "./p" from the current
+// directory, and a pattern starting with "**/" matches at any depth. The whole path must match ("*" does
 // not cross "/"); "dir/**" covers dir itself.
 func compileArgPath(p string) (pathPat, error) {
 	var pp pathPat
@@ -112,9 +111,13 @@ func compileArgPath(p string) (pathPat, error) {
 }
 
 // isArgPath reports whether a key:pattern condition's pattern is a path
-// pattern (see compileArgPath).
+// pattern (see compileArgPath): it starts with "/", "~/", "./" or "**/".
+// Any other pattern, a URL ("https://…") included, is matched as text.
 func isArgPath(p string) bool {
-	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~/") || p == "~" || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || strings.Contains(p, "/")
+	if strings.Contains(p, "://") {
+		return false
+	}
+	return strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~/") || p == "~" || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "**/")
 }
 
 // pathRegexp translates a path glob (after its base prefix) into regexp

@@ -106,9 +106,9 @@ func (r Rule) String() string { return r.text }
 //     which must hold, each key ":" pattern with key a dotted path into
 //     the arguments (segments of [A-Za-z0-9_-]), or a bare pattern for the
 //     tool's primary argument ([Config].PrimaryArgs). A pattern that
-//     starts with "/", "//", "~/", "./" or holds a "/" is a path pattern
-//     (leading "/" absolute); any other is matched against the value as
-//     it is: "**" any run, "*" any run without "/", "?" one character but
+//     starts with "/", "//", "~/", "./" or "**/" is a path pattern
+//     (leading "/" absolute); any other (a URL too) is matched against
+//     the value as it is: "**" any run, "*" any run without "/", "?" one character but
 //     "/", "\" makes the next character literal (write "\," "\)" "\*").
 //
 // A tool pattern "mcp__server" (no further "__") also matches every tool
