@@ -141,6 +141,14 @@ func TestClaudeCodeDocsBash(t *testing.T) {
 		{name: "an expansion in the command position is not allowed by a command rule", allow: []string{"Bash(echo *)"}, tool: "Bash", input: bash("$CMD hi"), want: N},
 		{name: "an unparseable line is not allowed by a rule", allow: []string{"Bash(echo *)"}, tool: "Bash", input: bash("echo 'unterminated"), want: N},
 		{name: "a shell reading its script from a pipe is not allowed", allow: []string{"Bash(echo *)", "Bash(bash *)"}, tool: "Bash", input: bash("echo rm | bash"), want: N},
+		{name: "a PATH assignment changes which ls runs: not allowed", allow: []string{"Bash(ls *)"}, tool: "Bash", input: bash("PATH=. ls"), want: N},
+		{name: "an earlier PATH assignment: not allowed", allow: []string{"Bash(ls *)"}, tool: "Bash", input: bash("export PATH=/tmp/x; ls"), want: N},
+		{name: "env LD_PRELOAD=…: not allowed", allow: []string{"Bash(ls *)"}, tool: "Bash", input: bash("env LD_PRELOAD=/tmp/x.so ls"), want: N},
+		{name: "a harmless assignment prefix is stripped", allow: []string{"Bash(npm test)"}, tool: "Bash", input: bash("CI=1 npm test"), want: A},
+		{name: "an output redirection to a file is an edit: not allowed", allow: []string{"Bash(echo *)"}, tool: "Bash", input: bash("echo x > ~/.bashrc"), want: N},
+		{name: "a redirection between descriptors or to /dev/null is allowed", allow: []string{"Bash(npm test)"}, tool: "Bash", input: bash("npm test 2>&1 >/dev/null"), want: A},
+		{name: "brace expansion is judged as bash expands it", allow: []string{"Bash(echo *)"}, tool: "Bash", input: bash("echo {a,b}"), want: A},
+		{name: "a huge brace expansion is bounded and not allowed", allow: []string{"Bash(echo *)"}, tool: "Bash", input: bash("echo {1..99999999999}"), want: N},
 		{name: "find -exec: the executed command must be allowed too", allow: []string{"Bash(find *)"}, tool: "Bash", input: bash(`find . -exec rm {} \;`), want: N},
 	})
 }
@@ -206,6 +214,11 @@ func TestBashDenyBypasses(t *testing.T) {
 		"rm x 'unterminated",
 		"stdbuf -oL rm x",
 		"timeout 5 bash -c 'rm x'",
+		"{rm,-rf,x}",
+		"echo a; {rm,x}",
+		"r{m,} x",
+		"bash -c $'\\x72m x'",
+		"bash -c \"$A; rm x\"",
 	} {
 		t.Run(strings.ReplaceAll(line, "\n", `\n`), func(t *testing.T) {
 			p, err := permissions.Compile(permissions.Config{Deny: []string{"Bash(rm:*)"}, Allow: []string{"Bash"}, WorkDir: proj, Home: home})

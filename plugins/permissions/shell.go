@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -161,6 +162,21 @@ func (j *shellJudge) line(src string, depth int) bool {
 			j.add(words, words, false)
 		case *syntax.Stmt:
 			j.stdinScript(x, depth)
+			for _, r := range x.Redirs {
+				if r.Word == nil {
+					continue
+				}
+				if text, _ := j.literal(r.Word); writesFile(r, text) {
+					// Writing a file is an edit, not the command's run:
+					// no command rule allows it.
+					j.cmds = append(j.cmds, shellCmd{opaque: true})
+					break
+				}
+			}
+		case *syntax.Assign:
+			if x.Name != nil && dangerousVar(x.Name.Value) {
+				j.cmds = append(j.cmds, shellCmd{opaque: true})
+			}
 		}
 		return true
 	})
@@ -209,6 +225,13 @@ func (j *shellJudge) add(canon, written []string, opaque bool) {
 
 // call judges one simple command given its words.
 func (j *shellJudge) call(args []*syntax.Word, depth int) {
+	args, braced := braceExpand(args)
+	if braced > maxBraceWords {
+		j.cmds = append(j.cmds, shellCmd{opaque: true}) // not judged whole: never allowed
+	}
+	if len(args) == 0 {
+		return
+	}
 	words := make([]string, len(args))
 	lit := make([]bool, len(args))
 	for i, w := range args {
@@ -461,6 +484,9 @@ func wrapperArgs(words []string, lit []bool) int {
 			case strings.HasPrefix(w, "-"):
 				return -1
 			case strings.Contains(w, "="):
+				if name, _, _ := strings.Cut(w, "="); dangerousVar(name) {
+					return -1
+				}
 			default:
 				return i
 			}
@@ -527,6 +553,72 @@ func (j *shellJudge) literal(w *syntax.Word) (string, bool) {
 		}
 	}
 	return b.String(), ok
+}
+
+// maxBraceWords bounds the words one command's brace expansion is judged
+// with ({rm,-rf,x} is rm -rf x); a larger expansion is judged by its first
+// words and is never allowed.
+const maxBraceWords = 256
+
+// braceExpand returns args with their brace expansions done, as bash does
+// before running a command, and the number of words the expansion makes
+// (more than maxBraceWords: the words returned are its first ones).
+func braceExpand(args []*syntax.Word) ([]*syntax.Word, int) {
+	var out []*syntax.Word
+	n := 0
+	for i, w := range args {
+		// SplitBraces rewrites the word it is given: give it a copy, so
+		// the tree being walked stays as parsed.
+		wc := *w
+		wc.Parts = slices.Clone(w.Parts)
+		if !syntax.SplitBraces(&wc) {
+			if out != nil {
+				out = append(out, w)
+			}
+			n++
+			continue
+		}
+		if out == nil {
+			out = append(out, args[:i]...)
+		}
+		for e, err := range expand.BracesSeq(nil, &wc) {
+			n++
+			if err != nil || n > maxBraceWords {
+				return out, maxBraceWords + 1
+			}
+			out = append(out, e)
+		}
+	}
+	if out == nil {
+		return args, n
+	}
+	return out, n
+}
+
+// dangerousVar reports whether assigning the variable changes which
+// program a command name runs or what a shell runs first (PATH,
+// LD_PRELOAD, BASH_ENV, ...): a line assigning one is never allowed.
+func dangerousVar(name string) bool {
+	switch name {
+	case "PATH", "BASH_ENV", "ENV", "IFS", "PS4", "SHELLOPTS", "BASHOPTS", "PROMPT_COMMAND", "GCONV_PATH",
+		"NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "PERL5LIB", "RUBYOPT", "GIT_SSH", "GIT_SSH_COMMAND",
+		"GIT_EXEC_PATH", "GIT_CONFIG_GLOBAL", "EDITOR", "VISUAL", "PAGER", "CDPATH", "HOME":
+		return true
+	}
+	return strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") || strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+// writesFile reports whether a redirection writes to a file (not a file
+// descriptor, not /dev/null).
+func writesFile(r *syntax.Redirect, text string) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob, syntax.RdrAllClob, syntax.AppAllClob, syntax.AppClob:
+		return text != "/dev/null"
+	case syntax.DplOut:
+		// >&N duplicates a descriptor; >&file writes a file.
+		return strings.Trim(text, "0123456789-") != ""
+	}
+	return false
 }
 
 // litPrefix returns the literal text a word starts with, before its first
