@@ -3,6 +3,7 @@ package permissions_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,7 @@ func TestClaudeCodeDocsPaths(t *testing.T) {
 		{name: "ask Edit(src/**) against /home/u/proj/src/a.ts", ask: []string{"Edit(src/**)"}, def: A, tool: "Edit", input: read(proj + "/src/a.ts"), want: permissions.Ask},
 		{name: "Edit rules apply to all built-in tools that edit files", deny: []string{"Edit(./.env)"}, tool: "NotebookEdit", input: map[string]any{"notebook_path": proj + "/.env"}, want: D},
 		{name: "Read rules apply to Grep and Glob", deny: []string{"Read(./secrets/**)"}, tool: "Grep", input: map[string]any{"pattern": "x", "path": proj + "/secrets"}, want: D},
+		{name: "Glob with an absolute pattern searches its directory", deny: []string{"Read(~/.ssh/**)"}, tool: "Glob", input: map[string]any{"pattern": home + "/.ssh/*"}, want: D},
 		{name: "Grep without a path searches the current directory", deny: []string{"Read(./**)"}, tool: "Grep", input: map[string]any{"pattern": "x"}, want: D},
 		{name: "Read tool name alone: all file access", allow: []string{"Read"}, tool: "Read", input: read("/anything"), want: A},
 		{name: "allow Read(./src/**) allows a file in src", allow: []string{"Read(./src/**)"}, tool: "Read", input: read(proj + "/src/a.go"), want: A},
@@ -331,5 +333,38 @@ func TestSymlinkIntoDeniedDirectory(t *testing.T) {
 	in, _ := json.Marshal(read(work + "/plain"))
 	if d := p.Decide("Read", in); d.Verdict != permissions.Allow {
 		t.Errorf("Read of a plain file in work: %s, want allow", d.Verdict)
+	}
+}
+
+// TestDecideConcurrently: a Policy (and its cache of parsed command
+// lines) is safe for concurrent use.
+func TestDecideConcurrently(t *testing.T) {
+	p, err := permissions.Compile(permissions.Config{Deny: []string{"Bash(rm:*)"}, Allow: []string{"Bash(echo *)"}, DefaultMode: permissions.Ask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 200 {
+				line := fmt.Sprintf("echo %d && rm %d", i%70, g)
+				in, _ := json.Marshal(bash(line))
+				if d := p.Decide("Bash", in); d.Verdict != permissions.Deny {
+					done <- fmt.Errorf("%q: %s", line, d.Verdict)
+					return
+				}
+				in, _ = json.Marshal(bash(fmt.Sprintf("echo %d", i%70)))
+				if d := p.Decide("Bash", in); d.Verdict != permissions.Allow {
+					done <- fmt.Errorf("echo: %s", d.Verdict)
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

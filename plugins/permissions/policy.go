@@ -90,6 +90,7 @@ type Policy struct {
 	keyShell         int   // the Bash tool's command argument
 	keyURL, keyAgent int   // WebFetch's url, Agent's subagent_type
 	keyPaths         []int // file_path, notebook_path, path
+	keyGlob          int   // Glob's pattern
 	lines            lineCache
 }
 
@@ -216,6 +217,7 @@ func Compile(c Config) (*Policy, error) {
 	for _, k := range []string{"file_path", "notebook_path", "path"} {
 		p.keyPaths = append(p.keyPaths, p.keys.add([]string{k}, &p.nkeys))
 	}
+	p.keyGlob = p.keys.add([]string{"pattern"}, &p.nkeys)
 	return p, nil
 }
 
@@ -469,6 +471,24 @@ func (c *call) pathValues() ([]string, bool) {
 	}
 	if len(all) == 0 && (c.tool == "Grep" || c.tool == "Glob" || c.tool == "LS") {
 		all = []string{"."}
+	}
+	if c.tool == "Glob" {
+		// An absolute or home pattern (Glob(/etc/**)) names its directory.
+		pats, _ := c.values(c.p.keyGlob)
+		for _, g := range pats {
+			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") {
+				continue
+			}
+			if i := strings.IndexAny(g, "*?[{"); i >= 0 {
+				g = g[:i]
+			}
+			if i := strings.LastIndexByte(g, '/'); i > 0 {
+				g = g[:i]
+			} else if i == 0 {
+				g = "/"
+			}
+			all = append(all, g)
+		}
 	}
 	return all, true
 }
