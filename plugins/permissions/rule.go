@@ -182,7 +182,7 @@ func parseRule(s string) (Rule, error) {
 			return r, nil // Bash(*) is Bash
 		}
 		if rest, ok := strings.CutPrefix(body, "command:"); ok && strings.TrimSpace(rest) != "*" {
-			return Rule{}, fmt.Errorf("Bash takes a command pattern, as Claude Code does, not key:pattern: write Bash(%s)", strings.TrimSpace(rest))
+			return Rule{}, fmt.Errorf("a Bash rule takes a command pattern, as Claude Code does, not key:pattern: write Bash(%s)", strings.TrimSpace(rest))
 		}
 		sp, err := compileShellPat(body)
 		if err != nil {
