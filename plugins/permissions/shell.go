@@ -567,6 +567,13 @@ func braceExpand(args []*syntax.Word) ([]*syntax.Word, int) {
 	var out []*syntax.Word
 	n := 0
 	for i, w := range args {
+		if !hasBrace(w) {
+			if out != nil {
+				out = append(out, w)
+			}
+			n++
+			continue
+		}
 		// SplitBraces rewrites the word it is given: give it a copy, so
 		// the tree being walked stays as parsed.
 		wc := *w
@@ -593,6 +600,16 @@ func braceExpand(args []*syntax.Word) ([]*syntax.Word, int) {
 		return args, n
 	}
 	return out, n
+}
+
+// hasBrace reports whether an unquoted literal part of w holds a "{".
+func hasBrace(w *syntax.Word) bool {
+	for _, p := range w.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // dangerousVar reports whether assigning the variable changes which
