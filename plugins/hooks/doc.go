@@ -58,8 +58,10 @@
 // read different values). Numbers JSON readers disagree on (integers
 // beyond ±(2^53-1)) are read as strings of their digits, which rules
 // match as the same text; lone surrogates and invalid UTF-8 are read as
-// U+FFFD; a duplicate member inside tool_response counts by its last
-// value. None of these fails the hook.
+// U+FFFD, except in tool_input, where they are an error like duplicate
+// members (a rule would read another name than the agent); a duplicate
+// member inside tool_response counts by its last value. None of these
+// fails the hook.
 //
 // # Output written
 //

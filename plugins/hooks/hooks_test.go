@@ -199,6 +199,7 @@ func TestBadInputFailsClosed(t *testing.T) {
 		{"oversized", big, 2, "", "larger than"},
 		{"duplicate keys", readFile(t, "bad/duplicate_key.json"), 2, "", "duplicate"},
 		{"duplicate key in tool_input", pre("Bash", `{"command":"ls","command":"rm -rf ~"}`), 2, "", "duplicate member name"},
+		{"lone surrogate in tool_input", pre("Read", `{"file_path":"/etc/pass\udc00wd"}`), 2, "", "lone surrogate"},
 		{"missing tool_input", readFile(t, "bad/missing_tool_input.json"), 0, `"permissionDecision":"deny"`, `field "tool_input": missing`},
 		{"tool_input not an object", pre("Bash", `"ls"`), 0, `"permissionDecision":"deny"`, `not an object`},
 		{"empty tool_name", pre("", `{}`), 0, `"permissionDecision":"deny"`, `field "tool_name": empty`},
@@ -375,6 +376,7 @@ func TestPayloadReadForMatchingOnly(t *testing.T) {
 		{"64-bit id in tool_input", `{"hook_event_name":"PreToolUse","tool_name":"mcp__db__get","tool_input":{"id":1234567890123456789}}`},
 		{"integer beyond 2^53 in tool_response", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"n":1234567890123456789}}`},
 		{"lone surrogate in tool_response", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"a\ud800b"}`},
+		{"surrogate pair and escaped backslash-u in tool_input", `{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"s":"\ud83d\ude00 \\ud800","n":1234567890123456789}}`},
 		{"duplicate key in tool_response", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"a":1,"a":2}}`},
 	} {
 		for _, f := range hooks.Formats {

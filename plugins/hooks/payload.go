@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -229,6 +231,9 @@ func lenient(data []byte) ([]byte, error) {
 	if at, ok := duplicateMember(data); ok && at != "tool_response" {
 		return nil, fmt.Errorf("duplicate member name under %q (the agent and a rule could read different values)", at)
 	}
+	if in := gjson.GetBytes(data, "tool_input"); in.Exists() && (!utf8.ValidString(in.Raw) || loneSurrogate(in.Raw)) {
+		return nil, errors.New("tool_input holds text JSON cannot carry (invalid UTF-8 or a lone surrogate): the agent and a rule could read different values")
+	}
 	d := json.NewDecoder(strings.NewReader(string(data)))
 	d.UseNumber()
 	var v any
@@ -316,4 +321,42 @@ func duplicateMember(data []byte) (under string, found bool) {
 			p.key = true
 		}
 	}
+}
+
+// loneSurrogate reports whether the JSON text s escapes a UTF-16
+// surrogate that is not part of a pair.
+func loneSurrogate(s string) bool {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(s[i+2:i+6], 16, 32)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // an escaped character, maybe a backslash
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			return true
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			lo, ok := hex4(i + 6)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }
