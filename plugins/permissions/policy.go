@@ -310,6 +310,7 @@ type call struct {
 	shellOK  bool
 	cmds     []shellCmd
 	shellIn  bool // shell() ran
+	firsts   map[string]bool
 	forms    map[string][]string
 }
 
@@ -384,6 +385,9 @@ func (c *call) match(r *compiled, cautious bool) bool {
 			return cautious
 		}
 		if cautious {
+			if r.shell.first != "" && !c.firstWords()[r.shell.first] {
+				return false // no command starts with the rule's first word
+			}
 			return r.shell.matchAny(cmds)
 		}
 		return c.shellAllowed([]*compiled{r}) != nil
@@ -545,6 +549,25 @@ func (c *call) shell() ([]shellCmd, bool) {
 	return c.cmds, true
 }
 
+// firstWords returns the first words of every form of the call's
+// commands (and every word of a line that could not be parsed): a rule
+// whose literal first word is not among them cannot match.
+func (c *call) firstWords() map[string]bool {
+	if c.firsts == nil {
+		c.firsts = map[string]bool{}
+		for i := range c.cmds {
+			for w := range c.cmds[i].rough {
+				c.firsts[w] = true
+			}
+			for _, f := range c.cmds[i].forms {
+				w, _, _ := strings.Cut(f, " ")
+				c.firsts[w] = true
+			}
+		}
+	}
+	return c.firsts
+}
+
 // shellAllowed returns the first of the allow rules that allows a
 // command of the call when every command is allowed by one of them; nil
 // when one is not, or cannot be (an opaque or unparseable command).
@@ -564,7 +587,7 @@ func (c *call) shellAllowed(rules []*compiled) *compiled {
 		}
 		var hit *compiled
 		for _, r := range rules {
-			if r.shell.firstOf(cm.canon) && r.shell.re.MatchString(cm.canon) {
+			if r.shell.match(cm.canon) {
 				hit = r
 				break
 			}

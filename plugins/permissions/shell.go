@@ -809,6 +809,12 @@ type shellPat struct {
 	// first is the rule's first word when it holds no wildcard ("" when
 	// it does): only commands starting with that word can match.
 	first string
+	// lit, when the pattern has no wildcard but maybe a trailing " *", is
+	// its literal text: the match is a comparison (exact, or prefix at a
+	// word boundary when prefix is set), not the expression.
+	lit     string
+	literal bool
+	prefix  bool
 }
 
 // compileShellPat compiles a Bash rule's command pattern: "*" matches any
@@ -850,6 +856,9 @@ func compileShellPat(p string) (*shellPat, error) {
 		return nil, err
 	}
 	sp := &shellPat{re: re}
+	if !strings.Contains(body, "*") {
+		sp.lit, sp.literal, sp.prefix = body, true, bareToo
+	}
 	first, _, _ := strings.Cut(p, " ")
 	if !strings.Contains(first, "*") {
 		sp.first = first
@@ -879,9 +888,20 @@ func (sp *shellPat) matchCmd(c *shellCmd) bool {
 		return sp.first == "" || c.rough[sp.first]
 	}
 	for _, f := range c.forms {
-		if sp.firstOf(f) && sp.re.MatchString(f) {
+		if sp.match(f) {
 			return true
 		}
 	}
 	return false
+}
+
+// match matches one command text.
+func (sp *shellPat) match(s string) bool {
+	if sp.literal {
+		if !sp.prefix {
+			return s == sp.lit
+		}
+		return strings.HasPrefix(s, sp.lit) && (len(s) == len(sp.lit) || s[len(sp.lit)] == ' ')
+	}
+	return sp.firstOf(s) && sp.re.MatchString(s)
 }
