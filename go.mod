@@ -18,9 +18,11 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.3.8
 	modernc.org/libc v1.79.0
 	modernc.org/libquickjs v0.14.0
 	modernc.org/quickjs v0.27.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
@@ -45,7 +47,6 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/text v0.3.8 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

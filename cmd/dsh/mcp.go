@@ -62,6 +62,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	srv, err := mcpserver.New(g.root, g.reg, mcpserver.Config{
 		Implementation:     mcp.Implementation{Name: "dsh", Version: version},
 		ElicitationTimeout: *askTimeout,
+		Hidden:             deniedTools(cfg),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "dsh:", err)

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
@@ -65,7 +67,7 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stdout, string(b))
 		return exitOK
 	}
-	listTools(stdout, g.reg, cliAgent)
+	listTools(stdout, g.reg, cliAgent, deniedTools(cfg))
 	return exitOK
 }
 
@@ -74,8 +76,11 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // only, and its programs call the other tools: the two groups are listed
 // under a heading each, so that neither looks like the other (--json
 // lists the schemas of both).
-func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey) {
+func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey, hidden func(string) bool) {
 	line := func(t *tools.Tool) {
+		if t.Name() != tools.RunCodeName && hidden != nil && hidden(t.Name()) {
+			return // denied without condition: not offered (as in tools/list)
+		}
 		desc, _, _ := strings.Cut(t.Description(), "\n")
 		fmt.Fprintf(w, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
 	}
@@ -153,4 +158,18 @@ func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return exitFailure
 	}
 	return exitOK
+}
+
+// deniedTools returns what names a tool every call of which the config's
+// permission rules deny (a deny rule without conditions): such a tool is
+// not offered, neither by `dsh tools list` nor in the gateway's
+// tools/list.
+func deniedTools(cfg *dshconfig.Config) func(string) bool {
+	pol, err := permissions.Compile(cfg.Permissions)
+	if err != nil {
+		// Loaded configs are compiled already; hide everything rather
+		// than offer a tool a rule may deny.
+		return func(string) bool { return true }
+	}
+	return pol.DeniesTool
 }

@@ -51,7 +51,7 @@ func TestToolsList_CodeModeListsRunCodeAndTheToolsItCalls(t *testing.T) {
 				}
 			}
 			var out bytes.Buffer
-			listTools(&out, reg, cliAgent)
+			listTools(&out, reg, cliAgent, nil)
 			got := out.String()
 			if tc.mode == tools.Code {
 				// run_code's description is its SDK: keep its first line out of the comparison.

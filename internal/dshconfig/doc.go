@@ -24,11 +24,17 @@
 // of them (joined), so a bad file never half-starts a gateway.
 //
 // The "permissions" object is a plugins/permissions Config (allow, ask and
-// deny rules, defaultMode, workDir, primaryArgs); its deny rules are also
-// enforced as registry guards. primaryArgs names the argument a condition
-// without a key tests; [DefaultPrimaryArgs] covers Claude Code's own tools
-// (Bash → command, Read/Write/Edit → file_path, ...), so rules written for
-// Claude Code, such as "Bash(npm run test:*)", load as they are. "timeouts" maps tool-name patterns to budgets ("30s" or
+// deny rules, defaultMode, workDir, primaryArgs, postBlock, postContext);
+// its deny rules are also enforced as registry guards. Rules have Claude
+// Code's meaning (see that package's table): "Bash(npm run test:*)",
+// "Read(./.env)", "WebFetch(domain:example.com)" load as Claude Code reads
+// them, and "/path" in a Read or Edit rule is relative to the directory of
+// this file. workDir is the rules' current directory ("./path"); when it
+// is not set, `dsh hook` uses the payload's cwd and [Load] the process's
+// directory. primaryArgs names the argument a condition without a key
+// tests for other tools. Server names follow
+// permissions.CheckServerName, so that no server's tool names can pass
+// for another's. "timeouts" maps tool-name patterns to budgets ("30s" or
 // milliseconds), first match in file order. A server entry may also carry
 // "type" ("stdio" or "http"), "timeout" (per call), "trusted" (its tool
 // annotations may inform policy) and "disabled".

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -122,7 +123,15 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	return Parse(path, data, os.LookupEnv)
+	cfg, err := Parse(path, data, os.LookupEnv)
+	if err == nil && cfg.Permissions.WorkDir == "" {
+		// The rules' current directory: the process's own (the gateway's
+		// servers start there too); `dsh hook` sets the payload's cwd.
+		if wd, werr := os.Getwd(); werr == nil {
+			cfg.Permissions.WorkDir = wd
+		}
+	}
+	return cfg, err
 }
 
 // Parse decodes data, naming file in errors and reading ${VAR} through
@@ -223,8 +232,8 @@ func (p *parser) servers(v value, cfg *Config) {
 			p.fail(key, "a server name must be 1 to 64 of [A-Za-z0-9_-] (it becomes part of tool names mcp__<server>__<tool>)")
 			continue
 		}
-		if strings.Contains(m.key, "__") {
-			p.fail(key, "a server name must not contain \"__\" (the separator of mcp__<server>__<tool>)")
+		if err := permissions.CheckServerName(m.key); err != nil {
+			p.fail(key, "%s", err.Error())
 			continue
 		}
 		so, ok := p.object(key, m.val, "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "trusted", "disabled")
@@ -314,33 +323,32 @@ func (p *parser) servers(v value, cfg *Config) {
 }
 
 // DefaultPrimaryArgs is the argument a rule condition without a key tests
-// for the tools of Claude Code and Codex, so that their own rule forms load
-// as they are (`Bash(npm run test:*)`, `Read(./src/**)`,
-// `WebFetch(https://example.com/**)`). A "primaryArgs" object in the file
-// adds tools or overrides these.
+// for tools whose rules have no built-in grammar; Claude Code's own tools
+// (Bash, Read, Edit, Write, WebFetch, Agent, ...) have theirs in package
+// permissions, and "Bash" here names the argument holding the command
+// line. A "primaryArgs" object in the file adds tools or overrides these.
 var DefaultPrimaryArgs = map[string]string{
-	"Bash":         "command",
-	"Read":         "file_path",
-	"Write":        "file_path",
-	"Edit":         "file_path",
-	"MultiEdit":    "file_path",
-	"NotebookEdit": "notebook_path",
-	"WebFetch":     "url",
+	"Bash": "command",
 }
 
 func (p *parser) permissions(v value, cfg *Config) {
-	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs")
+	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs", "postBlock", "postContext")
 	if !ok {
 		return
 	}
 	pc := permissions.Config{PrimaryArgs: maps.Clone(DefaultPrimaryArgs)}
+	// Claude Code's "/path" in Read(…) and Edit(…) rules is relative to
+	// the file the rules are in.
+	if dir, err := filepath.Abs(filepath.Dir(p.file)); err == nil {
+		pc.ConfigDir = dir
+	}
 	if pv, ok := o.get("primaryArgs"); ok {
 		maps.Copy(pc.PrimaryArgs, p.strMap("permissions.primaryArgs", pv, false))
 	}
 	for _, l := range []struct {
 		k    string
 		into *[]string
-	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}} {
+	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}, {"postBlock", &pc.PostBlock}} {
 		if lv, ok := o.get(l.k); ok {
 			*l.into = p.strListX("permissions."+l.k, lv, false) // rules are literal
 		}
@@ -349,6 +357,9 @@ func (p *parser) permissions(v value, cfg *Config) {
 		if s, ok := p.str("permissions.defaultMode", dv); ok {
 			pc.DefaultMode = permissions.Verdict(s)
 		}
+	}
+	if cv, ok := o.get("postContext"); ok {
+		pc.PostContext, _ = p.str("permissions.postContext", cv)
 	}
 	if wv, ok := o.get("workDir"); ok {
 		if s, ok := p.str("permissions.workDir", wv); ok {

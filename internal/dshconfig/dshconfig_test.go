@@ -201,3 +201,25 @@ func TestClaudeCodeRuleFormsLoadWithTheDefaultPrimaryArgs(t *testing.T) {
 		t.Fatalf("a non-string primary argument: err = %v, want one naming permissions.primaryArgs.Bash", err)
 	}
 }
+
+// The README's gateway example, which shows one rule of each kind, loads.
+func TestReadmeGatewayExampleLoads(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(readme)
+	start := strings.Index(s, "```json\n{\n  \"mcpServers\": {\"fs\"")
+	if start < 0 {
+		t.Fatal("the README's gateway example is gone")
+	}
+	body := s[start+len("```json\n"):]
+	body = body[:strings.Index(body, "```")]
+	cfg, err := dshconfig.Parse("/srv/dsh.json", []byte(body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Permissions.Allow) < 8 || len(cfg.Permissions.Deny) < 7 || len(cfg.Permissions.PostBlock) != 1 {
+		t.Fatalf("rules not read: %+v", cfg.Permissions)
+	}
+}

@@ -29,8 +29,8 @@
 // # Payload fields read
 //
 // Both formats, both events ([ParsePayload]; every other field, such as
-// session_id, transcript_path, cwd, permission_mode, model and turn_id,
-// is ignored):
+// session_id, transcript_path, permission_mode, model and turn_id, is
+// ignored):
 //
 //   - hook_event_name: PreToolUse or PostToolUse; anything else is an
 //     error.
@@ -48,10 +48,20 @@
 //   - tool_response (any JSON value; PostToolUse only, required): the
 //     tool's result as post-execute sees it: a string as one text block of
 //     itself, any other value as one text block of its JSON.
+//   - cwd (string, optional): the session's current directory, which
+//     `dsh hook` gives the permission rules as their current directory
+//     (Read(./.env) is the .env in cwd).
 //
-// The whole payload must be lossless JSON (no duplicate member names,
-// valid UTF-8, integers within ±(2^53-1), at most 64 levels deep) of at
-// most [MaxPayloadBytes].
+// The payload is read for matching only. It must be JSON of at most
+// [MaxPayloadBytes], at most 64 levels deep, without duplicate member
+// names outside tool_response (in tool_input the agent and a rule could
+// read different values). Numbers JSON readers disagree on (integers
+// beyond ±(2^53-1)) are read as strings of their digits, which rules
+// match as the same text; lone surrogates and invalid UTF-8 are read as
+// U+FFFD, except in tool_input, where they are an error like duplicate
+// members (a rule would read another name than the agent); a duplicate
+// member inside tool_response counts by its last value. None of these
+// fails the hook.
 //
 // # Output written
 //

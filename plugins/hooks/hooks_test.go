@@ -198,7 +198,8 @@ func TestBadInputFailsClosed(t *testing.T) {
 		{"no event", []byte(`{"tool_name":"Bash","tool_input":{}}`), 2, "", `field "hook_event_name": missing`},
 		{"oversized", big, 2, "", "larger than"},
 		{"duplicate keys", readFile(t, "bad/duplicate_key.json"), 2, "", "duplicate"},
-		{"integer beyond 2^53", pre("Bash", `{"n":12345678901234567890}`), 2, "", "not lossless JSON"},
+		{"duplicate key in tool_input", pre("Bash", `{"command":"ls","command":"rm -rf ~"}`), 2, "", "duplicate member name"},
+		{"lone surrogate in tool_input", pre("Read", `{"file_path":"/etc/pass\udc00wd"}`), 2, "", "lone surrogate"},
 		{"missing tool_input", readFile(t, "bad/missing_tool_input.json"), 0, `"permissionDecision":"deny"`, `field "tool_input": missing`},
 		{"tool_input not an object", pre("Bash", `"ls"`), 0, `"permissionDecision":"deny"`, `not an object`},
 		{"empty tool_name", pre("", `{}`), 0, `"permissionDecision":"deny"`, `field "tool_name": empty`},
@@ -364,4 +365,31 @@ func TestCancelledHookFailsClosed(t *testing.T) {
 			t.Fatalf("exit %d, stdout %q, stderr %q", code, out.String(), errb.String())
 		}
 	})
+}
+
+// A payload is read for matching only: numbers and strings JSON cannot
+// carry losslessly, and duplicate members of tool_response, do not fail
+// the hook (they blocked legitimate calls).
+func TestPayloadReadForMatchingOnly(t *testing.T) {
+	reg := policyHost(t)
+	for _, tc := range []struct{ name, in string }{
+		{"64-bit id in tool_input", `{"hook_event_name":"PreToolUse","tool_name":"mcp__db__get","tool_input":{"id":1234567890123456789}}`},
+		{"integer beyond 2^53 in tool_response", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"n":1234567890123456789}}`},
+		{"lone surrogate in tool_response", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"a\ud800b"}`},
+		{"surrogate pair and escaped backslash-u in tool_input", `{"hook_event_name":"PreToolUse","tool_name":"mcp__x__y","tool_input":{"s":"\ud83d\ude00 \\ud800","n":1234567890123456789}}`},
+		{"duplicate key in tool_response", `{"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":{"a":1,"a":2}}`},
+	} {
+		for _, f := range hooks.Formats {
+			t.Run(string(f)+"/"+tc.name, func(t *testing.T) {
+				out, errOut, code := run(t, f, []byte(tc.in), loaderOf(reg), hooks.Options{})
+				if code != 0 || strings.Contains(out, "deny") || strings.Contains(out, "block") {
+					t.Fatalf("exit %d, stdout %q, stderr %q; want an answer that does not block", code, out, errOut)
+				}
+			})
+		}
+	}
+	p, err := hooks.ParsePayload([]byte(`{"hook_event_name":"PreToolUse","tool_name":"x","tool_input":{"id":1234567890123456789},"cwd":"/w"}`))
+	if err != nil || string(p.ToolInput) != `{"id":"1234567890123456789"}` || p.Cwd != "/w" {
+		t.Fatalf("ParsePayload = %s %q, %v; want the id's digits as text and the cwd", p.ToolInput, p.Cwd, err)
+	}
 }

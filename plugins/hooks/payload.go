@@ -2,9 +2,12 @@ package hooks
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -72,6 +75,9 @@ type Payload struct {
 	// ToolResponse is tool_response in canonical JSON (PostToolUse only):
 	// what the tool returned.
 	ToolResponse json.RawMessage
+	// Cwd is cwd ("" when absent or not a string): the agent's current
+	// directory, which relative permission rules and paths are placed in.
+	Cwd string
 }
 
 // PayloadError reports a payload this package cannot answer: what is
@@ -109,10 +115,12 @@ func ReadPayload(r io.Reader) (Payload, error) {
 	return ParsePayload(data)
 }
 
-// ParsePayload parses one hook payload. Every problem is a *[PayloadError]:
-// input that is not lossless JSON (see canonjson: invalid UTF-8,
-// duplicate member names, integers beyond ±(2^53-1), deeper than 64
-// levels, larger than MaxPayloadBytes) or not an object; hook_event_name
+// ParsePayload parses one hook payload, for matching only (see the
+// package documentation: numbers and strings JSON cannot carry losslessly
+// are read as text, duplicate members of tool_response by their last
+// value). Every problem is a *[PayloadError]: input that is not JSON,
+// deeper than 64 levels, larger than MaxPayloadBytes, with a duplicate
+// member name outside tool_response, or not an object; hook_event_name
 // missing, not a string, or not PreToolUse / PostToolUse; tool_name
 // missing, empty or not a string; tool_input missing or not an object;
 // tool_use_id present but not a string; for PostToolUse, tool_response
@@ -120,6 +128,16 @@ func ReadPayload(r io.Reader) (Payload, error) {
 // not read.
 func ParsePayload(data []byte) (Payload, error) {
 	canon, err := canonjson.Canonicalize(data, canonjson.Options{MaxBytes: MaxPayloadBytes})
+	if err != nil && len(data) <= MaxPayloadBytes && json.Valid(data) {
+		// Read for matching only: a number or string JSON cannot carry
+		// losslessly, or a duplicate member of tool_response, does not
+		// fail the hook (see lenient).
+		if c, lerr := lenient(data); lerr == nil {
+			canon, err = c, nil
+		} else {
+			err = lerr
+		}
+	}
 	if err != nil {
 		var ce *canonjson.Error
 		if safeerr.AsAny(err, &ce) && strings.TrimSpace(string(data)) == "" {
@@ -170,6 +188,9 @@ func ParsePayload(data []byte) (Payload, error) {
 	default:
 		p.ToolInput = json.RawMessage(in.Raw)
 	}
+	if cwd := doc.Get("cwd"); cwd.Type == gjson.String {
+		p.Cwd = cwd.Str
+	}
 	if p.Event == PostToolUse {
 		out := doc.Get("tool_response")
 		if !out.Exists() {
@@ -197,4 +218,146 @@ func kind(v gjson.Result) string {
 		return "boolean"
 	}
 	return "null"
+}
+
+// lenient returns valid JSON data in canonical form for matching, where
+// [canonjson] refuses it: integers beyond ±(2^53-1) and other numbers it
+// cannot carry become strings of their digits (a rule matches numbers as
+// their JSON text, so it reads the same), lone surrogates and invalid
+// UTF-8 become U+FFFD. Duplicate member names are accepted inside
+// tool_response only (the last one counts there); anywhere else, and in
+// tool_input above all, where the agent and a rule could read different
+// values, they are still an error.
+func lenient(data []byte) ([]byte, error) {
+	if at, ok := duplicateMember(data); ok && at != "tool_response" {
+		return nil, fmt.Errorf("duplicate member name under %q (the agent and a rule could read different values)", at)
+	}
+	if in := gjson.GetBytes(data, "tool_input"); in.Exists() && (!utf8.ValidString(in.Raw) || loneSurrogate(in.Raw)) {
+		return nil, errors.New("tool_input holds text JSON cannot carry (invalid UTF-8 or a lone surrogate): the agent and a rule could read different values")
+	}
+	d := json.NewDecoder(strings.NewReader(string(data)))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	v = numbersAsText(v, 0)
+	out, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return canonjson.Canonicalize(out, canonjson.Options{MaxBytes: 2 * MaxPayloadBytes})
+}
+
+// numbersAsText replaces the numbers canonjson refuses with strings.
+func numbersAsText(v any, depth int) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbersAsText(e, depth+1)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbersAsText(e, depth+1)
+		}
+	case json.Number:
+		if _, err := canonjson.Canonicalize([]byte(x), canonjson.Options{}); err != nil {
+			return x.String()
+		}
+	}
+	return v
+}
+
+// duplicateMember reports whether data (valid JSON) has an object with a
+// repeated member name, and the top-level member it is under ("" for the
+// top level itself).
+func duplicateMember(data []byte) (under string, found bool) {
+	d := json.NewDecoder(strings.NewReader(string(data)))
+	type frame struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next token is a key
+	}
+	var stack []*frame
+	top := ""
+	for {
+		t, err := d.Token()
+		if err != nil {
+			return "", false
+		}
+		var f *frame
+		if len(stack) > 0 {
+			f = stack[len(stack)-1]
+		}
+		if f != nil && f.obj && f.key {
+			if s, ok := t.(string); ok {
+				if f.keys[s] {
+					if len(stack) == 1 {
+						return "", true
+					}
+					return top, true
+				}
+				f.keys[s] = true
+				f.key = false
+				if len(stack) == 1 {
+					top = s
+				}
+				continue
+			}
+		}
+		switch t {
+		case json.Delim('{'):
+			stack = append(stack, &frame{obj: true, keys: map[string]bool{}, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			return "", false
+		}
+		if p := stack[len(stack)-1]; p.obj {
+			p.key = true
+		}
+	}
+}
+
+// loneSurrogate reports whether the JSON text s escapes a UTF-16
+// surrogate that is not part of a pair.
+func loneSurrogate(s string) bool {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(s[i+2:i+6], 16, 32)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // an escaped character, maybe a backslash
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			return true
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			lo, ok := hex4(i + 6)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i += 5
+		}
+	}
+	return false
 }

@@ -66,6 +66,11 @@ type Config struct {
 	// Logger receives the server's log lines; nil means the creating
 	// context's logger.
 	Logger *zerolog.Logger
+	// Hidden, when set, names tools not listed in tools/list (such as the
+	// tools a permission rule denies without condition,
+	// permissions.Policy.DeniesTool); a call to one is still decided by
+	// the pipeline as any other.
+	Hidden func(tool string) bool
 }
 
 // SessionInfo describes a session to [Config.OnSession].

@@ -162,6 +162,9 @@ func (x *session) sync() {
 		if codeOnly && t.Name() != tools.RunCodeName {
 			continue // under code, end tools are reached from run_code only
 		}
+		if x.srv.cfg.Hidden != nil && t.Name() != tools.RunCodeName && x.srv.cfg.Hidden(t.Name()) {
+			continue
+		}
 		desc := t.Description()
 		if t.Name() == tools.RunCodeName {
 			if sdk := reg.SDK(x.key); sdk != "" {

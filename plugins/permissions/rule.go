@@ -3,11 +3,12 @@ package permissions
 import (
 	"errors"
 	"fmt"
-	"path"
 	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // MaxRuleLen is the longest accepted rule text, in bytes.
@@ -27,47 +28,94 @@ const MaxValueLen = 64 << 10
 var ErrInvalidRule = errors.New("invalid permission rule")
 
 // Rule is one parsed permission rule: a tool-name pattern and, optionally,
-// argument conditions that must all hold. Its zero value matches nothing;
+// what it says about the call's arguments. Its zero value matches nothing;
 // build one with [ParseRule]. A Rule is immutable and safe for concurrent
 // use.
 type Rule struct {
 	text   string
-	tool   *regexp.Regexp
-	server string // "mcp__x" server-wide form: also matches mcp__x__*
-	conds  []cond
+	name   string         // the tool-name pattern as written
+	tool   *regexp.Regexp // nil: literal name
+	server string         // "mcp__x" server-wide form: also matches mcp__x__*
+	family []string       // Claude Code tools a built-in rule covers (Read: Read, Grep, Glob, LS, NotebookRead)
+	kind   kind
+	conds  []cond         // kindArgs
+	shell  *shellPat      // kindShell
+	path   pathPat        // kindPath
+	domain string         // kindDomain: a host, "*.host" or "*"
+	agent  *regexp.Regexp // kindAgent
 }
+
+// kind is what a rule's parenthesized part tests.
+type kind uint8
+
+const (
+	kindName   kind = iota // no argument test: the tool name decides
+	kindArgs               // key:pattern conditions (dsh's own form)
+	kindShell              // Bash(command rule)
+	kindPath               // Read(path), Edit(path), ...
+	kindDomain             // WebFetch(domain:host)
+	kindAgent              // Agent(name)
+)
 
 // cond is one `key:pattern` (or bare pattern for the tool's primary
 // argument, key == nil) condition.
 type cond struct {
 	key     []string // path segments, matched case-insensitively
 	bare    bool
-	pattern *regexp.Regexp
-	abs     bool // the pattern is an absolute path: values are cleaned
+	pattern *regexp.Regexp // a plain (non-path) pattern
+	path    *pathPat       // a path pattern
 	raw     string
 }
+
+// The families of Claude Code's built-in tools a rule on one of them
+// covers, as Claude Code applies Read rules to its file-searching tools and
+// Edit rules to every tool that edits files.
+var (
+	readFamily  = []string{"Read", "Grep", "Glob", "LS", "NotebookRead"}
+	editFamily  = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
+	agentFamily = []string{"Agent", "Task"}
+	families    = map[string][]string{
+		"Read": readFamily, "Edit": editFamily, "Write": editFamily, "MultiEdit": editFamily,
+		"NotebookEdit": editFamily, "Agent": agentFamily, "Task": agentFamily,
+		"Grep": {"Grep"}, "Glob": {"Glob"}, "LS": {"LS"}, "NotebookRead": {"NotebookRead"},
+		"Bash": {"Bash"}, "WebFetch": {"WebFetch"}, "WebSearch": {"WebSearch"},
+	}
+)
 
 // String returns the rule's text as written.
 func (r Rule) String() string { return r.text }
 
 // ParseRule parses one rule. The grammar:
 //
-//	rule      = tool [ "(" [ condition { "," condition } ] ")" ]
+//	rule      = tool [ "(" specifier ")" ]
 //	tool      = name pattern: any characters but whitespace, control
-//	            characters, "(", ")" and ","; "*" matches any run
-//	condition = key ":" pattern | pattern
-//	key       = segment { "." segment }, segment = [A-Za-z0-9_-]+
+//	            characters, "(", ")", "," and "\"; "*" matches any run
+//
+// What the specifier means depends on the tool, as in Claude Code (see
+// the package documentation for a table of every form):
+//
+//   - Bash(command): a command rule ("npm run test", "git push *",
+//     legacy "npm run test:*"), judged against every simple command of
+//     the call's command line;
+//   - Read(path), Edit(path), Write(path) (and Grep, Glob, LS,
+//     MultiEdit, NotebookEdit): a gitignore-style path pattern;
+//   - WebFetch(domain:host): the URL's host ("*.host" for subdomains);
+//   - Agent(name) (or Task): the subagent's type;
+//   - WebSearch takes no specifier;
+//   - any other tool: conditions, condition { "," condition }, all of
+//     which must hold, each key ":" pattern with key a dotted path into
+//     the arguments (segments of [A-Za-z0-9_-]), or a bare pattern for the
+//     tool's primary argument ([Config].PrimaryArgs). A pattern that
+//     starts with "/", "//", "~/", "./" or "**/" is a path pattern
+//     (leading "/" absolute); any other (a URL too) is matched against
+//     the value as it is: "**" any run, "*" any run without "/", "?" one character but
+//     "/", "\" makes the next character literal (write "\," "\)" "\*").
 //
 // A tool pattern "mcp__server" (no further "__") also matches every tool
-// of that server, "mcp__server__*", as in Claude Code. In a condition's
-// pattern "**" matches any run of characters, "*" any run without "/",
-// "?" one character other than "/" (at most [MaxWildcards] of them), and
-// "\" makes the next character
-// literal (write "\," "\)" "\*" for those characters); spaces around a
-// condition are trimmed. A condition without a key (Claude Code's
-// `Bash(npm run test:*)`) applies to the tool's primary argument, given by
-// [Config].PrimaryArgs; in it a trailing ":*" means "followed by anything",
-// as Claude Code's prefix form. "()" means no condition.
+// of that server, as in Claude Code. "Tool()" and, for Claude Code's
+// tools other than the file tools, "Tool(*)" mean the tool without
+// condition. A rule this grammar cannot read is an error, never read as
+// something else (a URL is not a key: "WebFetch(https://…)" is refused).
 func ParseRule(s string) (Rule, error) {
 	r, err := parseRule(s)
 	if err != nil {
@@ -102,17 +150,19 @@ func parseRule(s string) (Rule, error) {
 			return Rule{}, fmt.Errorf("tool name pattern %q contains %q", name, c)
 		}
 	}
-	r := Rule{text: s}
-	var re strings.Builder
-	re.WriteString(`^`)
-	for i, part := range strings.Split(name, "*") {
-		if i > 0 {
-			re.WriteString(`.*`)
+	r := Rule{text: s, name: name, family: families[name]}
+	if strings.Contains(name, "*") {
+		var re strings.Builder
+		re.WriteString(`^`)
+		for i, part := range strings.Split(name, "*") {
+			if i > 0 {
+				re.WriteString(`.*`)
+			}
+			re.WriteString(regexp.QuoteMeta(part))
 		}
-		re.WriteString(regexp.QuoteMeta(part))
+		re.WriteString(`$`)
+		r.tool = regexp.MustCompile(re.String())
 	}
-	re.WriteString(`$`)
-	r.tool = regexp.MustCompile(re.String())
 	if after, ok := strings.CutPrefix(name, "mcp__"); ok && after != "" && !strings.Contains(after, "__") && !strings.Contains(name, "*") {
 		r.server = name + "__"
 	}
@@ -122,6 +172,59 @@ func parseRule(s string) (Rule, error) {
 	body, ok := strings.CutSuffix(rest, ")")
 	if !ok {
 		return Rule{}, errors.New(`missing the closing ")" at the end`)
+	}
+	if strings.TrimSpace(body) == "" {
+		return r, nil // "Tool()": no condition
+	}
+	switch name {
+	case "Bash":
+		if strings.TrimSpace(body) == "*" {
+			return r, nil // Bash(*) is Bash
+		}
+		if rest, ok := strings.CutPrefix(body, "command:"); ok && strings.TrimSpace(rest) != "*" {
+			return Rule{}, fmt.Errorf("a Bash rule takes a command pattern, as Claude Code does, not key:pattern: write Bash(%s)", strings.TrimSpace(rest))
+		}
+		sp, err := compileShellPat(body)
+		if err != nil {
+			return Rule{}, err
+		}
+		r.kind, r.shell = kindShell, sp
+		return r, nil
+	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit", "Grep", "Glob", "LS", "NotebookRead":
+		for _, k := range []string{"file_path:", "path:", "notebook_path:"} {
+			if rest, ok := strings.CutPrefix(body, k); ok {
+				return Rule{}, fmt.Errorf("%s takes a path pattern, as Claude Code does, not key:pattern: write %s(%s) (//%s for an absolute path)", name, name, rest, strings.TrimPrefix(rest, "/"))
+			}
+		}
+		pp, err := compileClaudePath(body)
+		if err != nil {
+			return Rule{}, fmt.Errorf("path pattern %q: %s", body, err)
+		}
+		r.kind, r.path = kindPath, pp
+		return r, nil
+	case "WebFetch":
+		host, ok := strings.CutPrefix(body, "domain:")
+		if !ok {
+			return Rule{}, errors.New(`WebFetch takes "domain:host" (a URL or other pattern is not a WebFetch rule)`)
+		}
+		host = strings.TrimSuffix(strings.ToLower(strings.TrimSpace(host)), ".")
+		if !validHost(host) {
+			return Rule{}, fmt.Errorf("%q is not a host name (write domain:example.com, domain:*.example.com or domain:*)", host)
+		}
+		r.kind, r.domain = kindDomain, host
+		return r, nil
+	case "WebSearch":
+		return Rule{}, errors.New("WebSearch takes no specifier: write WebSearch")
+	case "Agent", "Task":
+		if strings.TrimSpace(body) == "*" {
+			return r, nil
+		}
+		re, _, err := globRegexp(strings.TrimSpace(body))
+		if err != nil {
+			return Rule{}, err
+		}
+		r.kind, r.agent = kindAgent, re
+		return r, nil
 	}
 	parts, err := splitConds(body)
 	if err != nil {
@@ -134,7 +237,28 @@ func parseRule(s string) (Rule, error) {
 		}
 		r.conds = append(r.conds, c)
 	}
+	if len(r.conds) > 0 {
+		r.kind = kindArgs
+	}
 	return r, nil
+}
+
+// validHost accepts a host name, "*.host" and "*".
+func validHost(h string) bool {
+	if h == "*" {
+		return true
+	}
+	h = strings.TrimPrefix(h, "*.")
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == ':' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return !strings.Contains(h, "..")
 }
 
 // splitConds splits at unescaped commas, refusing unescaped parentheses;
@@ -185,17 +309,31 @@ func parseCond(p string) (cond, error) {
 	default:
 		c.bare = true
 	}
+	if len(c.key) == 1 && strings.HasPrefix(p, "//") {
+		switch strings.ToLower(c.key[0]) {
+		case "http", "https", "ftp", "ws", "wss", "file":
+			return cond{}, fmt.Errorf("condition %q is a URL, not key:pattern (write url:https://… for an argument named url; WebFetch takes domain:host)", c.raw)
+		}
+	}
 	if prefix {
 		p = p[:len(p)-2] + "**"
 	}
 	if p == "" {
 		return cond{}, fmt.Errorf("condition %q has an empty pattern", c.raw)
 	}
-	re, abs, err := globRegexp(p)
+	if isArgPath(p) && !prefix {
+		pp, err := compileArgPath(p)
+		if err != nil {
+			return cond{}, fmt.Errorf("condition %q: %s", c.raw, err)
+		}
+		c.path = &pp
+		return c, nil
+	}
+	re, _, err := globRegexp(norm.NFC.String(p))
 	if err != nil {
 		return cond{}, fmt.Errorf("condition %q: %s", c.raw, err)
 	}
-	c.pattern, c.abs = re, abs
+	c.pattern = re
 	return c, nil
 }
 
@@ -295,24 +433,4 @@ func globRegexp(p string) (*regexp.Regexp, bool, error) {
 		return nil, false, err
 	}
 	return x, strings.HasPrefix(lit.String(), "/"), nil
-}
-
-// matchValue matches one argument value against the condition's pattern.
-// For an absolute-path pattern the value is cleaned lexically first
-// ("/tmp/../etc" is "/etc"); a relative value is joined to dir, and when
-// dir is empty it cannot be placed: unknown is returned.
-func (c *cond) matchValue(v, dir string) (match, unknown bool) {
-	if len(v) > MaxValueLen {
-		return false, true
-	}
-	if c.abs {
-		if !strings.HasPrefix(v, "/") {
-			if dir == "" {
-				return false, true
-			}
-			v = path.Join(dir, v)
-		}
-		v = path.Clean(v)
-	}
-	return c.pattern.MatchString(v), false
 }
