@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/rs/zerolog"
@@ -33,7 +34,21 @@ type gateway struct {
 // the per-tool timeouts, the permission rules, then every server, each of
 // which must start. On any failure everything started is stopped and the
 // error names the config key at fault.
-func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (g *gateway, err error) {
+func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (*gateway, error) {
+	return openGatewayWith(cfg, log, false)
+}
+
+// foreverAttempts is a tolerated server's retry count when its entry sets
+// none: in effect, for as long as the gateway runs.
+const foreverAttempts = math.MaxInt32
+
+// openGatewayWith is openGateway; with tolerant, only the servers marked
+// "required" must start: another that cannot is reported (its error, with
+// a stdio server's exit status and stderr tail, is logged at warn level),
+// its tools are absent, and it is retried with backoff (forever unless its
+// "reconnect.maxAttempts" says otherwise) until it comes up, when its
+// tools appear and clients are told (list_changed).
+func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (g *gateway, err error) {
 	h := host.New(host.WithLogger(log))
 	defer func() {
 		if err != nil {
@@ -82,7 +97,16 @@ func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (g *gateway, err err
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
 			URL: s.URL, Headers: s.Headers, Trusted: s.Trusted,
 			CallTimeout:      mcpclient.Duration(s.Timeout),
-			FailOnStartError: true,
+			ConnectTimeout:   mcpclient.Duration(s.ConnectTimeout),
+			FailOnStartError: !tolerant || s.Required,
+			Reconnect: mcpclient.Reconnect{
+				MaxAttempts:  s.Reconnect.MaxAttempts,
+				InitialDelay: mcpclient.Duration(s.Reconnect.InitialDelay),
+				MaxDelay:     mcpclient.Duration(s.Reconnect.MaxDelay),
+			},
+		}
+		if tolerant && mc.Reconnect.MaxAttempts == 0 {
+			mc.Reconnect.MaxAttempts = foreverAttempts
 		}
 		if err := load("mcpServers."+s.Name, mcpclient.Plugin, mc); err != nil {
 			return nil, err
@@ -130,6 +154,9 @@ func loadConfig(path string, stderr io.Writer) (*dshconfig.Config, bool) {
 	if err != nil {
 		printErrors(stderr, err)
 		return nil, false
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(stderr, "dsh: warning:", w)
 	}
 	return cfg, true
 }

@@ -260,6 +260,10 @@ func (s *server) run(first chan<- error) {
 			s.conn.CompareAndSwap(cur, nil)
 			cur.close()
 			err = errors.New("the session ended")
+			if cur.proc != nil {
+				err = fmt.Errorf("the session ended (server process: %s)", cur.proc.exitReport())
+			}
+			s.log.Warn().Err(err).Msg("MCP server: session lost; reconnecting")
 			attempt = 1
 			s.status(StateDisconnected, 0, err)
 		case <-s.listChanged:
@@ -325,6 +329,7 @@ func (s *server) connect() error {
 	if err != nil {
 		if p != nil {
 			p.kill()
+			return fmt.Errorf("initializing the session: %w (server process: %s)", err, p.exitReport())
 		}
 		if idle != nil {
 			idle()
