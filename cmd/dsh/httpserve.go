@@ -452,7 +452,9 @@ func httpFace(mcpH http.Handler, a *authSetup, h dshconfig.HTTP, lim dshconfig.L
 
 // bodyGuard reads a POST body whole before the handler runs: at most max
 // bytes (413 past it) within timeout (408 past it), so that a trickled or
-// endless body holds neither a goroutine nor memory for long.
+// endless body holds neither a goroutine nor memory for long. A JSON-RPC
+// batch is refused (400): MCP 2025-06-18 removed batching, and an older
+// client has no need of it.
 func bodyGuard(next http.Handler, max int64, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -478,6 +480,10 @@ func bodyGuard(next http.Handler, max int64, timeout time.Duration) http.Handler
 			return
 		}
 		_ = rc.SetReadDeadline(time.Time{})
+		if t := bytes.TrimLeft(body, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+			httpError(w, http.StatusBadRequest, "JSON-RPC batches are not served (MCP 2025-06-18 removed them); send one message per request")
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)

@@ -22,7 +22,8 @@ func TestMain(m *testing.M) {
 }
 
 // serveTestServer serves over stdio the tools "echo" (returns its
-// argument "text") and "block" (returns only when cancelled).
+// argument "text") and "block" (creates the file named by its argument
+// "marker", then returns only when cancelled).
 func serveTestServer() {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	type echoIn struct {
@@ -36,8 +37,14 @@ func serveTestServer() {
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, echoOut{Echoed: in.Text}, nil
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "returns when cancelled"},
-		func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	type blockIn struct {
+		Marker string `json:"marker,omitempty"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "creates the file marker (if given), then returns when cancelled"},
+		func(ctx context.Context, _ *mcp.CallToolRequest, in blockIn) (*mcp.CallToolResult, any, error) {
+			if in.Marker != "" {
+				_ = os.WriteFile(in.Marker, nil, 0o600)
+			}
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
 		})
