@@ -54,6 +54,23 @@
 // server was created; with neither, the ask is answered unavailable and
 // the call denied.
 //
+// Over HTTP a session records the identity that opened it
+// ([SessionInfo].Identity: the go-sdk auth.TokenInfo's UserID, set by an
+// authentication middleware in front of [Server.Handler]); the go-sdk
+// refuses the session's id to any other identity, and an HTTP DELETE of a
+// session cancels its calls before closing it, so it answers at once.
+// [Config].NoClientApproval keeps asks from the calling client altogether:
+// a client answering its own session's elicitation is that client's
+// consent, which an untrusted agent must not give itself.
+//
+// # Limits
+//
+// [Config].MaxSessions and MaxSessionsPerIdentity bound the sessions (a
+// session past them is refused: HTTP 503 with a JSON-RPC error of code
+// [CodeLimit]); MaxCallsPerSession and MaxCalls bound the tools/call
+// requests in flight (a call past them is a JSON-RPC error of code
+// CodeLimit, and does not run).
+//
 // # Protocol versions
 //
 // The served versions are [ProtocolVersions], the session-based ones
