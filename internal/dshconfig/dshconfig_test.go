@@ -135,6 +135,8 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers":{"fs":{"command":"npx","args":["-y","x"],"env":{"A":"${B:-c}"}}},"permissions":{"allow":["a(p:x)"]},"timeouts":{"a*":"1s"},"mode":"code"}`,
 		`{"mcpServers":{"r":{"url":"https://x","headers":{"h":"$${x}"}}}}`,
 		`{"mcpServers":{"fs":{"command":""}}}`, `[]`, `{`, `{"a":1}`, `{"timeouts":{"x":1e400}}`, `{"mcpServers":{"x":{"command":"${"}}}`,
+		`{"globalShortcut":"x","permisions":{},"http":{"tokens":{"a":{"env":"B"},"c":{"file":"/f"}},"jwt":{"jwksUrl":"https://i/j","issuer":"i","audience":"a","scopes":["s"]},"resource":"https://r/mcp","allowedOrigins":["https://o"],"allowedHosts":["h:1"],"limits":{"maxSessions":3,"bodyTimeout":"1s"}}}`,
+		`{"mcpServers":{"s":{"command":"x","callTimeout":"1s","connectTimeout":5,"required":true,"reconnect":{"maxAttempts":-1,"initialDelay":"1ms","maxDelay":"1s"}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
