@@ -156,3 +156,37 @@ func TestServe_RequiredServerThatCannotStartRefusesToStart(t *testing.T) {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
 }
+
+// Served tools carry the upstream title and annotations (marked
+// untrusted unless the server is trusted), and a call's structured
+// content.
+func TestServe_ToolsCarryTitleAnnotationsAndStructuredContent(t *testing.T) {
+	t.Setenv(tokenEnv, testToken)
+	s := startServe(t, testServerConfig(t, nil), "127.0.0.1:0")
+	cs, err := connect(t, s.url, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	l, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var echo *mcp.Tool
+	for _, tl := range l.Tools {
+		if tl.Name == "mcp__t__echo" {
+			echo = tl
+		}
+	}
+	if echo == nil || echo.Title != "Echo" || echo.Annotations == nil || !echo.Annotations.ReadOnlyHint || echo.Annotations.Title != "Echo" {
+		t.Fatalf("served echo: %+v", echo)
+	}
+	if fmt.Sprint(echo.Meta["dsh/annotations"]) != "map[trusted:false]" {
+		t.Errorf("_meta %v", echo.Meta)
+	}
+	r := callEcho(t, cs, "structured")
+	if b, _ := json.Marshal(r.StructuredContent); string(b) != `{"echoed":"structured"}` {
+		t.Errorf("structuredContent %s", b)
+	}
+}

@@ -28,6 +28,11 @@
 // whose description carries the TypeScript SDK of the session's tools;
 // its sub-calls run the pipeline for the session's agent as in-process.
 //
+// A tool with behaviour hints (tools.Annotations) is served with its title
+// and MCP annotations, and _meta "dsh/annotations" {"trusted": bool}: false
+// when the hints are only what an untrusted server claims. (Output
+// schemas are not served: the registry does not keep them.)
+//
 // # Results
 //
 // A result's content blocks map one to one to MCP content blocks (text,

@@ -37,6 +37,11 @@ const MetaError = "dsh/error"
 // (an array of strings), when it has some.
 const MetaAdditionalContext = "dsh/additionalContext"
 
+// MetaAnnotations is the _meta key of a served tool with behaviour hints
+// (annotations): {"trusted": false} when they are what an untrusted
+// server claims, true when its server is configured as trusted.
+const MetaAnnotations = "dsh/annotations"
+
 // MetaApproval is the _meta key of an approval elicitation: {"tool",
 // "callId", "reason"}.
 const MetaApproval = "dsh/approval"

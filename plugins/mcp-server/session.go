@@ -188,8 +188,19 @@ func (x *session) sync() {
 			x.srv.log.Warn().Str("tool", t.Name()).Msg("not served: its parameters schema is not an object schema")
 			continue
 		}
-		want[t.Name()] = &mcp.Tool{Name: t.Name(), Description: desc, InputSchema: params}
-		fps[t.Name()] = desc + "\x00" + string(params)
+		mt := &mcp.Tool{Name: t.Name(), Description: desc, InputSchema: params}
+		fp := desc + "\x00" + string(params)
+		if a := t.Annotations(); a != nil {
+			mt.Title = a.Title
+			destructive, openWorld := a.Destructive, a.OpenWorld
+			mt.Annotations = &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnly,
+				DestructiveHint: &destructive, IdempotentHint: a.Idempotent, OpenWorldHint: &openWorld}
+			mt.Meta = mcp.Meta{MetaAnnotations: map[string]bool{"trusted": a.Trusted}}
+			b, _ := json.Marshal(a)
+			fp += "\x00" + string(b)
+		}
+		want[t.Name()] = mt
+		fps[t.Name()] = fp
 	}
 	var removed []string
 	for name := range x.current {
