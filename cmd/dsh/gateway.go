@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
@@ -15,6 +17,7 @@ import (
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/dshconfig"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
+	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
@@ -28,6 +31,25 @@ type gateway struct {
 	root *host.Context
 	reg  *tools.Registry
 	cfg  *dshconfig.Config
+	// fwd forwards the mounted servers' elicitations to the serving
+	// session's client (serving only; see openGatewayWith).
+	fwd *elicitForwarder
+}
+
+// elicitForwarder sends a mounted server's elicitation to the MCP server
+// serving the calling session, once there is one (it is made after the
+// servers are mounted); until then, and for a call of no session, the
+// request is declined.
+type elicitForwarder struct {
+	srv atomic.Pointer[mcpserver.Server]
+}
+
+func (f *elicitForwarder) Elicit(ctx context.Context, req mcpclient.ElicitationRequest) (*mcp.ElicitResult, error) {
+	srv := f.srv.Load()
+	if srv == nil {
+		return &mcp.ElicitResult{Action: mcpclient.ActionDecline}, nil
+	}
+	return srv.ForwardElicitation(ctx, req.Agent, req.Server, req.Params)
 }
 
 // openGateway builds the host for cfg: the registry in the config's mode,
@@ -47,8 +69,14 @@ const foreverAttempts = math.MaxInt32
 // a stdio server's exit status and stderr tail, is logged at warn level),
 // its tools are absent, and it is retried with backoff (forever unless its
 // "reconnect.maxAttempts" says otherwise) until it comes up, when its
-// tools appear and clients are told (list_changed).
+// tools appear and clients are told (list_changed). Serving (tolerant),
+// the servers' elicitations go to the serving session's client through
+// g.fwd, with their real message and schema.
 func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (g *gateway, err error) {
+	var fwd *elicitForwarder
+	if tolerant {
+		fwd = &elicitForwarder{}
+	}
 	h := host.New(host.WithLogger(log))
 	defer func() {
 		if err != nil {
@@ -108,11 +136,14 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		if tolerant && mc.Reconnect.MaxAttempts == 0 {
 			mc.Reconnect.MaxAttempts = foreverAttempts
 		}
+		if fwd != nil {
+			mc.Elicitor = fwd
+		}
 		if err := load("mcpServers."+s.Name, mcpclient.Plugin, mc); err != nil {
 			return nil, err
 		}
 	}
-	return &gateway{h: h, root: root, reg: reg, cfg: cfg}, nil
+	return &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd}, nil
 }
 
 func (g *gateway) Close() error { return g.h.Close() }

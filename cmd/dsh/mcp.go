@@ -113,6 +113,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitFailure
 	}
 	defer srv.Close()
+	if g.fwd != nil {
+		g.fwd.srv.Store(srv)
+	}
 	if *addr == "" {
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 		if err := srv.Run(ctx, t); err != nil && !errors.Is(err, context.Canceled) {

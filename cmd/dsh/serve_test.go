@@ -190,3 +190,36 @@ func TestServe_ToolsCarryTitleAnnotationsAndStructuredContent(t *testing.T) {
 		t.Errorf("structuredContent %s", b)
 	}
 }
+
+// A mounted server's own elicitation (the everything server's form) is
+// forwarded to the calling client with its message and schema, and the
+// client's accepted content reaches the server.
+func TestServe_ForwardedElicitationReachesTheServer(t *testing.T) {
+	t.Setenv(tokenEnv, testToken)
+	cfg := writeConfig(t, map[string]any{"mcpServers": map[string]any{
+		"ev": map[string]any{"command": npmpeer.Bin(t, "mcp-server-everything"), "args": []string{"stdio"}},
+	}})
+	s := startServe(t, cfg, "127.0.0.1:0")
+	asked := make(chan *mcp.ElicitParams, 1)
+	cs, err := connect(t, s.url, testToken, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- req.Params
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada Lovelace", "check": true}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ev__trigger-elicitation-request", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, s.stderr.String())
+	}
+	p := <-asked
+	schema, _ := json.Marshal(p.RequestedSchema)
+	if !strings.Contains(p.Message, `The MCP server "ev" asks:`) || !strings.Contains(p.Message, "Please provide inputs") || !strings.Contains(string(schema), `"name"`) {
+		t.Errorf("forwarded elicitation: %q %s", p.Message, schema)
+	}
+	if r.IsError || !strings.Contains(resultText(r), "Ada Lovelace") {
+		t.Errorf("the server did not receive the answer: %+v %q", r.IsError, resultText(r))
+	}
+}

@@ -68,6 +68,12 @@
 // a client answering its own session's elicitation is that client's
 // consent, which an untrusted agent must not give itself.
 //
+// [Server.ForwardElicitation] sends a mounted server's own elicitation
+// (its message, prefixed with the server's name, and its requested
+// schema) to the client of the calling session, and returns that client's
+// answer; it declines when the client cannot take it or NoClientApproval
+// is set. The dsh gateway uses it as its mounted servers' Elicitor.
+//
 // # Limits
 //
 // [Config].MaxSessions and MaxSessionsPerIdentity bound the sessions (a

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/host"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -97,5 +98,47 @@ func TestCallAndSessionLimits(t *testing.T) {
 			t.Fatalf("calls still refused after the blocked ones ended: %v", err)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// ForwardElicitation declines, never accepts, unless the session's client
+// takes form elicitations and asks may go to clients.
+func TestForwardElicitationDeclinesWhenItCannotAsk(t *testing.T) {
+	params := &mcp.ElicitParams{Message: "name?", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "string"}}}}
+	e := boot(t, tools.Native, mcpserver.Config{})
+	plain, plainSess := connect2(t, e, nil)
+	_ = plain
+	got := make(chan string, 1)
+	_, eliSess := connect2(t, e, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		got <- req.Params.Message
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"n": "x"}}, nil
+	}})
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		agent string
+		p     *mcp.ElicitParams
+	}{
+		"no session":    {"mcp-none", params},
+		"no agent":      {"", params},
+		"client cannot": {string(plainSess.Scope()), params},
+		"url mode":      {string(eliSess.Scope()), &mcp.ElicitParams{Mode: "url", URL: "https://x", Message: "go", ElicitationID: "1"}},
+		"nil params":    {string(eliSess.Scope()), nil},
+	} {
+		r, err := e.srv.ForwardElicitation(ctx, host.ScopeKey(tc.agent), "srv", tc.p)
+		if err != nil || r.Action != "decline" {
+			t.Errorf("%s: %+v %v", name, r, err)
+		}
+	}
+	r, err := e.srv.ForwardElicitation(ctx, eliSess.Scope(), "srv", params)
+	if err != nil || r.Action != "accept" || r.Content["n"] != "x" || <-got != "The MCP server \"srv\" asks:\n\nname?" {
+		t.Errorf("forwarded: %+v %v", r, err)
+	}
+	off := boot(t, tools.Native, mcpserver.Config{NoClientApproval: true})
+	_, s := connect2(t, off, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		t.Error("asked with NoClientApproval")
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}})
+	if r, err := off.srv.ForwardElicitation(ctx, s.Scope(), "srv", params); err != nil || r.Action != "decline" {
+		t.Errorf("NoClientApproval: %+v %v", r, err)
 	}
 }

@@ -471,6 +471,49 @@ func (s *Server) session(key host.ScopeKey) *session {
 	return s.sessions[key]
 }
 
+// ForwardElicitation sends a mounted server's elicitation request to the
+// client of the session whose agent is agent, with the server's own
+// message (prefixed with who asks) and requested schema, and returns the
+// client's answer. It answers decline, never accept, when there is no
+// such session, its client does not take form elicitations, the request
+// is not a form one, or [Config].NoClientApproval keeps asks from
+// clients. Use it as the Elicitor of the mounted servers
+// (plugins/mcp-client Config.Elicitor).
+func (s *Server) ForwardElicitation(ctx context.Context, agent host.ScopeKey, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	decline := &mcp.ElicitResult{Action: "decline"}
+	if p == nil || s.cfg.NoClientApproval || agent == "" || (p.Mode != "" && p.Mode != "form") {
+		return decline, nil
+	}
+	sess := s.session(agent)
+	if sess == nil {
+		return decline, nil
+	}
+	ss := sess.elicitable()
+	if ss == nil {
+		return decline, nil
+	}
+	fwd := &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("The MCP server %q asks:\n\n%s", server, p.Message),
+		RequestedSchema: p.RequestedSchema,
+		Meta:            mcp.Meta{MetaElicitation: map[string]string{"server": server}},
+	}
+	if d := s.cfg.ElicitationTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	res, err := ss.Elicit(ctx, fwd)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// MetaElicitation is the _meta key of a forwarded elicitation: {"server"}
+// names the mounted server that asks.
+const MetaElicitation = "dsh/elicitation"
+
 // approve routes an ask: to the session's client when it takes
 // elicitations, else to the fallback.
 func (s *Server) approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
