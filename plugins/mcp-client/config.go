@@ -77,9 +77,10 @@ type Config struct {
 	// session.
 	Reconnect Reconnect `json:"reconnect,omitzero"`
 
-	// MaxMessageBytes bounds one inbound JSON-RPC message of a stdio
-	// server; a longer one ends the session. Zero means
-	// DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one inbound JSON-RPC message: a line of a
+	// stdio server (a longer one ends the session), or a JSON response
+	// body or one SSE event of an HTTP server (a longer one fails its
+	// request). Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
 
 	// Elicitor, from Go only, answers the server's elicitation requests.

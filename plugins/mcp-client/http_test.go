@@ -2,8 +2,10 @@ package mcpclient_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
@@ -40,5 +42,30 @@ func TestStreamableHTTPWithHeaders(t *testing.T) {
 	}
 	if got := e.names(); len(got) != 0 {
 		t.Fatalf("tools after dispose: %v", got)
+	}
+}
+
+// A streamable HTTP server's message larger than MaxMessageBytes fails its
+// call, as a JSON body and as one SSE event, while many smaller events in
+// one stream pass.
+func TestStreamableHTTPMessageSizeIsBounded(t *testing.T) {
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
+			e := newEnv(t)
+			ms := newMemServer(nil)
+			addEcho(ms.srv, "echo")
+			h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ms.srv }, &mcp.StreamableHTTPOptions{JSONResponse: jsonResponse})
+			hs := httptest.NewServer(h)
+			defer hs.Close()
+			f := e.mount(mcpclient.Config{Name: "web", URL: hs.URL, MaxMessageBytes: 64 << 10})
+			defer f.Dispose() // before hs.Close, which waits for the session's stream
+			if r := e.call(context.Background(), "mcp__web__echo", map[string]any{"text": strings.Repeat("a", 32<<10)}); r.IsError {
+				t.Fatalf("a message under the limit: %+v", r)
+			}
+			r := e.call(context.Background(), "mcp__web__echo", map[string]any{"text": strings.Repeat("a", 128<<10)})
+			if !r.IsError {
+				t.Errorf("a message over the limit: %v %q", r.IsError, text(r))
+			}
+		})
 	}
 }

@@ -316,7 +316,9 @@ func (s *server) connect() error {
 		// leaves no idle connection (and no goroutine) behind.
 		ht := http.DefaultTransport.(*http.Transport).Clone()
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{
-			Transport: headerTransport{headers: s.cfg.Headers, base: ht}}}
+			Transport: boundTransport{limit: int64(s.cfg.MaxMessageBytes),
+				base: headerTransport{headers: s.cfg.Headers, base: ht},
+				exceeded: func(err error) { s.log.Warn().Err(err).Msg("MCP server: message refused") }}}}
 		idle = ht.CloseIdleConnections
 	}
 	if err != nil {
