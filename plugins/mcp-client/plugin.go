@@ -317,7 +317,7 @@ func (s *server) connect() error {
 		ht := http.DefaultTransport.(*http.Transport).Clone()
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{
 			Transport: boundTransport{limit: int64(s.cfg.MaxMessageBytes),
-				base: headerTransport{headers: s.cfg.Headers, base: ht},
+				base:     headerTransport{headers: s.cfg.Headers, base: ht},
 				exceeded: func(err error) { s.log.Warn().Err(err).Msg("MCP server: message refused") }}}}
 		idle = ht.CloseIdleConnections
 	}
