@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/internal/redact"
 )
 
 // FuzzNetworkFace checks the invariants of the HTTP face's parsers: an
@@ -51,9 +53,9 @@ func FuzzNetworkFace(f *testing.F) {
 		}
 		if len(secret) >= 8 && !strings.Contains("https://***@example.com/p?api_key=", secret) {
 			raw := "https://" + url.PathEscape(secret) + "@example.com/p?api_key=" + url.QueryEscape(secret)
-			m := maskURL(raw)
+			m := redact.URL(raw)
 			if strings.Contains(m, secret) || strings.Contains(m, url.QueryEscape(secret)) || strings.Contains(m, url.PathEscape(secret)) {
-				t.Fatalf("maskURL(%q) = %q shows the secret", raw, m)
+				t.Fatalf("redact.URL(%q) = %q shows the secret", raw, m)
 			}
 		}
 	})

@@ -28,6 +28,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/dsh-go/dsh/internal/dshconfig"
+	"github.com/dsh-go/dsh/internal/redact"
 )
 
 // The network face's defaults (each overridable in dsh.json "http.limits").
@@ -258,13 +259,13 @@ func newJWTVerifier(ctx context.Context, cfg *dshconfig.JWT, log zerolog.Logger)
 		HTTPTimeout: 10 * time.Second,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 			return func(_ context.Context, err error) {
-				log.Warn().Err(err).Str("jwks", maskURL(u)).Msg("refreshing the JWKS failed")
+				log.Warn().Err(err).Str("jwks", redact.URL(u)).Msg("refreshing the JWKS failed")
 			}
 		},
 	})
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("JWKS %s: %v", maskURL(cfg.JWKSURL), err)
+		return nil, fmt.Errorf("JWKS %s: %v", redact.URL(cfg.JWKSURL), err)
 	}
 	p := jwt.NewParser(
 		jwt.WithValidMethods(jwtAlgs),
@@ -338,26 +339,6 @@ func metadataPaths(resource string) []string {
 		paths = append(paths, u.Path)
 	}
 	return paths
-}
-
-// maskURL hides a URL's user info and query values (API keys are often
-// there) for logs and messages.
-func maskURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	if u.User != nil {
-		u.User = url.User("***")
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			q[k] = []string{"***"}
-		}
-		u.RawQuery = q.Encode()
-	}
-	return u.String()
 }
 
 // hostGuard accepts a request whose Host is an IP literal, a loopback

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/internal/redact"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -335,7 +336,7 @@ func (p *parser) servers(v value, cfg *Config) {
 			if u, ok := p.str(key+".url", uv); ok {
 				s.URL = p.expand(key+".url", u)
 				if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-					p.fail(key+".url", "must be an http:// or https:// URL, not %q", s.URL)
+					p.fail(key+".url", "must be an http:// or https:// URL, not %q", redact.URL(s.URL))
 				}
 			}
 			if hv, ok := so.get("headers"); ok {

@@ -75,6 +75,7 @@ func TestHTTPSectionProblems(t *testing.T) {
 		{"misspelt permissions", `{"permisions":{"deny":["x"]}}`, `permisions: unknown key (did you mean "permissions"?`},
 		{"capitalised", `{"MCPServers":{}}`, `MCPServers: unknown key (did you mean "mcpServers"?`},
 		{"top level not an object", `[]`, `must be an object, not an array`},
+		{"url secret redacted", `{"mcpServers":{"a":{"url":"ftp://u:pw@h/?key=s3cret"}}}`, `must be an http:// or https:// URL, not "ftp://***@h/?key=***"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := dshconfig.Parse("f.json", []byte(tc.body), nil)

@@ -69,3 +69,21 @@ func TestStreamableHTTPMessageSizeIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// A server URL's query values and user info (API keys) never appear in
+// the error of a failed connection.
+func TestUnreachableServerURLIsRedacted(t *testing.T) {
+	e := newEnv(t)
+	hs := httptest.NewServer(http.NotFoundHandler())
+	url := strings.Replace(hs.URL, "http://", "http://user:pa55word@", 1) + "/mcp?api_key=s3cr3t-key"
+	hs.Close() // nothing listens there now
+	_, err := e.root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "web", URL: url, FailOnStartError: true})
+	if err == nil || strings.Contains(err.Error(), "s3cr3t-key") || strings.Contains(err.Error(), "pa55word") {
+		t.Errorf("error: %v", err)
+	}
+	e.mount(mcpclient.Config{Name: "web2", URL: url, Reconnect: mcpclient.Reconnect{MaxAttempts: -1}})
+	st := e.waitStatus("failed", func(s mcpclient.Status) bool { return s.Server == "web2" && s.State == mcpclient.StateFailed })
+	if st.Err == "" || strings.Contains(st.Err, "s3cr3t-key") || strings.Contains(st.Err, "pa55word") {
+		t.Errorf("status error: %q", st.Err)
+	}
+}

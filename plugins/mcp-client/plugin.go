@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/redact"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -219,6 +220,9 @@ func (s *server) run(first chan<- error) {
 		}
 	}()
 	err := s.connect()
+	if err != nil && s.cfg.URL != "" {
+		err = redactedError{err, s.cfg.URL}
+	}
 	first <- err
 	reported = true
 	if err != nil && s.cfg.FailOnStartError {
@@ -246,6 +250,9 @@ func (s *server) run(first chan<- error) {
 			case <-t.C:
 			}
 			if err = s.connect(); err != nil {
+				if s.cfg.URL != "" {
+					err = redactedError{err, s.cfg.URL}
+				}
 				attempt++
 				s.log.Debug().Err(err).Int("attempt", attempt).Msg("MCP server: reconnection failed")
 				continue
@@ -397,6 +404,18 @@ var errSessionClosed = errors.New("the session was closed")
 
 // errCallTimeout is the cause of a call's cancellation by CallTimeout.
 var errCallTimeout = errors.New("call timeout")
+
+// redactedError is a connection error of an HTTP server with the
+// server's URL (its query values and user info, where API keys go)
+// masked wherever the text quotes it.
+type redactedError struct {
+	err error
+	url string
+}
+
+func (e redactedError) Error() string { return redact.In(e.err.Error(), e.url) }
+
+func (e redactedError) Unwrap() error { return e.err }
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {
