@@ -30,7 +30,7 @@
 // (Bash → command, Read/Write/Edit → file_path, ...), so rules written for
 // Claude Code, such as "Bash(npm run test:*)", load as they are. "timeouts" maps tool-name patterns to budgets ("30s" or
 // milliseconds), first match in file order. A server entry may also carry
-// "type" ("stdio" or "http"), "callTimeout" (per call; "timeout" is its
+// "type" ("stdio", "http", or "sse" for a legacy HTTP+SSE server), "callTimeout" (per call; "timeout" is its
 // older spelling), "connectTimeout", "reconnect" ({"maxAttempts",
 // "initialDelay", "maxDelay"}), "required" (the gateway refuses to start
 // without it), "trusted" (its tool annotations may inform policy) and

@@ -57,9 +57,11 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
-	// URL and Headers reach a streamable HTTP server.
+	// URL and Headers reach a streamable HTTP server, or a legacy
+	// HTTP+SSE one when SSE ("type": "sse").
 	URL     string
 	Headers map[string]string
+	SSE     bool
 	// Timeout bounds each tool call to this server (0 = none): the
 	// entry's "callTimeout", or its older spelling "timeout".
 	Timeout time.Duration
@@ -278,9 +280,9 @@ func (p *parser) servers(v value, cfg *Config) {
 			switch typ {
 			case "stdio", "http", "streamable-http", "":
 			case "sse":
-				p.fail(key+".type", "the legacy SSE transport is not supported; use a streamable HTTP url (\"type\": \"http\")")
+				s.SSE = true
 			default:
-				p.fail(key+".type", "must be \"stdio\" or \"http\", not %q", typ)
+				p.fail(key+".type", "must be \"stdio\", \"http\" or \"sse\", not %q", typ)
 			}
 		}
 		if dv, ok := so.get("disabled"); ok {
@@ -297,7 +299,7 @@ func (p *parser) servers(v value, cfg *Config) {
 		case !hasCmd && !hasURL:
 			p.fail(key, "needs \"command\" (a stdio server) or \"url\" (a streamable HTTP server)")
 			continue
-		case hasCmd && (typ == "http" || typ == "streamable-http"):
+		case hasCmd && (typ == "http" || typ == "streamable-http" || typ == "sse"):
 			p.fail(key+".type", "is %q but the server has a \"command\"", typ)
 		case hasURL && typ == "stdio":
 			p.fail(key+".type", "is \"stdio\" but the server has a \"url\"")

@@ -67,7 +67,7 @@ func TestEveryProblemIsNamedByFileAndKey(t *testing.T) {
 			"f.json: mcpServer: unknown key", "f.json: mcpServers.fs.argz: unknown key", "f.json: permissions.alow: unknown key"}},
 		{"both transports", `{"mcpServers":{"fs":{"command":"x","url":"http://a"}}}`, []string{"mcpServers.fs: has both"}},
 		{"no transport", `{"mcpServers":{"fs":{}}}`, []string{"mcpServers.fs: needs"}},
-		{"sse", `{"mcpServers":{"fs":{"type":"sse","url":"http://a/sse"}}}`, []string{"mcpServers.fs.type: the legacy SSE transport"}},
+		{"sse with a command", `{"mcpServers":{"fs":{"type":"sse","command":"x"}}}`, []string{`mcpServers.fs.type: is "sse" but the server has a "command"`}},
 		{"stdio keys on http", `{"mcpServers":{"fs":{"url":"http://a","args":[]}}}`, []string{"mcpServers.fs.args: belongs to a stdio server"}},
 		{"bad url", `{"mcpServers":{"fs":{"url":"ftp://a"}}}`, []string{"mcpServers.fs.url: must be an http"}},
 		{"bad name", `{"mcpServers":{"a b":{"command":"x"}}}`, []string{"mcpServers.a b: a server name"}},

@@ -106,3 +106,13 @@ func TestOtherClientsTopLevelKeysAreWarnings(t *testing.T) {
 		}
 	}
 }
+
+func TestLegacySSEServerEntry(t *testing.T) {
+	cfg, err := dshconfig.Parse("f.json", []byte(`{"mcpServers":{"old":{"type":"sse","url":"https://h/sse","headers":{"A":"b"}},"new":{"url":"https://h/mcp"}}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.Servers[0].SSE || cfg.Servers[0].URL != "https://h/sse" || cfg.Servers[1].SSE {
+		t.Errorf("servers %+v", cfg.Servers)
+	}
+}

@@ -1,10 +1,13 @@
 package mcpclient
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // boundTransport bounds what a streamable HTTP server can make the client
@@ -83,3 +86,40 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 }
 
 func (b *boundedBody) Close() error { return b.rc.Close() }
+
+// sseTransport connects a legacy SSE transport under a context that
+// outlives the connection attempt: the go-sdk's SSE client ties its event
+// stream to the context Connect gets, which ends with the attempt. The
+// stream is bounded by the attempt's context while connecting, then by
+// life (the plugin's context) until the connection is closed.
+type sseTransport struct {
+	inner mcp.Transport
+	life  context.Context
+}
+
+func (t sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	sctx, cancel := context.WithCancel(t.life)
+	stop := context.AfterFunc(ctx, cancel)
+	c, err := t.inner.Connect(sctx)
+	if !stop() || err != nil {
+		cancel()
+		if err == nil {
+			_ = c.Close()
+			err = ctx.Err()
+		}
+		return nil, err
+	}
+	return &cancelConn{Connection: c, cancel: cancel}, nil
+}
+
+// cancelConn ends its stream's context when closed.
+type cancelConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}

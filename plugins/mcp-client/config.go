@@ -46,6 +46,10 @@ type Config struct {
 	URL string `json:"url,omitempty"`
 	// Headers are added to every HTTP request (authorization, ...).
 	Headers map[string]string `json:"headers,omitempty"`
+	// SSE says URL is a legacy HTTP+SSE endpoint (protocol 2024-11-05:
+	// a GET event stream and a POST endpoint it announces) rather than a
+	// streamable HTTP one.
+	SSE bool `json:"sse,omitempty"`
 
 	// Dial, from Go only, connects a fresh transport for each session
 	// (the first one and every reconnection), for servers in the same
@@ -157,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.URL == "" && len(c.Headers) > 0 {
 		add("headers need a url")
+	}
+	if c.URL == "" && c.SSE {
+		add("sse needs a url")
 	}
 	for k := range c.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

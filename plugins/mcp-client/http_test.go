@@ -87,3 +87,17 @@ func TestUnreachableServerURLIsRedacted(t *testing.T) {
 		t.Errorf("status error: %q", st.Err)
 	}
 }
+
+// A legacy HTTP+SSE server (protocol 2024-11-05) mounts with SSE set.
+func TestLegacySSEServerMounts(t *testing.T) {
+	e := newEnv(t)
+	ms := newMemServer(nil)
+	addEcho(ms.srv, "echo")
+	hs := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ms.srv }, nil))
+	defer hs.Close()
+	f := e.mount(mcpclient.Config{Name: "old", URL: hs.URL, SSE: true, FailOnStartError: true})
+	defer f.Dispose() // before hs.Close, which waits for the event stream
+	if r := e.call(context.Background(), "mcp__old__echo", map[string]any{"text": "over sse"}); r.IsError || text(r) != "over sse" {
+		t.Fatalf("echo = %+v", r)
+	}
+}

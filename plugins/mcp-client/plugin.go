@@ -322,10 +322,15 @@ func (s *server) connect() error {
 		// A transport of the session's own, so that closing the session
 		// leaves no idle connection (and no goroutine) behind.
 		ht := http.DefaultTransport.(*http.Transport).Clone()
-		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{
+		hc := &http.Client{
 			Transport: boundTransport{limit: int64(s.cfg.MaxMessageBytes),
 				base:     headerTransport{headers: s.cfg.Headers, base: ht},
-				exceeded: func(err error) { s.log.Warn().Err(err).Msg("MCP server: message refused") }}}}
+				exceeded: func(err error) { s.log.Warn().Err(err).Msg("MCP server: message refused") }}}
+		if s.cfg.SSE {
+			t = sseTransport{inner: &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxEventSize: s.cfg.MaxMessageBytes}, life: s.ctx}
+		} else {
+			t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
+		}
 		idle = ht.CloseIdleConnections
 	}
 	if err != nil {
