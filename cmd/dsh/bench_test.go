@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -163,4 +164,23 @@ func BenchmarkServedCallThroughput(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkIdleSessionMemory opens b.N authenticated sessions over HTTP
+// (each with an initialized client) and reports the Go heap they hold,
+// per session.
+func BenchmarkIdleSessionMemory(b *testing.B) {
+	dial, _ := benchGateway(b)
+	dial() // warm up
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for range b.N {
+		dial()
+	}
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.HeapInuse-before.HeapInuse)/float64(b.N), "heap-B/session")
 }

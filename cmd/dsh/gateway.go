@@ -123,7 +123,7 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 	for _, s := range cfg.Servers {
 		mc := mcpclient.Config{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Trusted: s.Trusted,
+			URL: s.URL, Headers: s.Headers, SSE: s.SSE, Trusted: s.Trusted,
 			CallTimeout:      mcpclient.Duration(s.Timeout),
 			ConnectTimeout:   mcpclient.Duration(s.ConnectTimeout),
 			FailOnStartError: !tolerant || s.Required,
