@@ -341,3 +341,33 @@ func rss(t *testing.T) int64 {
 	t.Skip("no VmRSS")
 	return 0
 }
+
+// A session that receives no request for sessionIdleTimeout is closed
+// (its id is then unknown, 404) and no longer counts toward the limits.
+func TestHTTP_IdleSessionsExpire(t *testing.T) {
+	s := startServe(t, twoIdentities(t, map[string]any{"sessionIdleTimeout": "100ms", "maxSessions": 1}), "127.0.0.1:0")
+	sid := openRaw(t, s.url, aliceToken)
+	deadline := time.Now().Add(budget)
+	for {
+		code, _, _ := post(t, s.url, listBody, withSession(aliceToken, sid))
+		if code == http.StatusNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the idle session never expired (last %d)", code)
+		}
+		time.Sleep(time.Second) // longer than the idle timeout: each probe finds it idle
+	}
+	// The expired session leaves room under maxSessions 1 once its
+	// cleanup (after the go-sdk forgot its id) has run.
+	for {
+		code, sid, body := post(t, s.url, initBody, bearer(bobToken))
+		if code == http.StatusOK && sid != "" {
+			break
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("a new session after the expiry: %d %s", code, body)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
