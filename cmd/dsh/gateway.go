@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
@@ -14,6 +17,7 @@ import (
 	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
+	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
@@ -27,13 +31,52 @@ type gateway struct {
 	root *host.Context
 	reg  *tools.Registry
 	cfg  *dshconfig.Config
+	// fwd forwards the mounted servers' elicitations to the serving
+	// session's client (serving only; see openGatewayWith).
+	fwd *elicitForwarder
+}
+
+// elicitForwarder sends a mounted server's elicitation to the MCP server
+// serving the calling session, once there is one (it is made after the
+// servers are mounted); until then, and for a call of no session, the
+// request is declined.
+type elicitForwarder struct {
+	srv atomic.Pointer[mcpserver.Server]
+}
+
+func (f *elicitForwarder) Elicit(ctx context.Context, req mcpclient.ElicitationRequest) (*mcp.ElicitResult, error) {
+	srv := f.srv.Load()
+	if srv == nil {
+		return &mcp.ElicitResult{Action: mcpclient.ActionDecline}, nil
+	}
+	return srv.ForwardElicitation(ctx, req.Agent, req.Server, req.Params)
 }
 
 // openGateway builds the host for cfg: the registry in the config's mode,
 // the per-tool timeouts, the permission rules, then every server, each of
 // which must start. On any failure everything started is stopped and the
 // error names the config key at fault.
-func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (g *gateway, err error) {
+func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (*gateway, error) {
+	return openGatewayWith(cfg, log, false)
+}
+
+// foreverAttempts is a tolerated server's retry count when its entry sets
+// none: in effect, for as long as the gateway runs.
+const foreverAttempts = math.MaxInt32
+
+// openGatewayWith is openGateway; with tolerant, only the servers marked
+// "required" must start: another that cannot is reported (its error, with
+// a stdio server's exit status and stderr tail, is logged at warn level),
+// its tools are absent, and it is retried with backoff (forever unless its
+// "reconnect.maxAttempts" says otherwise) until it comes up, when its
+// tools appear and clients are told (list_changed). Serving (tolerant),
+// the servers' elicitations go to the serving session's client through
+// g.fwd, with their real message and schema.
+func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (g *gateway, err error) {
+	var fwd *elicitForwarder
+	if tolerant {
+		fwd = &elicitForwarder{}
+	}
 	h := host.New(host.WithLogger(log))
 	defer func() {
 		if err != nil {
@@ -80,15 +123,27 @@ func openGateway(cfg *dshconfig.Config, log zerolog.Logger) (g *gateway, err err
 	for _, s := range cfg.Servers {
 		mc := mcpclient.Config{
 			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, Trusted: s.Trusted,
+			URL: s.URL, Headers: s.Headers, SSE: s.SSE, Trusted: s.Trusted,
 			CallTimeout:      mcpclient.Duration(s.Timeout),
-			FailOnStartError: true,
+			ConnectTimeout:   mcpclient.Duration(s.ConnectTimeout),
+			FailOnStartError: !tolerant || s.Required,
+			Reconnect: mcpclient.Reconnect{
+				MaxAttempts:  s.Reconnect.MaxAttempts,
+				InitialDelay: mcpclient.Duration(s.Reconnect.InitialDelay),
+				MaxDelay:     mcpclient.Duration(s.Reconnect.MaxDelay),
+			},
+		}
+		if tolerant && mc.Reconnect.MaxAttempts == 0 {
+			mc.Reconnect.MaxAttempts = foreverAttempts
+		}
+		if fwd != nil {
+			mc.Elicitor = fwd
 		}
 		if err := load("mcpServers."+s.Name, mcpclient.Plugin, mc); err != nil {
 			return nil, err
 		}
 	}
-	return &gateway{h: h, root: root, reg: reg, cfg: cfg}, nil
+	return &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd}, nil
 }
 
 func (g *gateway) Close() error { return g.h.Close() }
@@ -130,6 +185,9 @@ func loadConfig(path string, stderr io.Writer) (*dshconfig.Config, bool) {
 	if err != nil {
 		printErrors(stderr, err)
 		return nil, false
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(stderr, "dsh: warning:", w)
 	}
 	return cfg, true
 }

@@ -4,14 +4,39 @@
 // and serves the guarded result to any MCP client, or lets a person try
 // the tools from a terminal.
 //
-//	dsh mcp serve --config dsh.json             # serve over stdio
-//	dsh mcp serve --config dsh.json --http :8080 # serve streamable HTTP
+//	dsh mcp serve --config dsh.json                                   # serve over stdio
+//	DSH_TOKEN=... dsh mcp serve --config dsh.json --http 127.0.0.1:8080 # streamable HTTP
 //	dsh tools list --config dsh.json
 //	dsh tools call --config dsh.json mcp__fs__read_file '{"path":"/tmp/x"}'
 //
 // See internal/dshconfig for the file format. A config with any problem is
 // refused as a whole, with every problem named by file and key, and the
 // command exits with status 2; nothing starts half-configured.
+//
+// `dsh mcp serve` keeps serving when a server cannot start: the server is
+// reported (exit status, stderr tail) and retried, its tools absent until
+// it comes up; "required": true on its entry refuses to start instead.
+// `dsh tools` needs every server.
+//
+// # Serving HTTP
+//
+// --http is closed by default. A bare port (":8080") listens on loopback
+// only; another address needs authentication. Every request must carry
+// a bearer token: one of dsh.json's "http.tokens" (named by variable or
+// file), a JWT of "http.jwt" (checked against the issuer's JWKS, issuer,
+// audience, expiry, scopes), $DSH_TOKEN, or, on loopback with none of
+// these, a token generated and printed at start; --no-auth is accepted on
+// loopback only. The Host header (every connection: IP literals, loopback
+// names, this machine's name and "http.allowedHosts") and the Origin
+// header (loopback origins and "http.allowedOrigins") are checked first
+// (403). A session belongs to the identity that opened it. Bodies,
+// header and body read time, connections, sessions (in all and per
+// identity), calls in flight (per session and in all) and idle sessions
+// are bounded ("http.limits"); JSON-RPC batches are refused.
+//
+// An ask goes to the calling client as an elicitation (the client's own
+// consent) unless --asks deny, the default on a non-loopback address,
+// denies it.
 //
 // # Adding a subcommand
 //

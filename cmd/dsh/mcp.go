@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	stdlog "log"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,7 +33,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs := flag.NewFlagSet("dsh mcp serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "the dsh.json to serve (default $DSH_CONFIG, else ./dsh.json)")
-	addr := fs.String("http", "", "serve streamable HTTP on this address (host:port) instead of stdio")
+	addr := fs.String("http", "", "serve streamable HTTP on this address instead of stdio: 127.0.0.1:8080 (loopback; a bare :8080 means the same), or 0.0.0.0:8080 (every interface; needs authentication)")
+	noAuth := fs.Bool("no-auth", false, "serve HTTP without authentication (refused unless the address is loopback)")
+	asks := fs.String("asks", "", "where asks go: \"client\" (an elicitation to the calling client, which answers for itself) or \"deny\" (asks are denied); default client, but deny on a non-loopback address")
 	verbose := fs.Bool("v", false, "log at debug level (to stderr)")
 	askTimeout := fs.Duration("ask-timeout", 0, "deny an ask the client has not answered by then (0: wait as long as the call)")
 	if err := fs.Parse(args); err != nil {
@@ -45,6 +49,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "dsh mcp serve: unexpected arguments %q\n", fs.Args())
 		return exitUsage
 	}
+	if *asks != "" && *asks != "client" && *asks != "deny" {
+		fmt.Fprintf(stderr, "dsh mcp serve: --asks must be \"client\" or \"deny\", not %q\n", *asks)
+		return exitUsage
+	}
+	if *noAuth && *addr == "" {
+		fmt.Fprintln(stderr, "dsh mcp serve: --no-auth applies to --http only")
+		return exitUsage
+	}
 	cfg, ok := loadConfig(gatewayConfigPath(*configPath), stderr)
 	if !ok {
 		return exitUsage
@@ -53,22 +65,58 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "dsh: %s: mcpServers: no server to serve\n", cfg.File)
 		return exitUsage
 	}
-	g, err := openGateway(cfg, newLogger(stderr, *verbose))
+	log := newLogger(stderr, *verbose)
+	var (
+		listen   string
+		loopback = true
+		a        *authSetup
+	)
+	if *addr != "" {
+		var note string
+		var err error
+		listen, loopback, note, err = listenAddr(*addr)
+		if err != nil {
+			fmt.Fprintln(stderr, "dsh mcp serve:", err)
+			return exitUsage
+		}
+		if note != "" {
+			fmt.Fprintln(stderr, "dsh:", note)
+		}
+		a, err = setupAuth(ctx, cfg.HTTP, cfg.File, loopback, *noAuth, os.Getenv, log)
+		if err != nil {
+			printErrors(stderr, fmt.Errorf("dsh mcp serve --http %s: %w", *addr, err))
+			return exitUsage
+		}
+		defer a.stop()
+	} else if cfg.HTTP.Key != "" {
+		fmt.Fprintf(stderr, "dsh: warning: %s: http: applies to --http only (serving stdio)\n", cfg.File)
+	}
+	g, err := openGatewayWith(cfg, log, true)
 	if err != nil {
 		printErrors(stderr, err)
 		return exitUsage
 	}
 	defer g.Close()
-	srv, err := mcpserver.New(g.root, g.reg, mcpserver.Config{
+	lim := withDefaults(cfg.HTTP.Limits)
+	scfg := mcpserver.Config{
 		Implementation:     mcp.Implementation{Name: "dsh", Version: version},
 		ElicitationTimeout: *askTimeout,
 		Hidden:             deniedTools(cfg),
-	})
+		NoClientApproval:   *asks == "deny" || (*asks == "" && !loopback),
+	}
+	if *addr != "" {
+		scfg.MaxSessions, scfg.MaxSessionsPerIdentity = lim.MaxSessions, lim.MaxSessionsPerIdentity
+		scfg.MaxCallsPerSession, scfg.MaxCalls = lim.MaxCallsPerSession, lim.MaxCalls
+	}
+	srv, err := mcpserver.New(g.root, g.reg, scfg)
 	if err != nil {
 		fmt.Fprintln(stderr, "dsh:", err)
 		return exitFailure
 	}
 	defer srv.Close()
+	if g.fwd != nil {
+		g.fwd.srv.Store(srv)
+	}
 	if *addr == "" {
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
 		if err := srv.Run(ctx, t); err != nil && !safeerr.Is(err, context.Canceled) {
@@ -77,20 +125,38 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return exitOK
 	}
-	h, err := srv.Handler(nil)
+	mh, err := srv.Handler(&mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes: lim.MaxBodyBytes,
+		SessionTimeout:      lim.SessionIdleTimeout,
+		// httpFace checks the Host of every connection (the go-sdk's check
+		// covers loopback connections only, and refuses the names of
+		// http.allowedHosts there, which a reverse proxy on the same
+		// machine sends).
+		DisableLocalhostProtection: true,
+	})
 	if err != nil {
 		fmt.Fprintln(stderr, "dsh:", err)
 		return exitFailure
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		fmt.Fprintln(stderr, "dsh:", err)
 		return exitFailure
 	}
-	fmt.Fprintf(stderr, "dsh: serving MCP on http://%s\n", ln.Addr())
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stderr, "dsh: serving MCP on http://%s/ (accepting %s)\n", ln.Addr(), a.summary)
+	if a.generated != "" {
+		fmt.Fprintf(stderr, "dsh: no token configured: this run accepts\n  Authorization: Bearer %s\n"+
+			"dsh: (set $%s, or http.tokens in %s, to choose the token)\n", a.generated, tokenEnv, cfg.File)
+	}
+	hs := &http.Server{
+		Handler:           httpFace(mh, a, cfg.HTTP, lim),
+		ReadHeaderTimeout: lim.HeaderTimeout,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          stdlog.New(io.Discard, "", 0),
+	}
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	go func() { done <- hs.Serve(newLimitListener(ln, lim.MaxConnections)) }()
 	select {
 	case err := <-done:
 		fmt.Fprintln(stderr, "dsh:", err)

@@ -17,7 +17,7 @@
 //	  "mode": "native"
 //	}
 //
-// Decoding is strict: an unknown key, a duplicate key, a value of the wrong
+// Decoding is strict: an unknown key (below the top level), a duplicate key, a value of the wrong
 // type, an empty command, a server with both a command and a url, an
 // undefined ${VAR}, a rule that does not parse: each is an [*Error] naming
 // the file, the key path and what is wrong, and [Parse] reports every one
@@ -36,8 +36,22 @@
 // permissions.CheckServerName, so that no server's tool names can pass
 // for another's. "timeouts" maps tool-name patterns to budgets ("30s" or
 // milliseconds), first match in file order. A server entry may also carry
-// "type" ("stdio" or "http"), "timeout" (per call), "trusted" (its tool
-// annotations may inform policy) and "disabled".
+// "type" ("stdio", "http", or "sse" for a legacy HTTP+SSE server), "callTimeout" (per call; "timeout" is its
+// older spelling), "connectTimeout", "reconnect" ({"maxAttempts",
+// "initialDelay", "maxDelay"}), "required" (the gateway refuses to start
+// without it), "trusted" (its tool annotations may inform policy) and
+// "disabled".
+//
+// "http" configures `dsh mcp serve --http` ([HTTP]): bearer tokens by
+// identity, each read from an environment variable or a file (never
+// written in the file), a JWT issuer, the allowed origins and hosts, and
+// the limits.
+//
+// A top-level key dsh does not read (another client's setting, such as
+// Claude Desktop's "globalShortcut") is not an error but a warning in
+// [Config].Warnings, unless it looks like a misspelling of one of dsh's
+// own keys ("permisions"), which would otherwise drop rules silently.
+// Unknown keys inside a server entry, "permissions" or "http" stay errors.
 //
 // "${VAR}" and "${VAR:-default}" in command, args, env values, cwd, url,
 // header values and permissions.workDir (never in rules) are replaced from

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/internal/redact"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -39,6 +40,13 @@ type Config struct {
 	// Mode is the tools mode the gateway serves ("native", "code", "both";
 	// empty means native).
 	Mode tools.Mode
+	// HTTP is the "http" object: how `dsh mcp serve --http` authenticates,
+	// which origins and hosts it accepts, and its limits.
+	HTTP HTTP
+	// Warnings are problems that did not refuse the file: top-level keys
+	// dsh does not use (other clients' settings, such as
+	// "globalShortcut"), each naming file and key.
+	Warnings []string
 }
 
 // Server is one entry of mcpServers: a stdio server (Command, Args, Env,
@@ -51,14 +59,40 @@ type Server struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
-	// URL and Headers reach a streamable HTTP server.
+	// URL and Headers reach a streamable HTTP server, or a legacy
+	// HTTP+SSE one when SSE ("type": "sse").
 	URL     string
 	Headers map[string]string
-	// Timeout bounds each tool call to this server (0 = none).
+	SSE     bool
+	// Timeout bounds each tool call to this server (0 = none): the
+	// entry's "callTimeout", or its older spelling "timeout".
 	Timeout time.Duration
+	// ConnectTimeout bounds each connection attempt: start, handshake and
+	// the first tools/list ("connectTimeout"; 0 = the client's default,
+	// 30s).
+	ConnectTimeout time.Duration
+	// Reconnect is the retry schedule after a failed start or a lost
+	// session ("reconnect").
+	Reconnect Reconnect
+	// Required makes a server that cannot start refuse the whole gateway
+	// ("required": true). By default such a server is reported, left out
+	// and retried while the others serve.
+	Required bool
 	// Trusted lets the server's tool annotations inform policy and
 	// concurrency.
 	Trusted bool
+}
+
+// Reconnect is a server's "reconnect" object: retry n waits
+// min(InitialDelay·2^(n-1), MaxDelay).
+type Reconnect struct {
+	// MaxAttempts is the number of attempts before giving up: 0 means
+	// the gateway's default (retry for as long as it runs), negative
+	// never retries.
+	MaxAttempts int
+	// InitialDelay and MaxDelay bound the backoff (0: the client's
+	// defaults, 500ms and 30s).
+	InitialDelay, MaxDelay time.Duration
 }
 
 // Stdio reports whether s is a stdio server (else an HTTP one).
@@ -192,10 +226,19 @@ func (p *parser) object(key string, v value, known ...string) (*object, bool) {
 	return o, true
 }
 
+// topLevelKeys are the top-level keys dsh reads; any other is ignored
+// with a warning unless it looks like a misspelling of one of these.
+var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http"}
+
 func (p *parser) config(root value, cfg *Config) {
-	o, ok := p.object("", root, "mcpServers", "permissions", "timeouts", "mode")
+	o, ok := root.(*object)
 	if !ok {
+		p.fail("", "must be an object, not %s", kindOf(root))
 		return
+	}
+	p.topLevelUnknown(o, cfg)
+	if v, ok := o.get("http"); ok {
+		p.http(v, cfg)
 	}
 	if v, ok := o.get("mcpServers"); ok {
 		p.servers(v, cfg)
@@ -236,7 +279,7 @@ func (p *parser) servers(v value, cfg *Config) {
 			p.fail(key, "%s", err.Error())
 			continue
 		}
-		so, ok := p.object(key, m.val, "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "trusted", "disabled")
+		so, ok := p.object(key, m.val, "type", "command", "args", "env", "cwd", "url", "headers", "timeout", "callTimeout", "connectTimeout", "reconnect", "required", "trusted", "disabled")
 		if !ok {
 			continue
 		}
@@ -247,9 +290,9 @@ func (p *parser) servers(v value, cfg *Config) {
 			switch typ {
 			case "stdio", "http", "streamable-http", "":
 			case "sse":
-				p.fail(key+".type", "the legacy SSE transport is not supported; use a streamable HTTP url (\"type\": \"http\")")
+				s.SSE = true
 			default:
-				p.fail(key+".type", "must be \"stdio\" or \"http\", not %q", typ)
+				p.fail(key+".type", "must be \"stdio\", \"http\" or \"sse\", not %q", typ)
 			}
 		}
 		if dv, ok := so.get("disabled"); ok {
@@ -266,7 +309,7 @@ func (p *parser) servers(v value, cfg *Config) {
 		case !hasCmd && !hasURL:
 			p.fail(key, "needs \"command\" (a stdio server) or \"url\" (a streamable HTTP server)")
 			continue
-		case hasCmd && (typ == "http" || typ == "streamable-http"):
+		case hasCmd && (typ == "http" || typ == "streamable-http" || typ == "sse"):
 			p.fail(key+".type", "is %q but the server has a \"command\"", typ)
 		case hasURL && typ == "stdio":
 			p.fail(key+".type", "is \"stdio\" but the server has a \"url\"")
@@ -305,15 +348,32 @@ func (p *parser) servers(v value, cfg *Config) {
 			if u, ok := p.str(key+".url", uv); ok {
 				s.URL = p.expand(key+".url", u)
 				if !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
-					p.fail(key+".url", "must be an http:// or https:// URL, not %q", s.URL)
+					p.fail(key+".url", "must be an http:// or https:// URL, not %q", redact.URL(s.URL))
 				}
 			}
 			if hv, ok := so.get("headers"); ok {
 				s.Headers = p.strMap(key+".headers", hv, false)
 			}
 		}
+		_, hasOld := so.get("timeout")
+		_, hasNew := so.get("callTimeout")
+		if hasOld && hasNew {
+			p.fail(key+".timeout", "is the older spelling of \"callTimeout\"; keep one")
+		}
 		if tv, ok := so.get("timeout"); ok {
 			s.Timeout = p.duration(key+".timeout", tv)
+		}
+		if tv, ok := so.get("callTimeout"); ok {
+			s.Timeout = p.duration(key+".callTimeout", tv)
+		}
+		if tv, ok := so.get("connectTimeout"); ok {
+			s.ConnectTimeout = p.duration(key+".connectTimeout", tv)
+		}
+		if rv, ok := so.get("reconnect"); ok {
+			s.Reconnect = p.reconnect(key+".reconnect", rv)
+		}
+		if rv, ok := so.get("required"); ok {
+			s.Required, _ = p.boolean(key+".required", rv)
 		}
 		if tv, ok := so.get("trusted"); ok {
 			s.Trusted, _ = p.boolean(key+".trusted", tv)

@@ -67,7 +67,7 @@ func TestEveryProblemIsNamedByFileAndKey(t *testing.T) {
 			"f.json: mcpServer: unknown key", "f.json: mcpServers.fs.argz: unknown key", "f.json: permissions.alow: unknown key"}},
 		{"both transports", `{"mcpServers":{"fs":{"command":"x","url":"http://a"}}}`, []string{"mcpServers.fs: has both"}},
 		{"no transport", `{"mcpServers":{"fs":{}}}`, []string{"mcpServers.fs: needs"}},
-		{"sse", `{"mcpServers":{"fs":{"type":"sse","url":"http://a/sse"}}}`, []string{"mcpServers.fs.type: the legacy SSE transport"}},
+		{"sse with a command", `{"mcpServers":{"fs":{"type":"sse","command":"x"}}}`, []string{`mcpServers.fs.type: is "sse" but the server has a "command"`}},
 		{"stdio keys on http", `{"mcpServers":{"fs":{"url":"http://a","args":[]}}}`, []string{"mcpServers.fs.args: belongs to a stdio server"}},
 		{"bad url", `{"mcpServers":{"fs":{"url":"ftp://a"}}}`, []string{"mcpServers.fs.url: must be an http"}},
 		{"bad name", `{"mcpServers":{"a b":{"command":"x"}}}`, []string{"mcpServers.a b: a server name"}},
@@ -135,6 +135,8 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers":{"fs":{"command":"npx","args":["-y","x"],"env":{"A":"${B:-c}"}}},"permissions":{"allow":["a(p:x)"]},"timeouts":{"a*":"1s"},"mode":"code"}`,
 		`{"mcpServers":{"r":{"url":"https://x","headers":{"h":"$${x}"}}}}`,
 		`{"mcpServers":{"fs":{"command":""}}}`, `[]`, `{`, `{"a":1}`, `{"timeouts":{"x":1e400}}`, `{"mcpServers":{"x":{"command":"${"}}}`,
+		`{"globalShortcut":"x","permisions":{},"http":{"tokens":{"a":{"env":"B"},"c":{"file":"/f"}},"jwt":{"jwksUrl":"https://i/j","issuer":"i","audience":"a","scopes":["s"]},"resource":"https://r/mcp","allowedOrigins":["https://o"],"allowedHosts":["h:1"],"limits":{"maxSessions":3,"bodyTimeout":"1s"}}}`,
+		`{"mcpServers":{"s":{"command":"x","callTimeout":"1s","connectTimeout":5,"required":true,"reconnect":{"maxAttempts":-1,"initialDelay":"1ms","maxDelay":"1s"}}}}`,
 	} {
 		f.Add([]byte(s))
 	}

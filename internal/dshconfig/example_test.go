@@ -14,7 +14,7 @@ func ExampleParse() {
 	}`), nil)
 	fmt.Println(err)
 	// Output:
-	// dsh.json: mcpServers.fs.argz: unknown key (known here: type, command, args, env, cwd, url, headers, timeout, trusted, disabled)
+	// dsh.json: mcpServers.fs.argz: unknown key (known here: type, command, args, env, cwd, url, headers, timeout, callTimeout, connectTimeout, reconnect, required, trusted, disabled)
 	// dsh.json: mcpServers.fs.command: must be a non-empty string
 	// dsh.json: permissions.deny[0]: invalid permission rule "mcp__fs__write_file(path:/etc/**": missing the closing ")" at the end
 }

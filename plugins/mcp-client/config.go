@@ -46,6 +46,10 @@ type Config struct {
 	URL string `json:"url,omitempty"`
 	// Headers are added to every HTTP request (authorization, ...).
 	Headers map[string]string `json:"headers,omitempty"`
+	// SSE says URL is a legacy HTTP+SSE endpoint (protocol 2024-11-05:
+	// a GET event stream and a POST endpoint it announces) rather than a
+	// streamable HTTP one.
+	SSE bool `json:"sse,omitempty"`
 
 	// Dial, from Go only, connects a fresh transport for each session
 	// (the first one and every reconnection), for servers in the same
@@ -77,9 +81,10 @@ type Config struct {
 	// session.
 	Reconnect Reconnect `json:"reconnect,omitzero"`
 
-	// MaxMessageBytes bounds one inbound JSON-RPC message of a stdio
-	// server; a longer one ends the session. Zero means
-	// DefaultMaxMessageBytes.
+	// MaxMessageBytes bounds one inbound JSON-RPC message: a line of a
+	// stdio server (a longer one ends the session), or a JSON response
+	// body or one SSE event of an HTTP server (a longer one fails its
+	// request). Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int `json:"maxMessageBytes,omitempty"`
 
 	// Elicitor, from Go only, answers the server's elicitation requests.
@@ -156,6 +161,9 @@ func (c Config) Validate() error {
 	}
 	if c.URL == "" && len(c.Headers) > 0 {
 		add("headers need a url")
+	}
+	if c.URL == "" && c.SSE {
+		add("sse needs a url")
 	}
 	for k := range c.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {

@@ -12,6 +12,15 @@
 //	// the server's tool read_text_file is now the registry tool mcp__fs__read_text_file
 //	_ = f.Dispose() // every tool gone, the session closed, the process ended
 //
+// # Transports and bounds
+//
+// Config.Command runs a stdio server; Config.URL reaches a streamable HTTP
+// server, or a legacy HTTP+SSE one with Config.SSE. Every inbound message
+// is bounded by Config.MaxMessageBytes: a stdio line, an HTTP JSON body,
+// one SSE event. A server that cannot start is reported with its exit
+// status and the tail of its stderr; an HTTP server's URL appears in
+// errors with its user info and query values masked.
+//
 // # Names
 //
 // Each server tool becomes a registry tool named mcp__<server>__<tool>

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/redact"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -219,6 +220,9 @@ func (s *server) run(first chan<- error) {
 		}
 	}()
 	err := s.connect()
+	if err != nil && s.cfg.URL != "" {
+		err = redactedError{err, s.cfg.URL}
+	}
 	first <- err
 	reported = true
 	if err != nil && s.cfg.FailOnStartError {
@@ -246,6 +250,9 @@ func (s *server) run(first chan<- error) {
 			case <-t.C:
 			}
 			if err = s.connect(); err != nil {
+				if s.cfg.URL != "" {
+					err = redactedError{err, s.cfg.URL}
+				}
 				attempt++
 				s.log.Debug().Err(err).Int("attempt", attempt).Msg("MCP server: reconnection failed")
 				continue
@@ -260,6 +267,10 @@ func (s *server) run(first chan<- error) {
 			s.conn.CompareAndSwap(cur, nil)
 			cur.close()
 			err = errors.New("the session ended")
+			if cur.proc != nil {
+				err = fmt.Errorf("the session ended (server process: %s)", cur.proc.exitReport())
+			}
+			s.log.Warn().Err(err).Msg("MCP server: session lost; reconnecting")
 			attempt = 1
 			s.status(StateDisconnected, 0, err)
 		case <-s.listChanged:
@@ -311,8 +322,15 @@ func (s *server) connect() error {
 		// A transport of the session's own, so that closing the session
 		// leaves no idle connection (and no goroutine) behind.
 		ht := http.DefaultTransport.(*http.Transport).Clone()
-		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: &http.Client{
-			Transport: headerTransport{headers: s.cfg.Headers, base: ht}}}
+		hc := &http.Client{
+			Transport: boundTransport{limit: int64(s.cfg.MaxMessageBytes),
+				base:     headerTransport{headers: s.cfg.Headers, base: ht},
+				exceeded: func(err error) { s.log.Warn().Err(err).Msg("MCP server: message refused") }}}
+		if s.cfg.SSE {
+			t = sseTransport{inner: &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxEventSize: s.cfg.MaxMessageBytes}, life: s.ctx}
+		} else {
+			t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}
+		}
 		idle = ht.CloseIdleConnections
 	}
 	if err != nil {
@@ -325,6 +343,7 @@ func (s *server) connect() error {
 	if err != nil {
 		if p != nil {
 			p.kill()
+			return fmt.Errorf("initializing the session: %w (server process: %s)", err, p.exitReport())
 		}
 		if idle != nil {
 			idle()
@@ -390,6 +409,18 @@ var errSessionClosed = errors.New("the session was closed")
 
 // errCallTimeout is the cause of a call's cancellation by CallTimeout.
 var errCallTimeout = errors.New("call timeout")
+
+// redactedError is a connection error of an HTTP server with the
+// server's URL (its query values and user info, where API keys go)
+// masked wherever the text quotes it.
+type redactedError struct {
+	err error
+	url string
+}
+
+func (e redactedError) Error() string { return redact.In(e.err.Error(), e.url) }
+
+func (e redactedError) Unwrap() error { return e.err }
 
 // headerTransport adds the configured headers to every request.
 type headerTransport struct {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -25,9 +26,27 @@ type proc struct {
 	pid    int
 	exited chan struct{}
 	files  []*os.File // our pipe ends, closed once the process is gone
+	stderr *lineLogger
 
-	mu     sync.Mutex
-	reaped bool
+	mu      sync.Mutex
+	reaped  bool
+	waitErr error // the exit status, once reaped
+}
+
+// exitReport describes how the process ended, with the tail of its
+// stderr: "exit status 1; stderr: ...". Call it after exited is closed.
+func (p *proc) exitReport() string {
+	p.mu.Lock()
+	werr := p.waitErr
+	p.mu.Unlock()
+	status := "exit status 0"
+	if werr != nil {
+		status = werr.Error()
+	}
+	if tail := p.stderr.tail(); tail != "" {
+		return status + "; stderr: " + tail
+	}
+	return status + "; no stderr output"
 }
 
 // startProcess starts cfg.Command with stdin and stdout on fresh pipes and
@@ -52,7 +71,8 @@ func startProcess(cfg Config, log *zerolog.Logger) (*proc, mcp.Transport, error)
 		return nil, nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	cmd.Stderr = &lineLogger{log: log}
+	stderr := &lineLogger{log: log}
+	cmd.Stderr = stderr
 	cmd.WaitDelay = stopGrace
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{inR, inW, outR, outW} {
@@ -63,7 +83,7 @@ func startProcess(cfg Config, log *zerolog.Logger) (*proc, mcp.Transport, error)
 	// The child has its copies; ours would keep the pipes open.
 	inR.Close()
 	outW.Close()
-	p := &proc{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), files: []*os.File{outR, inW}}
+	p := &proc{cmd: cmd, pid: cmd.Process.Pid, exited: make(chan struct{}), files: []*os.File{outR, inW}, stderr: stderr}
 	go p.wait(log)
 	return p, &mcp.IOTransport{Reader: outR, Writer: inW, MaxLineLength: cfg.MaxMessageBytes}, nil
 }
@@ -72,6 +92,7 @@ func (p *proc) wait(log *zerolog.Logger) {
 	err := p.cmd.Wait()
 	p.mu.Lock()
 	p.reaped = true
+	p.waitErr = err
 	// Whatever the server started dies with it.
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	p.mu.Unlock()
@@ -164,18 +185,48 @@ func environ(extra map[string]string) []string {
 	return out
 }
 
-// maxStderrLine bounds one logged stderr line of a server.
-const maxStderrLine = 2048
+// maxStderrLine bounds one logged stderr line of a server; maxStderrTail
+// the lines kept for a failure report.
+const (
+	maxStderrLine = 2048
+	maxStderrTail = 8
+)
 
 // lineLogger logs a server's stderr line by line at debug level, each line
-// cut at maxStderrLine bytes.
+// cut at maxStderrLine bytes, and keeps the last maxStderrTail lines for
+// the report of a server that fails.
 type lineLogger struct {
 	log     *zerolog.Logger
 	buf     []byte
 	dropped bool
+
+	mu   sync.Mutex
+	last []string
+}
+
+// tail returns the last lines written (the unfinished one too), joined by
+// " | ", with control characters replaced.
+func (w *lineLogger) tail() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lines := append([]string(nil), w.last...)
+	if len(w.buf) > 0 {
+		lines = append(lines, string(w.buf))
+	}
+	for i, l := range lines {
+		lines[i] = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, strings.ToValidUTF8(l, "?"))
+	}
+	return strings.Join(lines, " | ")
 }
 
 func (w *lineLogger) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	n := len(b)
 	for len(b) > 0 {
 		i := indexByte(b, '\n')
@@ -202,6 +253,12 @@ func (w *lineLogger) flush() {
 		e = e.Bool("truncated", true)
 	}
 	e.Msg("MCP server stderr")
+	if len(w.buf) > 0 {
+		if len(w.last) == maxStderrTail {
+			w.last = append(w.last[:0], w.last[1:]...)
+		}
+		w.last = append(w.last, string(w.buf))
+	}
 	w.buf, w.dropped = w.buf[:0], false
 }
 

@@ -372,3 +372,21 @@ func TestM1_StdioFilesystemServerLeavesNoToolProcessOrGoroutine(t *testing.T) {
 	}
 	goleak.VerifyNone(t, before)
 }
+
+// A stdio server that exits before answering (a missing API key, say) is
+// reported with its exit status and the tail of its stderr, in the error
+// of a required start and in the status of a tolerated one.
+func TestStdioServerThatExitsIsReportedWithExitStatusAndStderrTail(t *testing.T) {
+	script := "echo starting >&2; echo 'error: MY_API_KEY is not set' >&2; exit 3"
+	e := newEnv(t)
+	_, err := e.root.Plugin(mcpclient.Plugin, mcpclient.Config{Name: "broken", Command: "/bin/sh", Args: []string{"-c", script}, FailOnStartError: true})
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") || !strings.Contains(err.Error(), "stderr: starting | error: MY_API_KEY is not set") {
+		t.Fatalf("required start: %v", err)
+	}
+	e.mount(mcpclient.Config{Name: "tolerated", Command: "/bin/sh", Args: []string{"-c", script},
+		Reconnect: mcpclient.Reconnect{MaxAttempts: -1}})
+	st := e.waitStatus("failed", func(s mcpclient.Status) bool { return s.Server == "tolerated" && s.State == mcpclient.StateFailed })
+	if !strings.Contains(st.Err, "exit status 3") || !strings.Contains(st.Err, "MY_API_KEY is not set") {
+		t.Errorf("status error: %q", st.Err)
+	}
+}

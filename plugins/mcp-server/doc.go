@@ -28,6 +28,11 @@
 // whose description carries the TypeScript SDK of the session's tools;
 // its sub-calls run the pipeline for the session's agent as in-process.
 //
+// A tool with behaviour hints (tools.Annotations) is served with its title
+// and MCP annotations, and _meta "dsh/annotations" {"trusted": bool}: false
+// when the hints are only what an untrusted server claims. (Output
+// schemas are not served: the registry does not keep them.)
+//
 // # Results
 //
 // A result's content blocks map one to one to MCP content blocks (text,
@@ -56,6 +61,29 @@
 // go to [Config].Approver, or to the approval service provided when the
 // server was created; with neither, the ask is answered unavailable and
 // the call denied.
+//
+// Over HTTP a session records the identity that opened it
+// ([SessionInfo].Identity: the go-sdk auth.TokenInfo's UserID, set by an
+// authentication middleware in front of [Server.Handler]); the go-sdk
+// refuses the session's id to any other identity, and an HTTP DELETE of a
+// session cancels its calls before closing it, so it answers at once.
+// [Config].NoClientApproval keeps asks from the calling client altogether:
+// a client answering its own session's elicitation is that client's
+// consent, which an untrusted agent must not give itself.
+//
+// [Server.ForwardElicitation] sends a mounted server's own elicitation
+// (its message, prefixed with the server's name, and its requested
+// schema) to the client of the calling session, and returns that client's
+// answer; it declines when the client cannot take it or NoClientApproval
+// is set. The dsh gateway uses it as its mounted servers' Elicitor.
+//
+// # Limits
+//
+// [Config].MaxSessions and MaxSessionsPerIdentity bound the sessions (a
+// session past them is refused: HTTP 503 with a JSON-RPC error of code
+// [CodeLimit]); MaxCallsPerSession and MaxCalls bound the tools/call
+// requests in flight (a call past them is a JSON-RPC error of code
+// CodeLimit, and does not run).
 //
 // # Protocol versions
 //

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -37,6 +39,11 @@ const MetaError = "dsh/error"
 // (an array of strings), when it has some.
 const MetaAdditionalContext = "dsh/additionalContext"
 
+// MetaAnnotations is the _meta key of a served tool with behaviour hints
+// (annotations): {"trusted": false} when they are what an untrusted
+// server claims, true when its server is configured as trusted.
+const MetaAnnotations = "dsh/annotations"
+
 // MetaApproval is the _meta key of an approval elicitation: {"tool",
 // "callId", "reason"}.
 const MetaApproval = "dsh/approval"
@@ -53,6 +60,14 @@ type Config struct {
 	// was created (tools.ApprovalService), if any; with none, such an ask
 	// is answered unavailable and the call denied.
 	Approver tools.Approver
+	// NoClientApproval keeps asks away from the calling client: an ask is
+	// never sent as an elicitation to the session that made the call, but
+	// goes to Approver (or the approval service found at New), or is
+	// answered unavailable (the call denied). By default a client that
+	// takes elicitations answers its own session's asks, which is that
+	// client's own consent: right for a person's own client, not for an
+	// agent that should not approve itself.
+	NoClientApproval bool
 	// ElicitationTimeout bounds how long an approval elicitation waits for
 	// the client's answer; past it the ask is answered unavailable and
 	// the call denied (APPROVAL_UNAVAILABLE). Zero means no bound other
@@ -71,7 +86,27 @@ type Config struct {
 	// permissions.Policy.DeniesTool); a call to one is still decided by
 	// the pipeline as any other.
 	Hidden func(tool string) bool
+
+	// MaxSessions bounds the sessions open at once; a session past it is
+	// refused ([ErrTooManySessions], HTTP 503 with a JSON-RPC error).
+	// MaxSessionsPerIdentity bounds them per authenticated identity
+	// ([SessionInfo].Identity; sessions without one count together).
+	// Zero means no bound.
+	MaxSessions, MaxSessionsPerIdentity int
+	// MaxCallsPerSession bounds one session's tools/call requests in
+	// flight, MaxCalls those of every session together; a call past
+	// either is answered with a JSON-RPC error (code [CodeLimit]) and does
+	// not run. Zero means no bound.
+	MaxCallsPerSession, MaxCalls int
 }
+
+// CodeLimit is the JSON-RPC error code of a request refused by a limit of
+// [Config] (too many sessions, too many calls in flight).
+const CodeLimit = -32000
+
+// ErrTooManySessions refuses a session past [Config].MaxSessions or
+// MaxSessionsPerIdentity.
+var ErrTooManySessions = errors.New("mcpserver: too many sessions")
 
 // SessionInfo describes a session to [Config.OnSession].
 type SessionInfo struct {
@@ -79,6 +114,10 @@ type SessionInfo struct {
 	Scope host.ScopeKey
 	// Transport is "stdio", "http" or "custom".
 	Transport string
+	// Identity is the authenticated caller that opened the session over
+	// HTTP (the go-sdk auth.TokenInfo's UserID), or "". Only requests
+	// of the same identity reach the session afterwards.
+	Identity string
 }
 
 // Server serves a tool registry to MCP clients. Create it with [New]; it
@@ -95,10 +134,13 @@ type Server struct {
 
 	mu       sync.Mutex
 	sessions map[host.ScopeKey]*session
+	reserved map[string]int // sessions being set up, by identity (counted by the limits)
 	closed   bool
 	wg       sync.WaitGroup // session goroutines
 
 	probe *mcp.Server // answers the HTTP handler's per-request version lookups
+
+	calls atomic.Int64 // tools/call requests in flight, every session
 }
 
 var sessionSeq atomic.Uint64
@@ -117,7 +159,7 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	if cfg.ElicitationTimeout < 0 {
 		return nil, fmt.Errorf("mcpserver: negative ElicitationTimeout %v", cfg.ElicitationTimeout)
 	}
-	s := &Server{c: c, reg: reg, cfg: cfg, sessions: map[host.ScopeKey]*session{}}
+	s := &Server{c: c, reg: reg, cfg: cfg, sessions: map[host.ScopeKey]*session{}, reserved: map[string]int{}}
 	s.log = cfg.Logger
 	if s.log == nil {
 		s.log = c.Logger()
@@ -193,7 +235,7 @@ func (x *Session) Wait() { <-x.s.cleaned }
 // arrives). The session lasts until the client disconnects, [Session.Close]
 // or [Server.Close]; ctx only bounds the connection step.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*Session, error) {
-	sess, err := s.newSession("custom")
+	sess, err := s.newSession("custom", "")
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +272,6 @@ type holderKey struct{}
 
 type holder struct {
 	sess *session
-	err  error
 }
 
 type httpHandler struct {
@@ -239,11 +280,29 @@ type httpHandler struct {
 }
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	identity := ""
+	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+		identity = ti.UserID
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && r.Method == http.MethodDelete {
+		// Closing a session cancels its calls first, so that the go-sdk's
+		// Close, which waits for them, answers at once. Only the identity
+		// that owns the session may (the go-sdk refuses the others).
+		if x := h.s.sessionByID(id); x != nil && x.info.Identity == identity {
+			x.cancel()
+		}
+	}
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		h.inner.ServeHTTP(w, r)
 		return
 	}
-	hd := &holder{}
+	sess, err := h.s.newSession("http", identity)
+	if err != nil {
+		h.s.log.Warn().Err(err).Str("identity", identity).Msg("mcp session refused")
+		writeJSONRPCError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	hd := &holder{sess: sess}
 	h.inner.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), holderKey{}, hd)))
 	if hd.sess == nil {
 		return
@@ -267,14 +326,28 @@ func (h *httpHandler) getServer(r *http.Request) *mcp.Server {
 	if !ok {
 		return h.s.probe
 	}
-	if hd.sess == nil && hd.err == nil {
-		hd.sess, hd.err = h.s.newSession("http")
-	}
-	if hd.err != nil {
-		h.s.log.Warn().Err(hd.err).Msg("mcp session refused")
-		return nil
-	}
 	return hd.sess.mcp
+}
+
+// writeJSONRPCError answers an HTTP request with a JSON-RPC error (id
+// null, code CodeLimit) and the given HTTP status.
+func writeJSONRPCError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": CodeLimit, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// sessionByID returns the live session whose MCP session id is id.
+func (s *Server) sessionByID(id string) *session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, x := range s.sessions {
+		if ss := x.ss.Load(); ss != nil && ss.ID() == id {
+			return x
+		}
+	}
+	return nil
 }
 
 // Close ends every session and waits until their scopes are disposed and
@@ -312,21 +385,34 @@ var errElicitationTimeout = errors.New("the client did not answer the elicitatio
 // ErrClosed is returned for a session offered to a closed server.
 var ErrClosed = errors.New("mcpserver: server closed")
 
-func (s *Server) newSession(transport string) (*session, error) {
+func (s *Server) newSession(transport, identity string) (*session, error) {
 	key := host.ScopeKey("mcp-" + strconv.FormatUint(sessionSeq.Add(1), 10))
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return nil, ErrClosed
 	}
+	if err := s.roomLocked(identity); err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.reserved[identity]++
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.reserved[identity]--
+		if s.reserved[identity] == 0 {
+			delete(s.reserved, identity)
+		}
+		s.mu.Unlock()
+	}()
 	scope, err := s.c.Scope(key)
 	if err != nil {
 		return nil, fmt.Errorf("mcpserver: session scope: %w", err)
 	}
 	sess := &session{
 		srv: s, key: key, scope: scope,
-		info:    SessionInfo{Scope: key, Transport: transport},
+		info:    SessionInfo{Scope: key, Transport: transport, Identity: identity},
 		dirty:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		cleaned: make(chan struct{}),
@@ -353,6 +439,30 @@ func (s *Server) newSession(transport string) (*session, error) {
 	return sess, nil
 }
 
+// roomLocked refuses a new session of identity past the session limits,
+// counting the sessions being set up. s.mu is held.
+func (s *Server) roomLocked(identity string) error {
+	all := 0
+	for _, n := range s.reserved {
+		all += n
+	}
+	if m := s.cfg.MaxSessions; m > 0 && len(s.sessions)+all >= m {
+		return fmt.Errorf("%w: %d open, the limit; close one (HTTP DELETE) or retry later", ErrTooManySessions, m)
+	}
+	if m := s.cfg.MaxSessionsPerIdentity; m > 0 {
+		n := 0
+		for _, x := range s.sessions {
+			if x.info.Identity == identity {
+				n++
+			}
+		}
+		if n+s.reserved[identity] >= m {
+			return fmt.Errorf("%w: %d open for this identity, the limit; close one (HTTP DELETE) or retry later", ErrTooManySessions, m)
+		}
+	}
+	return nil
+}
+
 func safeOnSession(f func(*host.Context, SessionInfo) error, c *host.Context, info SessionInfo) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -368,10 +478,53 @@ func (s *Server) session(key host.ScopeKey) *session {
 	return s.sessions[key]
 }
 
+// ForwardElicitation sends a mounted server's elicitation request to the
+// client of the session whose agent is agent, with the server's own
+// message (prefixed with who asks) and requested schema, and returns the
+// client's answer. It answers decline, never accept, when there is no
+// such session, its client does not take form elicitations, the request
+// is not a form one, or [Config].NoClientApproval keeps asks from
+// clients. Use it as the Elicitor of the mounted servers
+// (plugins/mcp-client Config.Elicitor).
+func (s *Server) ForwardElicitation(ctx context.Context, agent host.ScopeKey, server string, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	decline := &mcp.ElicitResult{Action: "decline"}
+	if p == nil || s.cfg.NoClientApproval || agent == "" || (p.Mode != "" && p.Mode != "form") {
+		return decline, nil
+	}
+	sess := s.session(agent)
+	if sess == nil {
+		return decline, nil
+	}
+	ss := sess.elicitable()
+	if ss == nil {
+		return decline, nil
+	}
+	fwd := &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         fmt.Sprintf("The MCP server %q asks:\n\n%s", server, p.Message),
+		RequestedSchema: p.RequestedSchema,
+		Meta:            mcp.Meta{MetaElicitation: map[string]string{"server": server}},
+	}
+	if d := s.cfg.ElicitationTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	res, err := ss.Elicit(ctx, fwd)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// MetaElicitation is the _meta key of a forwarded elicitation: {"server"}
+// names the mounted server that asks.
+const MetaElicitation = "dsh/elicitation"
+
 // approve routes an ask: to the session's client when it takes
 // elicitations, else to the fallback.
 func (s *Server) approve(ctx context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-	if sess := s.session(req.Agent); sess != nil {
+	if sess := s.session(req.Agent); sess != nil && !s.cfg.NoClientApproval {
 		if ss := sess.elicitable(); ss != nil {
 			if d := s.cfg.ElicitationTimeout; d > 0 {
 				ectx, cancel := context.WithTimeoutCause(ctx, d, errElicitationTimeout)

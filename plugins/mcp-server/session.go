@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/dsh-go/dsh/host"
@@ -132,17 +133,32 @@ func (x *session) cleanup() {
 	})
 }
 
-func (x *session) enter() bool {
+// errClosing refuses a call on a session being closed.
+var errClosing = errors.New("the session is closing")
+
+// enter admits a call: refused when the session is closing or a call
+// limit is reached (a JSON-RPC error with code CodeLimit).
+func (x *session) enter() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closing {
-		return false
+		return errClosing
+	}
+	if m := x.srv.cfg.MaxCallsPerSession; m > 0 && x.inflight >= m {
+		return &jsonrpc.Error{Code: CodeLimit, Message: fmt.Sprintf("too many calls in flight on this session (limit %d); retry when one has returned", m)}
+	}
+	if m := x.srv.cfg.MaxCalls; m > 0 && x.srv.calls.Add(1) > int64(m) {
+		x.srv.calls.Add(-1)
+		return &jsonrpc.Error{Code: CodeLimit, Message: fmt.Sprintf("too many calls in flight on this gateway (limit %d); retry later", m)}
+	} else if m <= 0 {
+		x.srv.calls.Add(1)
 	}
 	x.inflight++
-	return true
+	return nil
 }
 
 func (x *session) exit() {
+	x.srv.calls.Add(-1)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.inflight--
@@ -176,8 +192,19 @@ func (x *session) sync() {
 			x.srv.log.Warn().Str("tool", t.Name()).Msg("not served: its parameters schema is not an object schema")
 			continue
 		}
-		want[t.Name()] = &mcp.Tool{Name: t.Name(), Description: desc, InputSchema: params}
-		fps[t.Name()] = desc + "\x00" + string(params)
+		mt := &mcp.Tool{Name: t.Name(), Description: desc, InputSchema: params}
+		fp := desc + "\x00" + string(params)
+		if a := t.Annotations(); a != nil {
+			mt.Title = a.Title
+			destructive, openWorld := a.Destructive, a.OpenWorld
+			mt.Annotations = &mcp.ToolAnnotations{Title: a.Title, ReadOnlyHint: a.ReadOnly,
+				DestructiveHint: &destructive, IdempotentHint: a.Idempotent, OpenWorldHint: &openWorld}
+			mt.Meta = mcp.Meta{MetaAnnotations: map[string]bool{"trusted": a.Trusted}}
+			b, _ := json.Marshal(a)
+			fp += "\x00" + string(b)
+		}
+		want[t.Name()] = mt
+		fps[t.Name()] = fp
 	}
 	var removed []string
 	for name := range x.current {
@@ -252,8 +279,8 @@ func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // handle runs one tools/call through the registry's full pipeline, as the
 // session's agent.
 func (x *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	if !x.enter() {
-		return nil, errors.New("the session is closing")
+	if err := x.enter(); err != nil {
+		return nil, err
 	}
 	defer x.exit()
 	ctx, cancel := context.WithCancel(ctx)
