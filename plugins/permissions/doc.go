@@ -44,8 +44,9 @@
 //	                              a "/" matches at any depth below it (gitignore)
 //	Read(*.env)                   *.env anywhere below the current directory
 //	Read, Edit, Write             every call of the tool family, no condition
-//	WebFetch(domain:example.com)  fetches of example.com (the URL's host; not
-//	                              sub.example.com)
+//	WebFetch(domain:example.com)  fetches of example.com (the URL's host); as a
+//	                              deny or ask rule also its subdomains
+//	                              (sub.example.com), as an allow rule not
 //	WebFetch(domain:*.example.com) fetches of its subdomains
 //	WebSearch                     every web search
 //	Agent(Explore)                the Explore subagent (Agent and Task calls)

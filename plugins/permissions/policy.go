@@ -398,7 +398,7 @@ func (c *call) match(r *compiled, cautious bool) bool {
 		})
 	case kindDomain:
 		vals, ok := c.values(c.p.keyURL)
-		return judge(vals, ok, cautious, func(v string) (bool, bool) { return matchDomain(r.domain, v) })
+		return judge(vals, ok, cautious, func(v string) (bool, bool) { return matchDomain(r.domain, v, cautious) })
 	case kindAgent:
 		vals, ok := c.values(c.p.keyAgent)
 		return judge(vals, ok, cautious, func(v string) (bool, bool) { return r.agent.MatchString(v), false })
@@ -603,7 +603,11 @@ func (c *call) shellAllowed(rules []*compiled) *compiled {
 }
 
 // matchDomain matches a URL's host against a WebFetch domain: pattern.
-func matchDomain(pat, raw string) (match, unknown bool) {
+// For an allow rule (cautious false) domain:example.com is that host
+// only; for a deny or ask rule (cautious true) it also covers every
+// subdomain, since whoever controls example.com controls them too and a
+// deny must not be passed by naming one.
+func matchDomain(pat, raw string, cautious bool) (match, unknown bool) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Host == "" {
 		return false, true
@@ -618,7 +622,7 @@ func matchDomain(pat, raw string) (match, unknown bool) {
 	case strings.HasPrefix(pat, "*."):
 		return strings.HasSuffix(h, pat[1:]), false
 	}
-	return h == pat, false
+	return h == pat || (cautious && strings.HasSuffix(h, "."+pat)), false
 }
 
 // Plugin is the permissions policy. Its configuration is a [Config] (or

@@ -99,7 +99,8 @@ func (r Rule) String() string { return r.text }
 //     the call's command line;
 //   - Read(path), Edit(path), Write(path) (and Grep, Glob, LS,
 //     MultiEdit, NotebookEdit): a gitignore-style path pattern;
-//   - WebFetch(domain:host): the URL's host ("*.host" for subdomains);
+//   - WebFetch(domain:host): the URL's host ("*.host" for subdomains; a
+//     deny or ask rule also covers the subdomains of host);
 //   - Agent(name) (or Task): the subagent's type;
 //   - WebSearch takes no specifier;
 //   - any other tool: conditions, condition { "," condition }, all of
