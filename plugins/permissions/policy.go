@@ -584,7 +584,11 @@ func (c *call) firstWords() map[string]bool {
 }
 
 func firstWordsOf(cmds []shellCmd) map[string]bool {
-	firsts := map[string]bool{}
+	n := 0
+	for i := range cmds {
+		n += len(cmds[i].forms) + len(cmds[i].rough)
+	}
+	firsts := make(map[string]bool, n)
 	for i := range cmds {
 		for w := range cmds[i].rough {
 			firsts[w] = true

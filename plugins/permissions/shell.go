@@ -68,7 +68,9 @@ var shells = map[string]bool{
 // whose forms are every run of words of the line, so deny and ask rules
 // err on the side of matching.
 func parseShell(src string) (cmds []shellCmd, ok bool) {
-	j := &shellJudge{}
+	// Room for as many commands as the line has separators (bounded), so
+	// the list is not regrown as it is walked.
+	j := &shellJudge{cmds: make([]shellCmd, 0, min(1+strings.Count(src, " ")/2, 256))}
 	if !j.line(src, 0) {
 		return []shellCmd{roughCmd(src)}, false
 	}
