@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/plugins/permissions"
 )
 
 // Config configures one mounted MCP server: one [Plugin] instance per
@@ -27,7 +29,10 @@ import (
 type Config struct {
 	// Name names the server. It is the middle part of every tool name
 	// (mcp__<name>__<tool>) and appears in logs and status events. It
-	// must be 1 to 64 bytes of valid UTF-8 without control characters.
+	// must be a name permissions.CheckServerName accepts: 1 to
+	// [MaxServerNameLen] characters of [A-Za-z0-9_-], without "__" and
+	// not ending in "_", so that no server's tool names can pass for
+	// another's and a permission rule on one server covers only its tools.
 	Name string `json:"name"`
 
 	// Command is the program to run as a stdio server (looked up in PATH
@@ -117,8 +122,10 @@ const (
 	DefaultInitialDelay    = 500 * time.Millisecond
 	DefaultMaxDelay        = 30 * time.Second
 	DefaultMaxMessageBytes = 16 << 20
-	// MaxServerNameLen is the longest accepted Config.Name, in bytes.
-	MaxServerNameLen = 64
+	// MaxServerNameLen is the longest accepted Config.Name, in bytes:
+	// "mcp__<name>__" and one character of a tool's name fit in
+	// [MaxToolNameLen].
+	MaxServerNameLen = permissions.MaxServerNameLen
 )
 
 // Validate reports every problem of c, joined, each naming its field.
@@ -134,6 +141,10 @@ func (c Config) Validate() error {
 		add("name: not valid UTF-8")
 	case strings.ContainsFunc(c.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		add("name %q: contains a control character", c.Name)
+	default:
+		if err := permissions.CheckServerName(c.Name); err != nil {
+			add("name %q: %w", c.Name, err)
+		}
 	}
 	n := 0
 	if c.Command != "" {

@@ -23,7 +23,16 @@ func TestConfigValidate(t *testing.T) {
 		{"http", mcpclient.Config{Name: "web", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"}}, ""},
 		{"dial", mcpclient.Config{Name: "mem", Dial: dial}, ""},
 		{"no name", mcpclient.Config{Command: "srv"}, "name: empty"},
-		{"long name", mcpclient.Config{Name: strings.Repeat("n", 65), Command: "srv"}, "longer than 64"},
+		{"long name", mcpclient.Config{Name: strings.Repeat("n", 48), Command: "srv"}, "longer than 47"},
+		{"longest name", mcpclient.Config{Name: strings.Repeat("n", 47), Command: "srv"}, ""},
+		{"dashes", mcpclient.Config{Name: "my-srv_2", Command: "srv"}, ""},
+		// The server-name rule of permissions.CheckServerName: no server's
+		// tool names can pass for another's (a_ and a collide).
+		{"trailing underscore", mcpclient.Config{Name: "a_", Command: "srv"}, `must not end in "_"`},
+		{"separator", mcpclient.Config{Name: "a__b", Command: "srv"}, `must not contain "__"`},
+		{"dot", mcpclient.Config{Name: "a.b", Command: "srv"}, "[A-Za-z0-9_-]"},
+		{"space", mcpclient.Config{Name: "a b", Command: "srv"}, "[A-Za-z0-9_-]"},
+		{"non-ASCII", mcpclient.Config{Name: "café", Command: "srv"}, "[A-Za-z0-9_-]"},
 		{"control", mcpclient.Config{Name: "a\nb", Command: "srv"}, "control character"},
 		{"bad utf8", mcpclient.Config{Name: "a\xffb", Command: "srv"}, "UTF-8"},
 		{"no transport", mcpclient.Config{Name: "x"}, "no transport"},

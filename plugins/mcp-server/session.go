@@ -183,7 +183,7 @@ func (x *session) sync() {
 		}
 		desc := t.Description()
 		if t.Name() == tools.RunCodeName {
-			if sdk := reg.SDK(x.key); sdk != "" {
+			if sdk := reg.SDKWithout(x.key, x.srv.cfg.Hidden); sdk != "" {
 				desc += "\n\n" + sdk
 			}
 		}

@@ -92,6 +92,12 @@ type Policy struct {
 	keyPaths         []int // file_path, notebook_path, path
 	keyGlob          int   // Glob's pattern
 	lines            lineCache
+	// allowShell indexes the Bash allow rules (positions in allow) by the
+	// literal first word of their pattern; allowShellWild holds those
+	// whose first word has a wildcard. A command is matched only against
+	// the rules that could match its first word.
+	allowShell     map[string][]int
+	allowShellWild []int
 }
 
 type compiled struct {
@@ -218,6 +224,16 @@ func Compile(c Config) (*Policy, error) {
 		p.keyPaths = append(p.keyPaths, p.keys.add([]string{k}, &p.nkeys))
 	}
 	p.keyGlob = p.keys.add([]string{"pattern"}, &p.nkeys)
+	p.allowShell = map[string][]int{}
+	for i := range p.allow {
+		if sp := p.allow[i].shell; p.allow[i].kind == kindShell {
+			if sp.first == "" {
+				p.allowShellWild = append(p.allowShellWild, i)
+			} else {
+				p.allowShell[sp.first] = append(p.allowShell[sp.first], i)
+			}
+		}
+	}
 	return p, nil
 }
 
@@ -262,20 +278,21 @@ func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
 			}
 		}
 	}
-	var shellRules []*compiled
+	shellRules := false
 	for i := range p.allow {
 		r := &p.allow[i]
 		if r.kind == kindShell {
-			if r.appliesTo(tool) {
-				shellRules = append(shellRules, r)
-			}
+			shellRules = shellRules || r.appliesTo(tool)
 			continue
 		}
 		if c.match(r, false) {
 			return Decision{Verdict: Allow, Rule: r.text, Where: r.where}
 		}
 	}
-	if r := c.shellAllowed(shellRules); r != nil {
+	if !shellRules {
+		return Decision{Verdict: p.def}
+	}
+	if r := c.shellAllowedIndexed(); r != nil {
 		return Decision{Verdict: Allow, Rule: r.text, Where: r.where}
 	}
 	return Decision{Verdict: p.def}
@@ -515,7 +532,14 @@ func (c *call) shell() ([]shellCmd, bool) {
 	for _, n := range nodes {
 		switch {
 		case n.Type == gjson.String:
-			c.cmds = append(c.cmds, c.p.lines.parse(n.String())...)
+			pl := c.p.lines.parse(n.String())
+			if len(nodes) == 1 {
+				// The cached commands, shared: never appended to nor
+				// modified (their slice is clipped).
+				c.cmds, c.firsts = pl.cmds, pl.firsts
+			} else {
+				c.cmds = append(c.cmds, pl.cmds...)
+			}
 		case n.IsArray():
 			// An argument vector (["bash", "-lc", "…"]).
 			var words []string
@@ -554,18 +578,67 @@ func (c *call) shell() ([]shellCmd, bool) {
 // whose literal first word is not among them cannot match.
 func (c *call) firstWords() map[string]bool {
 	if c.firsts == nil {
-		c.firsts = map[string]bool{}
-		for i := range c.cmds {
-			for w := range c.cmds[i].rough {
-				c.firsts[w] = true
-			}
-			for _, f := range c.cmds[i].forms {
-				w, _, _ := strings.Cut(f, " ")
-				c.firsts[w] = true
-			}
-		}
+		c.firsts = firstWordsOf(c.cmds)
 	}
 	return c.firsts
+}
+
+func firstWordsOf(cmds []shellCmd) map[string]bool {
+	n := 0
+	for i := range cmds {
+		n += len(cmds[i].forms) + len(cmds[i].rough)
+	}
+	firsts := make(map[string]bool, n)
+	for i := range cmds {
+		for w := range cmds[i].rough {
+			firsts[w] = true
+		}
+		for _, f := range cmds[i].forms {
+			w, _, _ := strings.Cut(f, " ")
+			firsts[w] = true
+		}
+	}
+	return firsts
+}
+
+// shellAllowedIndexed is shellAllowed over the policy's Bash allow rules
+// that name the call's tool, each command matched only against the rules
+// whose literal first word is the command's (and those whose first word
+// has a wildcard), in the rules' order.
+func (c *call) shellAllowedIndexed() *compiled {
+	cmds, ok := c.shell()
+	if !ok || len(cmds) == 0 {
+		return nil
+	}
+	var first *compiled
+	for i := range cmds {
+		cm := &cmds[i]
+		if cm.opaque || cm.rough != nil {
+			return nil
+		}
+		w, _, _ := strings.Cut(cm.canon, " ")
+		byName, wild := c.p.allowShell[w], c.p.allowShellWild
+		var hit *compiled
+		for len(byName) > 0 || len(wild) > 0 {
+			var k int
+			if len(wild) == 0 || len(byName) > 0 && byName[0] < wild[0] {
+				k, byName = byName[0], byName[1:]
+			} else {
+				k, wild = wild[0], wild[1:]
+			}
+			if r := &c.p.allow[k]; r.appliesTo(c.tool) && r.shell.match(cm.canon) {
+				hit = r
+				break
+			}
+		}
+		if hit == nil {
+			return nil
+		}
+		if first == nil {
+			first = hit
+		}
+	}
+	return first
 }
 
 // shellAllowed returns the first of the allow rules that allows a

@@ -68,7 +68,9 @@ var shells = map[string]bool{
 // whose forms are every run of words of the line, so deny and ask rules
 // err on the side of matching.
 func parseShell(src string) (cmds []shellCmd, ok bool) {
-	j := &shellJudge{}
+	// Room for as many commands as the line has separators (bounded), so
+	// the list is not regrown as it is walked.
+	j := &shellJudge{cmds: make([]shellCmd, 0, min(1+strings.Count(src, " ")/2, 256))}
 	if !j.line(src, 0) {
 		return []shellCmd{roughCmd(src)}, false
 	}
@@ -80,8 +82,21 @@ func parseShell(src string) (cmds []shellCmd, ok bool) {
 // repeat commands. The cached commands are never modified.
 type lineCache struct {
 	mu    sync.Mutex
-	m     map[string][]shellCmd
+	m     map[string]*parsedLine
 	order []string
+}
+
+// parsedLine is a parsed command line: its commands (a clipped slice,
+// never modified) and the first words of their forms.
+type parsedLine struct {
+	cmds   []shellCmd
+	firsts map[string]bool
+}
+
+func newParsedLine(src string) *parsedLine {
+	cmds, _ := parseShell(src)
+	cmds = slices.Clip(cmds)
+	return &parsedLine{cmds: cmds, firsts: firstWordsOf(cmds)}
 }
 
 // Bounds of the cache: how many lines, and the longest line kept.
@@ -90,10 +105,9 @@ const (
 	lineCacheLen  = 16 << 10
 )
 
-func (lc *lineCache) parse(line string) []shellCmd {
+func (lc *lineCache) parse(line string) *parsedLine {
 	if len(line) > lineCacheLen {
-		cmds, _ := parseShell(line)
-		return cmds
+		return newParsedLine(line)
 	}
 	lc.mu.Lock()
 	cmds, ok := lc.m[line]
@@ -101,11 +115,11 @@ func (lc *lineCache) parse(line string) []shellCmd {
 	if ok {
 		return cmds
 	}
-	cmds, _ = parseShell(line)
+	cmds = newParsedLine(line)
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.m == nil {
-		lc.m = map[string][]shellCmd{}
+		lc.m = map[string]*parsedLine{}
 	}
 	if _, ok := lc.m[line]; !ok {
 		if len(lc.order) >= lineCacheSize {
@@ -117,6 +131,10 @@ func (lc *lineCache) parse(line string) []shellCmd {
 	}
 	return cmds
 }
+
+// parsers keeps Bash parsers for reuse: a new one allocates its buffers.
+// A Parser holds no state from one Parse to the next that changes a parse.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
 
 type shellJudge struct {
 	cmds   []shellCmd
@@ -139,7 +157,11 @@ func (j *shellJudge) line(src string, depth int) bool {
 		return false
 	}
 	if j.parser == nil {
-		j.parser = syntax.NewParser(syntax.Variant(syntax.LangBash))
+		j.parser = parsers.Get().(*syntax.Parser)
+		defer func() {
+			parsers.Put(j.parser)
+			j.parser = nil
+		}()
 	}
 	f, err := j.parser.Parse(strings.NewReader(src), "")
 	if err != nil {
@@ -250,7 +272,7 @@ func (j *shellJudge) call(args []*syntax.Word, depth int) {
 // words judges one simple command given its words (lit[i]: word i is a
 // literal, its text after quote removal; else its text as written).
 func (j *shellJudge) words(words []string, lit []bool, depth int) {
-	c := shellCmd{}
+	c := shellCmd{forms: make([]string, 0, 2)}
 	add := func(s string) {
 		if !slices.Contains(c.forms, s) {
 			c.forms = append(c.forms, s)
@@ -272,12 +294,15 @@ func (j *shellJudge) words(words []string, lit []bool, depth int) {
 	// canonical form, for allow rules.
 	canon, canonOK := stripWrappers(words, lit)
 	if canonOK {
-		c.canon = strings.Join(canon, " ")
 		addForm(canon)
+		c.canon = c.forms[0]
 	} else {
 		c.opaque = true
 	}
-	addForm(words)
+	if !canonOK || len(canon) != len(words) {
+		// canon is a suffix of words: of the same length, it is words.
+		addForm(words)
+	}
 	// Every run of words that a wrapper could run, for deny and ask.
 	for i := 0; i < len(words); i++ {
 		name := path.Base(words[i])

@@ -137,8 +137,18 @@ func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
 // derived from the tool's JSON Schema). It is deterministic: byte-identical
 // for an unchanged tool set. It never fails; schema constructs TypeScript
 // cannot express render as unknown.
-func (r *Registry) SDK(scope host.ScopeKey) string {
-	return sdkUsage + declareTools(schemas(r.EndCapabilities(scope))) + "\n```"
+func (r *Registry) SDK(scope host.ScopeKey) string { return r.SDKWithout(scope, nil) }
+
+// SDKWithout is [Registry.SDK] without the tools hidden names (nil: none),
+// such as the tools a permission rule denies without condition: a tool
+// not offered in tools/list is not declared to run_code programs either.
+// A program can still name it; its call is decided as any other.
+func (r *Registry) SDKWithout(scope host.ScopeKey, hidden func(name string) bool) string {
+	ts := r.EndCapabilities(scope)
+	if hidden != nil {
+		ts = slices.DeleteFunc(slices.Clone(ts), func(t *Tool) bool { return hidden(t.Name()) })
+	}
+	return sdkUsage + declareTools(schemas(ts)) + "\n```"
 }
 
 // sdkAccess is how a program reaches tool name: tools.name, or
