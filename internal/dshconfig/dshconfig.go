@@ -261,7 +261,7 @@ func (p *parser) config(root value, cfg *Config) {
 	}
 }
 
-var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var serverName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,47}$`)
 
 func (p *parser) servers(v value, cfg *Config) {
 	o, ok := v.(*object)
@@ -272,7 +272,7 @@ func (p *parser) servers(v value, cfg *Config) {
 	for _, m := range o.members {
 		key := "mcpServers." + m.key
 		if !serverName.MatchString(m.key) {
-			p.fail(key, "a server name must be 1 to 64 of [A-Za-z0-9_-] (it becomes part of tool names mcp__<server>__<tool>)")
+			p.fail(key, "a server name must be 1 to 47 of [A-Za-z0-9_-] (it becomes part of tool names mcp__<server>__<tool>)")
 			continue
 		}
 		if err := permissions.CheckServerName(m.key); err != nil {
