@@ -112,7 +112,10 @@
 // Source positions: the program is wrapped as the body of an async arrow function (the wrapper opens
 // on its own line), transformed with a source map, and the map is shifted by that one line before
 // goja reads it (inline), so stack traces, error.stack inside the program, and [Failure] Line/Column
-// all refer to the program the model wrote.
+// all refer to the program the model wrote. Both engines report a failure at the same place: a new
+// expression at its new keyword (QuickJS records the call at its argument list; the host moves it),
+// a failed import() at its import keyword (goja refuses import() as a syntax error; QuickJS runs the
+// program up to it and rejects it with no stack, and the host finds the first import of that name).
 //
 // Isolation: the program sees only ECMAScript built-ins, console, and the namespace. There is no
 // require, module loading, file, network, process or environment access, and no timers. goja's own
