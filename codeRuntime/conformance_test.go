@@ -520,3 +520,54 @@ return out`
 		})
 	}
 }
+
+// TestConformanceErrorPositions: on every combination, a failure is reported at the same place in
+// the model's source, the place goja and Node report: a new expression at its new keyword (QuickJS
+// recorded the callee), a failed import() at its import keyword (QuickJS reported none).
+func TestConformanceErrorPositions(t *testing.T) {
+	tests := []struct {
+		name, src string
+		line, col int
+		kinds     []FailureKind
+	}{
+		{"throw new on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", 3, 7, nil},
+		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", 3, 7, nil},
+		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", 2, 22, nil},
+		{"after wide characters", "const s = 'ééé'; throw new Error(s)", 1, 24, nil},
+		{"error built before the throw", "const e = new Error('x')\nthrow e", 1, 11, nil},
+		{"in a class constructor", "class A { constructor() { throw new Error('A') } }\nnew   A()", 1, 33, nil},
+		{"constructor reached through a name chain", "const ns = { E: class { constructor() { throw new Error('ns') } } }\nnew ns.E()", 1, 47, nil},
+		{"new and its callee on two lines", "throw new\n  Error('split')", 1, 7, nil},
+		{"type arguments", "throw new Error<string>('g' as any)", 1, 7, nil},
+		{"in a callback", "[1].map(() => { throw new Error('m') })", 1, 23, nil},
+		{"reference error", "return nope + 1", 1, 8, nil},
+		// goja cannot parse import() (kind syntax); QuickJS rejects it when it runs (exception).
+		{"await import", "await import('x')", 1, 7, kinds(KindSyntax, KindException)},
+		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, kinds(KindSyntax, KindException)},
+	}
+	for _, combo := range conformanceCombos {
+		t.Run(combo.name, func(t *testing.T) {
+			skipIsolatedUnderRace(t, combo)
+			rt := combo.newRuntime(t, conformanceConfig(budgetNone))
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					_, err := runBounded(t, rt, Program{Source: tt.src}, hangLimit)
+					var f *Failure
+					if !errors.As(err, &f) {
+						t.Fatalf("Run: %v, want a failure", err)
+					}
+					want := tt.kinds
+					if want == nil {
+						want = kinds(KindException)
+					}
+					if !slices.Contains(want, f.Kind) {
+						t.Fatalf("kind %s (%s), want one of %v", f.Kind, f.Message, want)
+					}
+					if f.Line != tt.line || f.Column != tt.col {
+						t.Fatalf("position %d:%d, want %d:%d (%s)", f.Line, f.Column, tt.line, tt.col, f.Message)
+					}
+				})
+			}
+		})
+	}
+}

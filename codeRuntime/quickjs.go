@@ -514,7 +514,33 @@ func (r *qjsRun) exception(msg, stack string) *Failure {
 	}
 	f := &Failure{Kind: KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = r.stackPosition(stack)
+	if f.Line == 0 {
+		f.Line, f.Column = r.importPosition(msg)
+	}
 	return f
+}
+
+// qjsImportFailure starts the error QuickJS rejects import(name) with when no module loads (every
+// time: a program has no modules); it has no stack.
+const qjsImportFailure = "ReferenceError: could not load module '"
+
+// importPosition finds, for a failed import(name), the import keyword of the first import(name)
+// in the program (where goja reports it), or 0, 0. esbuild writes the name as a double-quoted
+// ASCII string, as strconv.QuoteToASCII does for the names a program is likely to use; a name it
+// writes otherwise, or a computed one, is not found.
+func (r *qjsRun) importPosition(msg string) (int, int) {
+	name, ok := strings.CutPrefix(msg, qjsImportFailure)
+	if !ok || !strings.HasSuffix(name, "'") {
+		return 0, 0
+	}
+	needle := "import(" + strconv.QuoteToASCII(strings.TrimSuffix(name, "'")) + ")"
+	i := strings.Index(r.prg.js, needle)
+	if i < 0 || (i > 0 && (isIdentByte(r.prg.js[i-1]) || r.prg.js[i-1] == '.')) {
+		return 0, 0
+	}
+	line := 1 + strings.Count(r.prg.js[:i], "\n")
+	col := i - strings.LastIndexByte(r.prg.js[:i], '\n')
+	return r.prg.sm.position(line, col)
 }
 
 var qjsFrameRe = regexp.MustCompile(`<eval>:(\d+):(\d+)`)
@@ -524,11 +550,49 @@ func (r *qjsRun) stackPosition(stack string) (int, int) {
 	for _, m := range qjsFrameRe.FindAllStringSubmatch(stack, 8) {
 		l, _ := strconv.Atoi(m[1])
 		c, _ := strconv.Atoi(m[2])
+		c = qjsNewColumn(r.prg.js, l, c)
 		if line, col := r.prg.sm.position(l, c); line > 0 {
 			return line, col
 		}
 	}
 	return 0, 0
+}
+
+// qjsNewColumn moves a frame's column in js (1-based line and column) from a new expression's
+// argument list to its new keyword, where goja and V8 report the frame: QuickJS records a
+// constructor call at its opening parenthesis, which the source map takes to the callee (throw new
+// Error('x') was reported at Error, column 11, not 7). js is esbuild's output: ASCII (esbuild
+// escapes the rest), without comments, one space after new, and parentheses after every callee.
+func qjsNewColumn(js string, line, col int) int {
+	for i := 1; i < line; i++ {
+		nl := strings.IndexByte(js, '\n')
+		if nl < 0 {
+			return col
+		}
+		js = js[nl+1:]
+	}
+	if nl := strings.IndexByte(js, '\n'); nl >= 0 {
+		js = js[:nl]
+	}
+	i := col - 1
+	if i < 0 || i >= len(js) || js[i] != '(' {
+		return col
+	}
+	j := i // back over the callee: a name or a chain of names
+	for j > 0 && (isIdentByte(js[j-1]) || js[j-1] == '.') {
+		j--
+	}
+	if j == i {
+		return col
+	}
+	k := j
+	for k > 0 && js[k-1] == ' ' {
+		k--
+	}
+	if k == j || k < 3 || js[k-3:k] != "new" || (k > 3 && (isIdentByte(js[k-4]) || js[k-4] == '.')) {
+		return col
+	}
+	return k - 3 + 1
 }
 
 // failure classifies an error that came out of the VM. compiling is true for the program's own

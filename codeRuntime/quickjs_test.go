@@ -155,16 +155,16 @@ func TestQuickJSErrorPositions(t *testing.T) {
 		line, col int // col 0: not checked (QuickJS points at another token of the statement than goja)
 		msg       string
 	}{
-		{"throw on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", KindException, 3, 0, "Error: boom"},
+		{"throw on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", KindException, 3, 7, "Error: boom"},
 		{"type error after types", "interface X { a: number }\nconst x = null as unknown as X\n\n  x.a.b", KindException, 4, 0, "TypeError"},
-		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", KindException, 3, 0, "RangeError: late"},
-		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", KindException, 2, 0, "Error: deep"},
+		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", KindException, 3, 7, "RangeError: late"},
+		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", KindException, 2, 22, "Error: deep"},
 		{"thrown string", "throw 'just a string'", KindException, 0, 0, "Uncaught just a string"},
 		{"syntax error", "const a = 1\nconst b = = 2", KindSyntax, 2, 11, "Unexpected"},
 		{"unclosed block", "if (true) {\n  return 1", KindSyntax, 2, 11, "end of the program"},
 		{"import is refused", "import fs from 'fs'\nreturn 1", KindSyntax, 1, 8, ""},
 		{"reference error", "return nope + 1", KindException, 1, 0, "ReferenceError: 'nope' is not defined"},
-		{"columns after wide characters", "const s = 'ééé'; throw new Error(s)", KindException, 1, 0, "Error: ééé"},
+		{"columns after wide characters", "const s = 'ééé'; throw new Error(s)", KindException, 1, 24, "Error: ééé"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
