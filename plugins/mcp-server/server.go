@@ -194,6 +194,17 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Refresh makes every session recompute its tool list (and tell its
+// client, list_changed, when the list changed), as a registry change
+// does: call it when what Config.Hidden reports has changed.
+func (s *Server) Refresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ss := range s.sessions {
+		ss.markDirty()
+	}
+}
+
 func (s *Server) serverOptions() *mcp.ServerOptions {
 	return &mcp.ServerOptions{
 		Instructions:              s.cfg.Instructions,
