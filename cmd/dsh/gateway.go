@@ -41,6 +41,9 @@ type gateway struct {
 	// servers are the mounted servers by name: their entry and fiber
 	// (reload disposes, restarts or adds them). Guarded by reloadMu.
 	servers map[string]mounted
+	// up lists the mounted servers' sessions for proxying resources and
+	// prompts (serving only).
+	up *mcpclient.Upstreams
 }
 
 // mounted is one server of the gateway: its config entry and fiber.
@@ -131,6 +134,9 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		}
 	}
 	g = &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd, tolerant: tolerant, servers: map[string]mounted{}}
+	if tolerant {
+		g.up = &mcpclient.Upstreams{}
+	}
 	pol, err := permissions.Compile(cfg.Permissions)
 	if err != nil {
 		return nil, &dshconfig.Error{File: cfg.File, Key: "permissions", Msg: err.Error()}
@@ -196,6 +202,7 @@ func (g *gateway) clientConfig(s dshconfig.Server) mcpclient.Config {
 	if g.fwd != nil {
 		mc.Elicitor = g.fwd
 	}
+	mc.Upstreams = g.up
 	return mc
 }
 

@@ -104,6 +104,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Implementation:     mcp.Implementation{Name: "dsh", Version: version},
 		ElicitationTimeout: *askTimeout,
 		Hidden:             func(tool string) bool { return g.pol.Load().DeniesTool(tool) },
+		Upstream:           g.up,
 		NoClientApproval:   *asks == "deny" || (*asks == "" && !loopback),
 	}
 	if *addr != "" {

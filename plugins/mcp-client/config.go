@@ -92,6 +92,9 @@ type Config struct {
 	// the host, and declines them when none is provided. An elicitation
 	// is never accepted without an answerer saying so.
 	Elicitor Elicitor `json:"-"`
+	// Upstreams, from Go only, when set lists this server's session while
+	// the plugin runs (for proxying resources and prompts).
+	Upstreams *Upstreams `json:"-"`
 }
 
 // Reconnect is the retry schedule: attempt n (from 1) waits

@@ -137,6 +137,10 @@ func (plugin) Apply(c *host.Context) error {
 	if _, err := c.Effect("mcp session "+cfg.Name, func() (func() error, error) {
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		go s.run(first)
+		if cfg.Upstreams != nil {
+			cfg.Upstreams.add(s)
+			return func() error { cfg.Upstreams.remove(s); return s.stop() }, nil
+		}
 		return s.stop, nil
 	}); err != nil {
 		return err

@@ -86,6 +86,10 @@ type Config struct {
 	// permissions.Policy.DeniesTool); a call to one is still decided by
 	// the pipeline as any other.
 	Hidden func(tool string) bool
+	// Upstream, when set, serves the mounted servers' resources, resource
+	// templates and prompts under the tools' namespacing (see proxy.go and
+	// the package doc); Hidden applies to their namespaced names.
+	Upstream Upstream
 
 	// MaxSessions bounds the sessions open at once; a session past it is
 	// refused ([ErrTooManySessions], HTTP 503 with a JSON-RPC error).
@@ -206,9 +210,14 @@ func (s *Server) Refresh() {
 }
 
 func (s *Server) serverOptions() *mcp.ServerOptions {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if s.cfg.Upstream != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
 	return &mcp.ServerOptions{
 		Instructions:              s.cfg.Instructions,
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities:              caps,
 		SupportedProtocolVersions: ProtocolVersions,
 	}
 }
