@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,5 +73,60 @@ func TestServe_ResourcesAndPromptsOfTheEverythingServer(t *testing.T) {
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static/resource/1"}); err == nil {
 		t.Error("an unnamespaced URI was read")
+	}
+}
+
+// A mounted server's sampling request goes to the calling client when it
+// declared sampling, and its answer reaches the server; a client without
+// sampling gets the request refused (the tool fails), never answered by
+// dsh.
+func TestServe_SamplingGoesToTheClientOrIsRefused(t *testing.T) {
+	t.Setenv(tokenEnv, testToken)
+	cfg := writeConfig(t, map[string]any{
+		"mcpServers": map[string]any{"ev": map[string]any{"command": npmpeer.Bin(t, "mcp-server-everything"), "args": []string{"stdio"}}},
+	})
+	s := startServe(t, cfg, "127.0.0.1:0")
+	asked := make(chan *mcp.CreateMessageParams, 1)
+	withSampling, err := connect(t, s.url, testToken, &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		asked <- req.Params
+		return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "sampled-by-the-client"}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := connect(t, s.url, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	args := map[string]any{"prompt": "hello-sampling", "maxTokens": 10}
+	r, err := withSampling.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ev__trigger-sampling-request", Arguments: args})
+	if err != nil {
+		t.Fatalf("call: %v\n%s", err, s.stderr.String())
+	}
+	var p *mcp.CreateMessageParams
+	select {
+	case p = <-asked:
+	case <-ctx.Done():
+		t.Fatalf("the client was never asked: %v %q", r.IsError, resultText(r))
+	}
+	if len(p.Messages) == 0 || !strings.Contains(fmt.Sprint(p.Messages[0].Content), "hello-sampling") {
+		t.Errorf("the forwarded request: %+v", p)
+	}
+	if r.IsError || !strings.Contains(resultText(r), "sampled-by-the-client") {
+		t.Errorf("the server did not receive the client's answer: %v %q", r.IsError, resultText(r))
+	}
+	r, err = without.CallTool(ctx, &mcp.CallToolParams{Name: "mcp__ev__trigger-sampling-request", Arguments: args})
+	if err == nil && !r.IsError {
+		t.Errorf("a client without sampling got an answer: %q", resultText(r))
+	}
+	if err == nil && !strings.Contains(resultText(r), "does not support sampling") {
+		t.Errorf("refusal: %q", resultText(r))
+	}
+	select {
+	case p := <-asked:
+		t.Errorf("the sampling client was asked for another session's request: %+v", p)
+	default:
 	}
 }

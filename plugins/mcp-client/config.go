@@ -95,6 +95,9 @@ type Config struct {
 	// Upstreams, from Go only, when set lists this server's session while
 	// the plugin runs (for proxying resources and prompts).
 	Upstreams *Upstreams `json:"-"`
+	// Sampler, from Go only, answers the server's sampling requests; nil
+	// declares no sampling capability and refuses them.
+	Sampler Sampler `json:"-"`
 }
 
 // Reconnect is the retry schedule: attempt n (from 1) waits

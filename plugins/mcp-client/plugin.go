@@ -123,7 +123,7 @@ func (plugin) Apply(c *host.Context) error {
 	s := &server{c: c, reg: reg, cfg: cfg, log: &log,
 		listChanged: make(chan struct{}, 1), mounted: map[string]*mounted{},
 		inflight: map[*inflight]struct{}{}, done: make(chan struct{})}
-	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{}, // no roots
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
@@ -132,7 +132,11 @@ func (plugin) Apply(c *host.Context) error {
 			}
 		},
 		ElicitationHandler: s.elicit,
-	})
+	}
+	if cfg.Sampler != nil {
+		copts.CreateMessageHandler = s.sample
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, copts)
 	first := make(chan error, 1)
 	if _, err := c.Effect("mcp session "+cfg.Name, func() (func() error, error) {
 		s.ctx, s.cancel = context.WithCancel(context.Background())
