@@ -68,16 +68,6 @@ func (f *elicitForwarder) Elicit(ctx context.Context, req mcpclient.ElicitationR
 	return srv.ForwardElicitation(ctx, req.Agent, req.Server, req.Params)
 }
 
-// Sample forwards a mounted server's sampling request to the serving
-// session's client; until there is a server, it is refused.
-func (f *elicitForwarder) Sample(ctx context.Context, req mcpclient.SamplingRequest) (*mcp.CreateMessageResult, error) {
-	srv := f.srv.Load()
-	if srv == nil {
-		return nil, fmt.Errorf("sampling request of %q: refused (not serving)", req.Server)
-	}
-	return srv.ForwardSampling(ctx, req.Agent, req.Server, req.Params)
-}
-
 // openGateway builds the host for cfg: the registry in the config's mode,
 // the per-tool timeouts, the permission rules, then every server, each of
 // which must start. On any failure everything started is stopped and the

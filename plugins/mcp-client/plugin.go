@@ -134,6 +134,7 @@ func (plugin) Apply(c *host.Context) error {
 		ElicitationHandler: s.elicit,
 	}
 	if cfg.Sampler != nil {
+		//lint:ignore SA1019 sampling is deprecated (SEP-2577) but still in use; issue 21 asks to forward it
 		copts.CreateMessageHandler = s.sample
 	}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, copts)

@@ -537,30 +537,6 @@ func (s *Server) ForwardElicitation(ctx context.Context, agent host.ScopeKey, se
 	return res, nil
 }
 
-// ForwardSampling sends a mounted server's sampling request to the client
-// of the session whose agent is agent and returns the client's answer.
-// It refuses (an error, never an answer of its own) when there is no such
-// session, its client did not declare sampling, or
-// [Config].NoClientApproval keeps requests from clients. Use it as the
-// Sampler of the mounted servers (plugins/mcp-client Config.Sampler).
-func (s *Server) ForwardSampling(ctx context.Context, agent host.ScopeKey, server string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	if p == nil || s.cfg.NoClientApproval || agent == "" {
-		return nil, fmt.Errorf("sampling request of %q: refused (no client to ask)", server)
-	}
-	sess := s.session(agent)
-	if sess == nil {
-		return nil, fmt.Errorf("sampling request of %q: refused (no client to ask)", server)
-	}
-	ss := sess.ss.Load()
-	if ss == nil {
-		return nil, fmt.Errorf("sampling request of %q: refused (no client to ask)", server)
-	}
-	if ip := ss.InitializeParams(); ip == nil || ip.Capabilities == nil || ip.Capabilities.Sampling == nil {
-		return nil, fmt.Errorf("sampling request of %q: refused (the client does not support sampling)", server)
-	}
-	return ss.CreateMessage(ctx, p)
-}
-
 // MetaElicitation is the _meta key of a forwarded elicitation: {"server"}
 // names the mounted server that asks.
 const MetaElicitation = "dsh/elicitation"
