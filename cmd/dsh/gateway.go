@@ -34,6 +34,22 @@ type gateway struct {
 	// fwd forwards the mounted servers' elicitations to the serving
 	// session's client (serving only; see openGatewayWith).
 	fwd *elicitForwarder
+	// pol is the permission policy in force; reload replaces it whole.
+	pol atomic.Pointer[permissions.Policy]
+	// tolerant: servers other than required ones may fail (serving).
+	tolerant bool
+	// servers are the mounted servers by name: their entry and fiber
+	// (reload disposes, restarts or adds them). Guarded by reloadMu.
+	servers map[string]mounted
+	// up lists the mounted servers' sessions for proxying resources and
+	// prompts (serving only).
+	up *mcpclient.Upstreams
+}
+
+// mounted is one server of the gateway: its config entry and fiber.
+type mounted struct {
+	entry dshconfig.Server
+	fiber *host.Fiber
 }
 
 // elicitForwarder sends a mounted server's elicitation to the MCP server
@@ -117,33 +133,77 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 			return nil, err
 		}
 	}
-	if err := load("permissions", permissions.Plugin, cfg.Permissions); err != nil {
+	g = &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd, tolerant: tolerant, servers: map[string]mounted{}}
+	if tolerant {
+		g.up = &mcpclient.Upstreams{}
+	}
+	pol, err := permissions.Compile(cfg.Permissions)
+	if err != nil {
+		return nil, &dshconfig.Error{File: cfg.File, Key: "permissions", Msg: err.Error()}
+	}
+	g.pol.Store(pol)
+	if err := load("permissions", policyPlugin, &g.pol); err != nil {
 		return nil, err
 	}
 	for _, s := range cfg.Servers {
-		mc := mcpclient.Config{
-			Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
-			URL: s.URL, Headers: s.Headers, SSE: s.SSE, Trusted: s.Trusted,
-			CallTimeout:      mcpclient.Duration(s.Timeout),
-			ConnectTimeout:   mcpclient.Duration(s.ConnectTimeout),
-			FailOnStartError: !tolerant || s.Required,
-			Reconnect: mcpclient.Reconnect{
-				MaxAttempts:  s.Reconnect.MaxAttempts,
-				InitialDelay: mcpclient.Duration(s.Reconnect.InitialDelay),
-				MaxDelay:     mcpclient.Duration(s.Reconnect.MaxDelay),
-			},
+		f, err := root.Plugin(mcpclient.Plugin, g.clientConfig(s))
+		if err == nil {
+			err = f.Err()
 		}
-		if tolerant && mc.Reconnect.MaxAttempts == 0 {
-			mc.Reconnect.MaxAttempts = foreverAttempts
+		if err != nil {
+			return nil, &dshconfig.Error{File: cfg.File, Key: "mcpServers." + s.Name, Msg: err.Error()}
 		}
-		if fwd != nil {
-			mc.Elicitor = fwd
-		}
-		if err := load("mcpServers."+s.Name, mcpclient.Plugin, mc); err != nil {
-			return nil, err
-		}
+		g.servers[s.Name] = mounted{entry: s, fiber: f}
 	}
-	return &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd}, nil
+	return g, nil
+}
+
+// policyPlugin installs the permission policy its config (an
+// *atomic.Pointer[permissions.Policy]) points to at each call, so a
+// reload swaps the rules with no moment in which none apply: the
+// tools/pre-execute listener, the tools/post-execute listener and the
+// deny guard each read the pointer once per call.
+var policyPlugin = tools.DefinePlugin(permissions.Name, func(c *host.Context, reg *tools.Registry) error {
+	cur, ok := c.Config().(*atomic.Pointer[permissions.Policy])
+	if !ok || cur.Load() == nil {
+		return fmt.Errorf("permissions: no policy")
+	}
+	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next events.Next[tools.PreDecision]) (tools.PreDecision, error) {
+		return cur.Load().PreExecute(ctx, e, next)
+	}); err != nil {
+		return err
+	}
+	if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+		return cur.Load().PostExecute(ctx, in, next)
+	}); err != nil {
+		return err
+	}
+	_, err := reg.Guard(c, func(e *tools.Execution) error { return cur.Load().Guard(e) })
+	return err
+})
+
+// clientConfig is the mcp-client configuration of the server entry s.
+func (g *gateway) clientConfig(s dshconfig.Server) mcpclient.Config {
+	mc := mcpclient.Config{
+		Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd,
+		URL: s.URL, Headers: s.Headers, SSE: s.SSE, Trusted: s.Trusted,
+		CallTimeout:      mcpclient.Duration(s.Timeout),
+		ConnectTimeout:   mcpclient.Duration(s.ConnectTimeout),
+		FailOnStartError: !g.tolerant || s.Required,
+		Reconnect: mcpclient.Reconnect{
+			MaxAttempts:  s.Reconnect.MaxAttempts,
+			InitialDelay: mcpclient.Duration(s.Reconnect.InitialDelay),
+			MaxDelay:     mcpclient.Duration(s.Reconnect.MaxDelay),
+		},
+	}
+	if g.tolerant && mc.Reconnect.MaxAttempts == 0 {
+		mc.Reconnect.MaxAttempts = foreverAttempts
+	}
+	if g.fwd != nil {
+		mc.Elicitor, mc.Sampler = g.fwd, g.fwd
+	}
+	mc.Upstreams = g.up
+	return mc
 }
 
 func (g *gateway) Close() error { return g.h.Close() }

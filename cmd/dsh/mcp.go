@@ -37,6 +37,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	noAuth := fs.Bool("no-auth", false, "serve HTTP without authentication (refused unless the address is loopback)")
 	asks := fs.String("asks", "", "where asks go: \"client\" (an elicitation to the calling client, which answers for itself) or \"deny\" (asks are denied); default client, but deny on a non-loopback address")
 	verbose := fs.Bool("v", false, "log at debug level (to stderr)")
+	watch := fs.Bool("watch", false, "reload the config file when it changes: new rules and servers apply at once, sessions stay; an invalid file is refused and the running config stays")
 	askTimeout := fs.Duration("ask-timeout", 0, "deny an ask the client has not answered by then (0: wait as long as the call)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -57,7 +58,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintln(stderr, "dsh mcp serve: --no-auth applies to --http only")
 		return exitUsage
 	}
-	cfg, ok := loadConfig(gatewayConfigPath(*configPath), stderr)
+	cfgPath := gatewayConfigPath(*configPath)
+	cfg, ok := loadConfig(cfgPath, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -101,7 +103,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	scfg := mcpserver.Config{
 		Implementation:     mcp.Implementation{Name: "dsh", Version: version},
 		ElicitationTimeout: *askTimeout,
-		Hidden:             deniedTools(cfg),
+		Hidden:             func(tool string) bool { return g.pol.Load().DeniesTool(tool) },
+		Upstream:           g.up,
 		NoClientApproval:   *asks == "deny" || (*asks == "" && !loopback),
 	}
 	if *addr != "" {
@@ -116,6 +119,16 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer srv.Close()
 	if g.fwd != nil {
 		g.fwd.srv.Store(srv)
+	}
+	if *watch {
+		wctx, stop := context.WithCancel(ctx)
+		done, err := watchConfig(wctx, g, cfgPath, stderr, srv.Refresh)
+		if err != nil {
+			stop()
+			fmt.Fprintln(stderr, "dsh: --watch:", err)
+			return exitFailure
+		}
+		defer func() { stop(); <-done }()
 	}
 	if *addr == "" {
 		t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}

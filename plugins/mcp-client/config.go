@@ -97,6 +97,12 @@ type Config struct {
 	// the host, and declines them when none is provided. An elicitation
 	// is never accepted without an answerer saying so.
 	Elicitor Elicitor `json:"-"`
+	// Upstreams, from Go only, when set lists this server's session while
+	// the plugin runs (for proxying resources and prompts).
+	Upstreams *Upstreams `json:"-"`
+	// Sampler, from Go only, answers the server's sampling requests; nil
+	// declares no sampling capability and refuses them.
+	Sampler Sampler `json:"-"`
 }
 
 // Reconnect is the retry schedule: attempt n (from 1) waits

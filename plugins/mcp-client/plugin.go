@@ -123,7 +123,7 @@ func (plugin) Apply(c *host.Context) error {
 	s := &server{c: c, reg: reg, cfg: cfg, log: &log,
 		listChanged: make(chan struct{}, 1), mounted: map[string]*mounted{},
 		inflight: map[*inflight]struct{}{}, done: make(chan struct{})}
-	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{}, // no roots
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
@@ -132,11 +132,20 @@ func (plugin) Apply(c *host.Context) error {
 			}
 		},
 		ElicitationHandler: s.elicit,
-	})
+	}
+	if cfg.Sampler != nil {
+		//lint:ignore SA1019 sampling is deprecated (SEP-2577) but still in use; issue 21 asks to forward it
+		copts.CreateMessageHandler = s.sample
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, copts)
 	first := make(chan error, 1)
 	if _, err := c.Effect("mcp session "+cfg.Name, func() (func() error, error) {
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		go s.run(first)
+		if cfg.Upstreams != nil {
+			cfg.Upstreams.add(s)
+			return func() error { cfg.Upstreams.remove(s); return s.stop() }, nil
+		}
 		return s.stop, nil
 	}); err != nil {
 		return err

@@ -97,6 +97,12 @@
 //
 // # Lifetime
 //
+// With [Config].Upstream, the mounted servers' resources, resource
+// templates and prompts are served too (resources/list, resources/read,
+// resources/templates/list, prompts/list, prompts/get), under the tools'
+// namespacing: names mcp__<server>__<name>, URIs dsh://<server>/<upstream
+// URI>; [Config].Hidden applies to the namespaced names (see proxy.go).
+//
 // A [Server] belongs to the context it was created with: disposing that
 // fiber closes it. [Server.Close] ends every session and returns once
 // their scopes are disposed, their calls have returned and no goroutine of

@@ -86,6 +86,10 @@ type Config struct {
 	// permissions.Policy.DeniesTool); a call to one is still decided by
 	// the pipeline as any other.
 	Hidden func(tool string) bool
+	// Upstream, when set, serves the mounted servers' resources, resource
+	// templates and prompts under the tools' namespacing (see proxy.go and
+	// the package doc); Hidden applies to their namespaced names.
+	Upstream Upstream
 
 	// MaxSessions bounds the sessions open at once; a session past it is
 	// refused ([ErrTooManySessions], HTTP 503 with a JSON-RPC error).
@@ -194,10 +198,26 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// Refresh makes every session recompute its tool list (and tell its
+// client, list_changed, when the list changed), as a registry change
+// does: call it when what Config.Hidden reports has changed.
+func (s *Server) Refresh() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ss := range s.sessions {
+		ss.markDirty()
+	}
+}
+
 func (s *Server) serverOptions() *mcp.ServerOptions {
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if s.cfg.Upstream != nil {
+		caps.Resources = &mcp.ResourceCapabilities{}
+		caps.Prompts = &mcp.PromptCapabilities{}
+	}
 	return &mcp.ServerOptions{
 		Instructions:              s.cfg.Instructions,
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities:              caps,
 		SupportedProtocolVersions: ProtocolVersions,
 	}
 }

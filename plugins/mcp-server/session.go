@@ -272,6 +272,11 @@ func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return x.handle(ctx, r)
 			}
 		}
+		if x.srv.cfg.Upstream != nil {
+			if r, ok, err := x.srv.proxy(ctx, method, req); ok {
+				return r, err
+			}
+		}
 		return next(ctx, method, req)
 	}
 }

@@ -1,0 +1,244 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Upstream gives the mounted servers' sessions by name (mcpclient's
+// *Upstreams is one).
+type Upstream interface {
+	// Servers names the mounted servers.
+	Servers() []string
+	// Session is server's current session, nil while it is down.
+	Session(server string) *mcp.ClientSession
+}
+
+// The namespacing of what is proxied besides tools, for a mounted server
+// S:
+//
+//   - a resource or resource template is served with the name
+//     mcp__S__<name> and the URI (or URI template) dsh://S/<upstream URI>:
+//     "test://static/resource/1" of server "ev" is
+//     "dsh://ev/test://static/resource/1"; a read of a dsh://S/… URI is a
+//     read of the rest of it on S;
+//   - a prompt is served as mcp__S__<name>; a get of it is a get of <name>
+//     on S.
+//
+// Visibility: Config.Hidden is asked with the namespaced name (so a bare
+// deny rule "mcp__S", "mcp__S__*" or "mcp__S__<name>" hides it); a hidden
+// resource or prompt is not listed and its read or get is refused. A read
+// of a URI that is not a listed resource (one made from a template) is
+// refused when any of S's templates is hidden. Asks and argument
+// conditions do not apply to resources and prompts.
+const uriScheme = "dsh://"
+
+// maxProxyPages bounds the upstream pages one list gathers.
+const maxProxyPages = 64
+
+func nsName(server, name string) string { return "mcp__" + server + "__" + name }
+
+func nsURI(server, uri string) string { return uriScheme + server + "/" + uri }
+
+// splitURI undoes nsURI.
+func splitURI(uri string) (server, rest string, ok bool) {
+	s, ok := strings.CutPrefix(uri, uriScheme)
+	if !ok {
+		return "", "", false
+	}
+	server, rest, ok = strings.Cut(s, "/")
+	return server, rest, ok && server != "" && rest != ""
+}
+
+// splitName undoes nsName for a server of up.
+func (s *Server) splitName(name string) (server, rest string, ok bool) {
+	for _, sv := range s.cfg.Upstream.Servers() {
+		if r, ok := strings.CutPrefix(name, "mcp__"+sv+"__"); ok && r != "" {
+			return sv, r, true
+		}
+	}
+	return "", "", false
+}
+
+func (s *Server) hidden(name string) bool {
+	return s.cfg.Hidden != nil && s.cfg.Hidden(name)
+}
+
+// proxy answers the resources and prompts methods; ok is false for any
+// other method.
+func (s *Server) proxy(ctx context.Context, method string, req mcp.Request) (r mcp.Result, ok bool, err error) {
+	up := s.cfg.Upstream
+	switch method {
+	case "resources/list":
+		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
+		for _, sv := range up.Servers() {
+			for _, res := range s.upstreamResources(ctx, sv) {
+				c := *res
+				c.Name, c.URI = nsName(sv, res.Name), nsURI(sv, res.URI)
+				if !s.hidden(c.Name) {
+					out.Resources = append(out.Resources, &c)
+				}
+			}
+		}
+		return out, true, nil
+	case "resources/templates/list":
+		out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
+		for _, sv := range up.Servers() {
+			for _, t := range s.upstreamTemplates(ctx, sv) {
+				c := *t
+				c.Name, c.URITemplate = nsName(sv, t.Name), nsURI(sv, t.URITemplate)
+				if !s.hidden(c.Name) {
+					out.ResourceTemplates = append(out.ResourceTemplates, &c)
+				}
+			}
+		}
+		return out, true, nil
+	case "resources/read":
+		p, _ := req.GetParams().(*mcp.ReadResourceParams)
+		if p == nil {
+			return nil, false, nil
+		}
+		sv, uri, ok := splitURI(p.URI)
+		cs := s.known(sv)
+		if !ok || cs == nil {
+			return nil, true, fmt.Errorf("resource %q: not found", p.URI)
+		}
+		if !s.readable(ctx, sv, uri) {
+			return nil, true, fmt.Errorf("resource %q: denied by a permission rule", p.URI)
+		}
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return nil, true, fmt.Errorf("resource %q: %w", p.URI, err)
+		}
+		for _, c := range res.Contents {
+			if c != nil && c.URI != "" {
+				c.URI = nsURI(sv, c.URI)
+			}
+		}
+		return res, true, nil
+	case "prompts/list":
+		out := &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}
+		for _, sv := range up.Servers() {
+			for _, pr := range s.upstreamPrompts(ctx, sv) {
+				c := *pr
+				c.Name = nsName(sv, pr.Name)
+				if !s.hidden(c.Name) {
+					out.Prompts = append(out.Prompts, &c)
+				}
+			}
+		}
+		return out, true, nil
+	case "prompts/get":
+		p, _ := req.GetParams().(*mcp.GetPromptParams)
+		if p == nil {
+			return nil, false, nil
+		}
+		sv, name, ok := s.splitName(p.Name)
+		cs := s.known(sv)
+		if !ok || cs == nil {
+			return nil, true, fmt.Errorf("prompt %q: not found", p.Name)
+		}
+		if s.hidden(p.Name) {
+			return nil, true, fmt.Errorf("prompt %q: denied by a permission rule", p.Name)
+		}
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: p.Arguments})
+		if err != nil {
+			return nil, true, fmt.Errorf("prompt %q: %w", p.Name, err)
+		}
+		return res, true, nil
+	}
+	return nil, false, nil
+}
+
+// known is server sv's session when sv is mounted and connected.
+func (s *Server) known(sv string) *mcp.ClientSession {
+	if sv == "" {
+		return nil
+	}
+	return s.cfg.Upstream.Session(sv)
+}
+
+// readable reports whether uri of sv may be read: the listed resource's
+// namespaced name is not hidden; a URI no resource lists (a template's)
+// only when none of sv's templates is hidden. Unsure means no.
+func (s *Server) readable(ctx context.Context, sv, uri string) bool {
+	for _, r := range s.upstreamResources(ctx, sv) {
+		if r.URI == uri {
+			return !s.hidden(nsName(sv, r.Name))
+		}
+	}
+	for _, t := range s.upstreamTemplates(ctx, sv) {
+		if s.hidden(nsName(sv, t.Name)) {
+			return false
+		}
+	}
+	return !s.hidden(nsName(sv, "*"))
+}
+
+// upstreamResources lists sv's resources (every page, bounded); a server
+// that is down or fails lists none.
+func (s *Server) upstreamResources(ctx context.Context, sv string) []*mcp.Resource {
+	cs := s.known(sv)
+	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities.Resources == nil {
+		return nil
+	}
+	var out []*mcp.Resource
+	cursor := ""
+	for range maxProxyPages {
+		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			s.log.Warn().Err(err).Str("server", sv).Msg("resources/list")
+			return out
+		}
+		out = append(out, r.Resources...)
+		if cursor = r.NextCursor; cursor == "" {
+			break
+		}
+	}
+	return out
+}
+
+func (s *Server) upstreamTemplates(ctx context.Context, sv string) []*mcp.ResourceTemplate {
+	cs := s.known(sv)
+	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities.Resources == nil {
+		return nil
+	}
+	var out []*mcp.ResourceTemplate
+	cursor := ""
+	for range maxProxyPages {
+		r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
+		if err != nil {
+			s.log.Warn().Err(err).Str("server", sv).Msg("resources/templates/list")
+			return out
+		}
+		out = append(out, r.ResourceTemplates...)
+		if cursor = r.NextCursor; cursor == "" {
+			break
+		}
+	}
+	return out
+}
+
+func (s *Server) upstreamPrompts(ctx context.Context, sv string) []*mcp.Prompt {
+	cs := s.known(sv)
+	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities.Prompts == nil {
+		return nil
+	}
+	var out []*mcp.Prompt
+	cursor := ""
+	for range maxProxyPages {
+		r, err := cs.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			s.log.Warn().Err(err).Str("server", sv).Msg("prompts/list")
+			return out
+		}
+		out = append(out, r.Prompts...)
+		if cursor = r.NextCursor; cursor == "" {
+			break
+		}
+	}
+	return out
+}
