@@ -75,7 +75,7 @@ func (s *Server) proxy(ctx context.Context, method string, req mcp.Request) (r m
 	case "resources/list":
 		out := &mcp.ListResourcesResult{Resources: []*mcp.Resource{}}
 		for _, sv := range up.Servers() {
-			for _, res := range s.upstreamResources(ctx, sv) {
+			for _, res := range first(s.upstreamResources(ctx, sv)) {
 				c := *res
 				c.Name, c.URI = nsName(sv, res.Name), nsURI(sv, res.URI)
 				if !s.hidden(c.Name) {
@@ -87,7 +87,7 @@ func (s *Server) proxy(ctx context.Context, method string, req mcp.Request) (r m
 	case "resources/templates/list":
 		out := &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}
 		for _, sv := range up.Servers() {
-			for _, t := range s.upstreamTemplates(ctx, sv) {
+			for _, t := range first(s.upstreamTemplates(ctx, sv)) {
 				c := *t
 				c.Name, c.URITemplate = nsName(sv, t.Name), nsURI(sv, t.URITemplate)
 				if !s.hidden(c.Name) {
@@ -164,13 +164,23 @@ func (s *Server) known(sv string) *mcp.ClientSession {
 // readable reports whether uri of sv may be read: the listed resource's
 // namespaced name is not hidden; a URI no resource lists (a template's)
 // only when none of sv's templates is hidden. Unsure means no.
+// A listing that failed or was cut short is unsure: the read is refused
+// (a denied resource could be the one not listed).
 func (s *Server) readable(ctx context.Context, sv, uri string) bool {
-	for _, r := range s.upstreamResources(ctx, sv) {
+	resources, complete := s.upstreamResources(ctx, sv)
+	if !complete {
+		return false
+	}
+	for _, r := range resources {
 		if r.URI == uri {
 			return !s.hidden(nsName(sv, r.Name))
 		}
 	}
-	for _, t := range s.upstreamTemplates(ctx, sv) {
+	templates, complete := s.upstreamTemplates(ctx, sv)
+	if !complete {
+		return false
+	}
+	for _, t := range templates {
 		if s.hidden(nsName(sv, t.Name)) {
 			return false
 		}
@@ -180,46 +190,49 @@ func (s *Server) readable(ctx context.Context, sv, uri string) bool {
 
 // upstreamResources lists sv's resources (every page, bounded); a server
 // that is down or fails lists none.
-func (s *Server) upstreamResources(ctx context.Context, sv string) []*mcp.Resource {
+//
+// complete is false when the listing failed or was cut at maxProxyPages:
+// a permission decision must not rest on it (see readable).
+func (s *Server) upstreamResources(ctx context.Context, sv string) (out []*mcp.Resource, complete bool) {
 	cs := s.known(sv)
 	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities.Resources == nil {
-		return nil
+		return nil, cs != nil
 	}
-	var out []*mcp.Resource
 	cursor := ""
 	for range maxProxyPages {
 		r, err := cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			s.log.Warn().Err(err).Str("server", sv).Msg("resources/list")
-			return out
+			return out, false
 		}
 		out = append(out, r.Resources...)
 		if cursor = r.NextCursor; cursor == "" {
-			break
+			return out, true
 		}
 	}
-	return out
+	return out, false
 }
 
-func (s *Server) upstreamTemplates(ctx context.Context, sv string) []*mcp.ResourceTemplate {
+// upstreamTemplates lists sv's resource templates; complete as for
+// upstreamResources.
+func (s *Server) upstreamTemplates(ctx context.Context, sv string) (out []*mcp.ResourceTemplate, complete bool) {
 	cs := s.known(sv)
 	if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities.Resources == nil {
-		return nil
+		return nil, cs != nil
 	}
-	var out []*mcp.ResourceTemplate
 	cursor := ""
 	for range maxProxyPages {
 		r, err := cs.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{Cursor: cursor})
 		if err != nil {
 			s.log.Warn().Err(err).Str("server", sv).Msg("resources/templates/list")
-			return out
+			return out, false
 		}
 		out = append(out, r.ResourceTemplates...)
 		if cursor = r.NextCursor; cursor == "" {
-			break
+			return out, true
 		}
 	}
-	return out
+	return out, false
 }
 
 func (s *Server) upstreamPrompts(ctx context.Context, sv string) []*mcp.Prompt {
@@ -242,3 +255,7 @@ func (s *Server) upstreamPrompts(ctx context.Context, sv string) []*mcp.Prompt {
 	}
 	return out
 }
+
+// first is the listing of an upstream list call, whether complete or not
+// (what is listed to a client may be partial; what decides may not).
+func first[T any](v T, _ bool) T { return v }
