@@ -8,23 +8,23 @@ import (
 	"time"
 )
 
-// Config sets the engine, the isolation and the limits of a runtime (see [NewRuntime]; [New]
-// reads only the limits). The zero value of a field means its default.
+// Config sets the engine, the isolation and the limits of a runtime (see isolated.NewFromConfig; the in-process
+// constructors read only the limits). The zero value of a field means its default.
 type Config struct {
 	// Engine names the JavaScript engine: "goja" (the default) or "quickjs". The engine runs in the host
 	// process or in a worker process, as Isolation says.
 	Engine string
 	// Isolation is where programs run: "process" runs each program in a worker process the host
-	// can kill (the default of [NewRuntime] and [Plugin], where the platform supports it; see
-	// [Isolated]), "none" runs it in the host process. [New] ignores it.
+	// can kill (the default of isolated.NewFromConfig and isolated.Plugin, where the platform supports it; see
+	// isolated.Runtime), "none" runs it in the host process. The in-process constructors ignore it.
 	Isolation string
-	// PoolSize is how many warm worker processes an [Isolated] runtime keeps ready. Default 2.
+	// PoolSize is how many warm worker processes an isolated runtime (isolated.Runtime) keeps ready. Default 2.
 	PoolSize int
 	// MaxMemoryBytes caps the resident memory of a worker process: the parent samples it every
 	// HeapCheckInterval and kills the worker above the cap (kind "limit", cause ErrMemoryLimit),
 	// and the worker runs with a Go memory limit below it. Default 512 MiB; at least 64 MiB.
 	MaxMemoryBytes int64
-	// MaxWorkers caps the worker processes of an [Isolated] runtime running a program at once (the
+	// MaxWorkers caps the worker processes of an isolated runtime (isolated.Runtime) running a program at once (the
 	// PoolSize idle ones come on top). A run beyond the cap waits for a worker to finish; the wait
 	// counts in its Timeout, and a run whose Timeout passes while it waits fails with kind
 	// "timeout" without having started. Default 4.
@@ -97,11 +97,11 @@ const (
 
 // The values of Config.Engine and Config.Isolation.
 const (
-	// EngineGoja is the goja engine ([Goja]).
+	// EngineGoja is the goja engine (goja.Runtime).
 	EngineGoja = "goja"
-	// EngineQuickJS is the QuickJS engine ([QuickJS]).
+	// EngineQuickJS is the QuickJS engine (quickjs.Runtime).
 	EngineQuickJS = "quickjs"
-	// IsolationProcess runs each program in a worker process ([Isolated]).
+	// IsolationProcess runs each program in a worker process (isolated.Runtime).
 	IsolationProcess = "process"
 	// IsolationNone runs each program in the host process.
 	IsolationNone = "none"
@@ -146,14 +146,14 @@ func (c Config) Validate() error {
 	neg("MaxMessageBytes", int64(c.MaxMessageBytes))
 	neg("MaxWorkers", int64(c.MaxWorkers))
 	neg("MaxTotalMemoryBytes", c.MaxTotalMemoryBytes)
-	if d := c.withDefaults(); c.MaxTotalMemoryBytes > 0 && d.MaxMemoryBytes > 0 && c.MaxTotalMemoryBytes < d.MaxMemoryBytes {
+	if d := c.WithDefaults(); c.MaxTotalMemoryBytes > 0 && d.MaxMemoryBytes > 0 && c.MaxTotalMemoryBytes < d.MaxMemoryBytes {
 		errs = append(errs, fmt.Errorf("%w: MaxTotalMemoryBytes (%d) must be at least MaxMemoryBytes (%d)", ErrInvalidConfig, c.MaxTotalMemoryBytes, d.MaxMemoryBytes))
 	}
 	return errors.Join(errs...)
 }
 
-// withDefaults returns c with every zero field set to its default.
-func (c Config) withDefaults() Config {
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
 	def := func(v *int, d int) {
 		if *v == 0 {
 			*v = d

@@ -113,8 +113,8 @@ type ErrorDetails interface {
 	ErrorDetails() map[string]string
 }
 
-// defaultNamespace is the namespace used when Program.Namespace is empty.
-const defaultNamespace = "tools"
+// DefaultNamespace is the namespace used when Program.Namespace is empty.
+const DefaultNamespace = "tools"
 
 // Result is what a successful run produced.
 type Result struct {
@@ -154,6 +154,9 @@ const (
 	KindInvalidOutput FailureKind = "invalid-output"
 	// KindLimit: another resource limit, such as call-stack depth or the heap ceiling.
 	KindLimit FailureKind = "limit"
+	// KindCrash: the worker process running the program crashed, was killed from outside, or
+	// broke the worker protocol (isolated runtimes only). The host and later runs are unaffected.
+	KindCrash FailureKind = "crash"
 )
 
 // Failure is the error a failed run returns. It is data: Kind says why, Message says what, Line and
@@ -217,3 +220,8 @@ var ErrOutputLimit = errors.New("coderuntime: output limit exceeded")
 
 // ErrStackDepth is the cause of a limit failure when the call stack exceeded Config.MaxCallStackSize.
 var ErrStackDepth = errors.New("coderuntime: maximum call stack size exceeded")
+
+// ErrSourceBounds is the cause of a limit failure when the program text (or text passed to eval or
+// a Function constructor) is longer than 256 KiB or nested more than 1,000 levels deep, counting both
+// brackets and the operators of one expression.
+var ErrSourceBounds = errors.New("coderuntime: program text over its size or nesting limit")

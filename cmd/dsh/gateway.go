@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/dshconfig"
@@ -117,7 +117,7 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		return nil, err
 	}
 	if cfg.Mode == tools.Code || cfg.Mode == tools.Both {
-		if err := load("mode", coderuntime.Plugin, nil); err != nil {
+		if err := load("mode", isolated.Plugin, nil); err != nil {
 			return nil, err
 		}
 	}

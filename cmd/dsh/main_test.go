@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/internal/npmpeer"
 )
 
@@ -19,6 +20,7 @@ import (
 const testServerEnv = "DSH_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
+	isolated.ServeIfWorker()
 	if os.Getenv(testServerEnv) != "" {
 		serveTestServer()
 		os.Exit(0)

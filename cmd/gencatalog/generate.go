@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/catalog"
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/acp"
 	"github.com/dsh-go/dsh/plugins/approval"
@@ -44,7 +45,7 @@ var infrastructure = []shipped{
 // policies are the shipped non-tool plugins.
 var policies = []shipped{
 	{plugin: systemprompt.Plugin, config: static(systemprompt.Config{})},
-	{plugin: coderuntime.Plugin, config: static(coderuntime.Config{})},
+	{plugin: isolated.Plugin, config: static(coderuntime.Config{})},
 	{plugin: approval.Plugin, config: static(approval.Config{})},
 	{plugin: timeoutpolicy.Plugin, config: static(timeoutpolicy.Config{})},
 }
@@ -156,7 +157,7 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 // by booting the registry in code mode beside a code runtime.
 func runCodeEntry() (catalog.ToolEntry, error) {
 	code := []shipped{
-		{plugin: coderuntime.Plugin, config: static(coderuntime.Config{})},
+		{plugin: isolated.Plugin, config: static(coderuntime.Config{})},
 		{plugin: tools.Plugin, config: static(tools.Config{Mode: tools.Code})},
 	}
 	h, done, err := boot(code)

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 )
 
 func main() {
+	// It loads the isolated code-runtime plugin: a worker process of it serves its run and exits here.
+	isolated.ServeIfWorker()
 	root := flag.String("root", ".", "module root (the directory holding go.mod)")
 	check := flag.Bool("check", false, "compare instead of writing; exit 1 when a file is stale")
 	flag.Parse()

@@ -5,7 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 )
+
+func TestMain(m *testing.M) {
+	isolated.ServeIfWorker()
+	os.Exit(m.Run())
+}
 
 // TestCheckNamesStaleFiles: -check writes nothing and fails naming each
 // stale file; after a write, -check passes; an edit makes that file stale.

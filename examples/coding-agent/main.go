@@ -8,13 +8,16 @@ import (
 	"io"
 	"os"
 
-	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/goja"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 )
 
 //go:embed testdata/session.json
 var defaultScript []byte
 
 func main() {
+	// A worker process of the isolated code runtime serves its run and exits here.
+	isolated.ServeIfWorker()
 	var (
 		scriptPath = flag.String("script", "", "scripted model to play (default: the embedded testdata/session.json)")
 		approve    = flag.String("approve", "auto", "how to answer approval asks: auto or ask (read each answer from stdin, a terminal, a pipe or a file: y allows, n rejects, end of input denies), yes, or no")
@@ -26,7 +29,7 @@ func main() {
 	// A process that runs model-written programs bounds every regular
 	// expression match (goja's regexp2 has no per-run limit): an explicit,
 	// process-wide opt-in.
-	coderuntime.LimitRegexpMatchTime()
+	goja.LimitRegexpMatchTime()
 	script := defaultScript
 	if *scriptPath != "" {
 		b, err := os.ReadFile(*scriptPath)

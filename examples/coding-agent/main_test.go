@@ -14,9 +14,12 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 )
 
 func TestMain(m *testing.M) {
+	isolated.ServeIfWorker()
 	if os.Getenv(runMainEnv) != "" {
 		// A child process of TestAutoApproveTakesTheAnswerFromAnyStdin:
 		// the example itself, with the command line's flags.

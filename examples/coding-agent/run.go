@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/approval"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -88,7 +89,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	toolsFiber, err := load(root, []plugin{
-		{coderuntime.Plugin, coderuntime.Config{Timeout: 10 * time.Second}},
+		{isolated.Plugin, coderuntime.Config{Timeout: 10 * time.Second}},
 		{systemprompt.Plugin, systemprompt.Config{}},
 		{tools.Plugin, tools.Config{Mode: tools.Native}},
 		{approval.Plugin, approval.Config{Answerer: answerer}},

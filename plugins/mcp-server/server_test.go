@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
@@ -23,7 +23,10 @@ import (
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	isolated.ServeIfWorker()
+	goleak.VerifyTestMain(m)
+}
 
 // budget bounds every wait of a test; a passing case needs milliseconds.
 const budget = 30 * time.Second
@@ -50,7 +53,7 @@ func bootMode(t testing.TB, mode tools.Mode, cfg mcpserver.Config) *env {
 		t.Fatal(err)
 	}
 	if mode != tools.Native {
-		if _, err := root.Plugin(coderuntime.Plugin, nil); err != nil {
+		if _, err := root.Plugin(isolated.Plugin, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

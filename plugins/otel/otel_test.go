@@ -24,13 +24,17 @@ import (
 	"go.uber.org/goleak"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
 	toolotel "github.com/dsh-go/dsh/plugins/otel"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	isolated.ServeIfWorker()
+	goleak.VerifyTestMain(m)
+}
 
 // rig is a host with the tool registry and an Instrumentation recording
 // into an in-memory span recorder and a manual metric reader, on a fake
@@ -89,7 +93,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	}
 	load(systemprompt.Plugin, nil)
 	if o.mode != tools.Native {
-		load(coderuntime.Plugin, coderuntime.Config{Timeout: time.Minute, CPUBudget: 30 * time.Second})
+		load(isolated.Plugin, coderuntime.Config{Timeout: time.Minute, CPUBudget: 30 * time.Second})
 	}
 	load(tools.Plugin, tools.Config{Mode: o.mode})
 	reg, err := tools.Service.Get(r.root)

@@ -118,7 +118,7 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 // [CodeLanguage]. In native mode it returns the
 // runtime when one is there and an error otherwise.
 func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
-	need := fmt.Sprintf("tools mode %q needs a code runtime: load coderuntime.Plugin (service %q) with language %s",
+	need := fmt.Sprintf("tools mode %q needs a code runtime: load isolated.Plugin (service %q) with language %s",
 		r.mode.mode(), coderuntime.Service.Name(), CodeLanguage)
 	rt, ok := coderuntime.Service.Lookup(r.c)
 	if !ok {

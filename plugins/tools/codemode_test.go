@@ -17,6 +17,7 @@ import (
 	"time"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -103,7 +104,7 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	}
 	load(systemprompt.Plugin, o.prompt)
 	if !o.noRuntime {
-		load(coderuntime.Plugin, o.runtime)
+		load(isolated.Plugin, o.runtime)
 	}
 	load(tools.Plugin, tools.Config{Mode: o.mode, MaxParallelSubCalls: o.maxParallel})
 	reg, err := tools.Service.Get(root)
@@ -371,7 +372,7 @@ func TestC3_CodeRuntimeRequired(t *testing.T) {
 			e := newCodeEnv(t, codeOpts{mode: mode, noRuntime: true})
 			mustRegister(t, e.reg, e.root, echo("read", "r"))
 			_, err := e.sp.Assemble(ctx, "")
-			want := fmt.Sprintf(`tools mode %q needs a code runtime: load coderuntime.Plugin (service "code-runtime") with language typescript; found none`, mode)
+			want := fmt.Sprintf(`tools mode %q needs a code runtime: load isolated.Plugin (service "code-runtime") with language typescript; found none`, mode)
 			var ce *systemprompt.ContributorError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("assemble without a runtime: %v", err)
@@ -390,7 +391,7 @@ func TestC3_CodeRuntimeRequired(t *testing.T) {
 			_ = off()
 
 			// Loading one later fixes every assembly (looked up each time).
-			f, err := e.root.Plugin(coderuntime.Plugin, testRuntime)
+			f, err := e.root.Plugin(isolated.Plugin, testRuntime)
 			if err != nil {
 				t.Fatal(err)
 			}

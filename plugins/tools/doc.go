@@ -103,7 +103,7 @@
 // Both modes need a code runtime, read with coderuntime.Service.Lookup
 // (non-reactive) at every assembly and every
 // run_code execution, with language "typescript". Missing or mismatched,
-// every assembly fails with an actionable error (load coderuntime.Plugin),
+// every assembly fails with an actionable error (load isolated.Plugin),
 // and run_code fails with CODE_RUN_FAILED, kind "unavailable".
 //
 // The bridge (run_code's body) gives the program one binding per end

@@ -8,12 +8,16 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	isolated.ServeIfWorker()
+	goleak.VerifyTestMain(m)
+}
 
 type env struct {
 	t    *testing.T

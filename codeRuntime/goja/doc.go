@@ -1,0 +1,57 @@
+// Package goja is the goja engine of the code runtime: goja (a JavaScript interpreter in Go) runs
+// the program in the host process. [NewInProcess] returns it. It is for trusted code only (see
+// package codeRuntime/isolated for the default, which runs it in a worker process; its gaps are
+// listed there, in the conformance table).
+//
+// # The goja backend
+//
+// [Runtime] strips TypeScript with esbuild (api.Transform, TS loader, target ES2020, so async/await is
+// kept as goja runs it natively) and runs the result in a fresh goja.Runtime per run, created and used
+// only on the goroutine that called Run. Binding calls run on a small per-run pool of worker goroutines
+// (at most MaxConcurrentCalls, reused from call to call) with a run-scoped context; their completions
+// are sent back and settle the program's promises on the run goroutine, which runs an event loop until
+// the program's promise settles. When the run settles for any reason (return, throw, budget,
+// cancellation), the run-scoped context is cancelled and Run waits for every binding goroutine it
+// started before returning. A Runtime keeps a small bounded cache of compiled programs keyed by source;
+// compiled programs are immutable, so nothing of one run reaches another.
+//
+// Source positions: the program is wrapped as the body of an async arrow function (the wrapper opens
+// on its own line), transformed with a source map, and the map is shifted by that one line before
+// goja reads it (inline), so stack traces, error.stack inside the program, and [Failure] Line/Column
+// all refer to the program the model wrote. Both engines report a failure at the same place: a new
+// expression at its new keyword (QuickJS records the call at its argument list; the host moves it),
+// a failed import() at its import keyword (goja refuses import() as a syntax error; QuickJS runs the
+// program up to it and rejects it with no stack, and the host finds the first import of that name).
+//
+// Isolation: the program sees only ECMAScript built-ins, console, and the namespace. There is no
+// require, module loading, file, network, process or environment access, and no timers. goja's own
+// source-map loader (which could read a file named by a sourceMappingURL comment in eval'd code) is
+// disabled. Nothing of Go is exported into the VM except plain values and native functions; no Go
+// error or struct is ever wrapped into a JS value. ArrayBuffer, SharedArrayBuffer, DataView and the
+// typed arrays are removed (single-call multi-gigabyte allocations), and the string amplifiers
+// (String.prototype.repeat, padStart, padEnd, concat, Array.prototype.join) refuse results longer
+// than [Config].MaxStringLength with a RangeError, counting all of a call's arguments together (on
+// both engines; Array.prototype.concat is capped at 4 Mi elements in total the same way).
+//
+// Native loops: goja checks for an interrupt only between JavaScript instructions, never inside a
+// built-in, so a built-in that loops over a program-chosen size would outlast every budget (and block
+// Run) or crash the process. Array built-ins that iterate every index (indexOf, join, forEach,
+// Array.from, Function.prototype.apply, Reflect.apply, spread, ...) refuse a length above 4 Mi with a
+// RangeError; JSON.parse, JSON.stringify (the program's and the host's) and nested join/toString
+// refuse nesting deeper than 10000 levels, and JSON.stringify calls a replacer per value so the
+// budgets interrupt it; a binding result nested deeper rejects that call with INVALID_RESULT; a
+// regexp2 match (patterns with backreferences or lookaround) gives up after 250ms, finding nothing,
+// once the program has called [LimitRegexpMatchTime]. That last limit is process-wide, because goja
+// offers no per-runtime setting, so it is an explicit opt-in: importing this package changes no
+// process-wide setting, and without the call a catastrophic regular expression can hold Run past
+// its budgets.
+//
+// Memory: goja has no per-runtime memory limit, and Go cannot attribute heap to a goroutine. The
+// defences are therefore indirect: the busy-CPU budget bounds how long a program can allocate, output
+// sizes are capped, amplifying built-ins are capped as above, and a heap watchdog samples the process
+// heap (runtime/metrics, /memory/classes/heap/objects:bytes) while a run is active and interrupts the
+// run with [ErrHeapLimit] when it exceeds [Config].MaxHeapBytes. That ceiling is process-wide: when
+// the host itself is over it, every run fails with kind "limit". A single native call (for example a
+// huge Array.prototype.concat or String.prototype.replaceAll) can still allocate between two samples;
+// run untrusted programs in a process with a GOMEMLIMIT and headroom.
+package goja

@@ -1,0 +1,114 @@
+package goja
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/dop251/goja"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
+	"github.com/dsh-go/dsh/internal/safeerr"
+)
+
+// failure classifies an error that came out of the VM.
+func (r *run) failure(err error) *coderuntime.Failure {
+	var ie *goja.InterruptedError
+	if safeerr.AsAny(err, &ie) {
+		if cause, ok := ie.Value().(error); ok {
+			err = cause
+		}
+	}
+	var so *goja.StackOverflowError
+	var ex *goja.Exception
+	switch {
+	case safeerr.Is(err, coderuntime.ErrCPUBudget):
+		return &coderuntime.Failure{Kind: coderuntime.KindTimeout, Cause: coderuntime.ErrCPUBudget, Logs: r.logs,
+			Message: fmt.Sprintf("the program used its %s busy-CPU budget", r.cfg.CPUBudget)}
+	case safeerr.Is(err, context.DeadlineExceeded), safeerr.Is(err, context.Canceled):
+		return jsengine.ContextFailure(err, r.logs)
+	case safeerr.Is(err, coderuntime.ErrOutputLimit):
+		return &coderuntime.Failure{Kind: coderuntime.KindOutputLimit, Cause: coderuntime.ErrOutputLimit, Logs: r.logs,
+			Message: fmt.Sprintf("console output exceeded %d bytes", r.cfg.MaxLogBytes)}
+	case safeerr.Is(err, coderuntime.ErrHeapLimit):
+		return &coderuntime.Failure{Kind: coderuntime.KindLimit, Cause: coderuntime.ErrHeapLimit, Logs: r.logs,
+			Message: fmt.Sprintf("the process heap exceeded %d bytes while the program ran", r.cfg.MaxHeapBytes)}
+	case safeerr.AsAny(err, &so):
+		return &coderuntime.Failure{Kind: coderuntime.KindLimit, Cause: coderuntime.ErrStackDepth, Logs: r.logs,
+			Message: fmt.Sprintf("maximum call stack size (%d) exceeded", r.cfg.MaxCallStackSize)}
+	case safeerr.AsAny(err, &ex):
+		f := r.exception(ex.Value())
+		if f.Line == 0 {
+			for _, fr := range ex.Stack() {
+				if pos := fr.Position(); pos.Filename == jsengine.SourceName && pos.Line > 0 {
+					f.Line, f.Column = pos.Line, pos.Column
+					break
+				}
+			}
+		}
+		return f
+	}
+	return &coderuntime.Failure{Kind: coderuntime.KindException, Message: err.Error(), Cause: err, Logs: r.logs}
+}
+
+// exception describes a thrown or rejected value, with the model-source position of its stack. A
+// budget or cancellation that ends the run while the value is described is that failure (a timeout
+// or an abort), not an exception.
+func (r *run) exception(v goja.Value) *coderuntime.Failure {
+	msg, stack, err := r.describe(v)
+	if err != nil {
+		return r.failure(err)
+	}
+	f := &coderuntime.Failure{Kind: coderuntime.KindException, Message: msg, Logs: r.logs}
+	f.Line, f.Column = stackPosition(stack)
+	return f
+}
+
+// notPrintable is the description of a thrown value whose description threw.
+const notPrintable = "Uncaught exception (not printable)"
+
+// describe returns "name: message" (or "Uncaught <value>") and the stack of a thrown value, each
+// capped to Config.MaxLogBytes bytes. err is the interrupt (a budget, or the run's context ending)
+// that stopped the description, if one did: the run is over then.
+func (r *run) describe(v goja.Value) (msg, stack string, err error) {
+	if v == nil {
+		v = goja.Undefined()
+	}
+	var out goja.Value
+	if err := r.enter(func() (err error) { out, err = r.h.describe(goja.Undefined(), v); return }); err != nil {
+		var ie *goja.InterruptedError
+		if safeerr.AsAny(err, &ie) || safeerr.Is(err, coderuntime.ErrCPUBudget) {
+			return notPrintable, "", err
+		}
+		return notPrintable, "", nil
+	}
+	o, ok := out.(*goja.Object)
+	if !ok {
+		return notPrintable, "", nil
+	}
+	return jsengine.CapText(o.Get("0").String(), r.cfg.MaxLogBytes), jsengine.CapText(o.Get("1").String(), r.cfg.MaxLogBytes), nil
+}
+
+var stackPosRe = regexp.MustCompile(regexp.QuoteMeta(jsengine.SourceName) + `:(\d+):(\d+)`)
+
+// stackPosition finds the innermost frame of the model's program in a goja stack string.
+func stackPosition(stack string) (line, col int) {
+	for _, l := range strings.Split(stack, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "at ") {
+			continue
+		}
+		m := stackPosRe.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		line, _ = strconv.Atoi(m[1])
+		col, _ = strconv.Atoi(m[2])
+		if line > 0 {
+			return line, col
+		}
+	}
+	return 0, 0
+}

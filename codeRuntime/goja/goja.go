@@ -1,0 +1,321 @@
+package goja
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja/parser"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
+	"github.com/dsh-go/dsh/internal/safeerr"
+)
+
+// Runtime is the goja engine, a [coderuntime.Runtime] in the host process: TypeScript stripped by esbuild, run by goja. Safe for concurrent use:
+// each Run builds a fresh goja.Runtime on the calling goroutine and shares no mutable state with other
+// runs (compiled programs, which are immutable, are cached by source; see programCache).
+//
+// Its budgets hold against every program only in a process that called [LimitRegexpMatchTime]
+// before the first Run (see the package doc, "Native loops").
+type Runtime struct {
+	cfg      coderuntime.Config
+	programs programCache
+	maxDepth int // the nesting limit of its runs: maxNestingDepth, lowered only by tests
+}
+
+var _ coderuntime.Runtime = (*Runtime)(nil)
+
+// NewInProcess returns a goja runtime, in the host process (for trusted code only: see the
+// package doc; isolated.New is the default), with cfg's limits (zero fields take their defaults), or the error
+// cfg.Validate reports.
+func NewInProcess(cfg coderuntime.Config) (*Runtime, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Runtime{cfg: cfg.WithDefaults(), maxDepth: jsengine.MaxNestingDepth}, nil
+}
+
+// Config returns the effective limits (defaults filled in).
+func (g *Runtime) Config() coderuntime.Config { return g.cfg }
+
+// Language returns "typescript".
+func (g *Runtime) Language() string { return "typescript" }
+
+// Run runs p on the calling goroutine and returns its Result or a *Failure; see [coderuntime.Runtime].
+//
+// Cancelling ctx interrupts the program (kind "abort", or "timeout" for a deadline). When the
+// program settles for any reason, the context handed to bindings is cancelled and Run waits for every
+// binding call it started to return before it returns.
+func (g *Runtime) Run(ctx context.Context, p coderuntime.Program) (res *coderuntime.Result, err error) {
+	if err := jsengine.ValidateProgram(p); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, jsengine.ContextFailure(err, nil)
+	}
+	// Compiling runs outside the VM, where no interrupt reaches; the bounds scan keeps it short, and
+	// its time counts against the busy-CPU budget.
+	start := time.Now()
+	prg, f := g.programs.compile(p.Source)
+	if f != nil {
+		return nil, f
+	}
+	return g.execute(ctx, prg, p, time.Since(start))
+}
+
+// run is the state of one Run. Everything but done, work, wg and the watchdog is touched only on the
+// run goroutine.
+type run struct {
+	cfg coderuntime.Config
+	vm  *goja.Runtime
+	h   helpers
+
+	main    *goja.Promise
+	settled bool
+
+	jsengine.CallPool
+	pending int
+
+	logs     []coderuntime.Log
+	logBytes int
+
+	// unhandled are the promises rejected with no handler (yet), in rejection order; a handler
+	// attached later removes one. At settlement each left is noted in the logs.
+	unhandled []*goja.Promise
+
+	maxDepth  int // the nesting limit (see maxNestingDepth)
+	joinDepth int // nesting of the guarded Array.prototype.join / toLocaleString in progress
+
+	// interrupted is set (from any goroutine) when the run was interrupted: a budget ran out, ctx
+	// ended or the heap watchdog fired. Native code that loops without VM instructions (argGuard)
+	// reads it to stop early; the VM stops at its next instruction anyway.
+	interrupted atomic.Bool
+	// argGuard is the Go replacer binding arguments are stringified through; argStack its holders.
+	argGuard goja.Value
+	argStack []*goja.Object
+
+	inVM     bool
+	cpuLeft  time.Duration
+	cpuTimer *time.Timer
+}
+
+func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.Program, compileTime time.Duration) (res *coderuntime.Result, err error) {
+	runCtx, cancelRun := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancelRun()
+	bindCtx, cancelBind := context.WithCancelCause(runCtx)
+
+	cfg := g.cfg
+	if p.MaxConcurrentCalls > 0 {
+		cfg.MaxConcurrentCalls = p.MaxConcurrentCalls
+	}
+	r := &run{
+		cfg:      cfg,
+		vm:       goja.New(),
+		CallPool: jsengine.NewCallPool(bindCtx, cfg.MaxConcurrentCalls),
+		cpuLeft:  g.cfg.CPUBudget - compileTime,
+		maxDepth: g.maxDepth,
+	}
+	vm := r.vm
+	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { r.interrupted.Store(true); vm.Interrupt(coderuntime.ErrCPUBudget) })
+	stopAfter := func() bool { return false }
+	stopWatchdog := func() {}
+
+	// Settlement, whatever the path: stop interrupting, cancel in-flight bindings, drain them.
+	defer func() {
+		stopAfter()
+		r.settled = true
+		cancelBind(coderuntime.ErrRunSettled)
+		r.Settle()
+		stopWatchdog()
+		r.cpuTimer.Stop()
+	}()
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, &coderuntime.Failure{Kind: coderuntime.KindException, Message: fmt.Sprintf("internal error: %v", x), Logs: r.logs}
+		}
+	}()
+
+	if err := r.setup(p); err != nil {
+		return nil, err
+	}
+	// The interrupters start once the VM is set up: setup runs none of the program's code and
+	// takes a bounded time, and an interrupt landing in it would surface as a setup error instead
+	// of a Failure. A context that ended meanwhile interrupts the program's first instruction.
+	stopAfter = context.AfterFunc(runCtx, func() { r.interrupted.Store(true); vm.Interrupt(runCtx.Err()) })
+	stopWatchdog = r.startWatchdog()
+	// The program runs inside the prelude's trampoline, so goja runs the jobs it queued only after
+	// r.main is known: a binding call from one of them is refused once the program settled, even
+	// when it settled before its first await.
+	escaped := false
+	runProgram := vm.ToValue(func(goja.FunctionCall) goja.Value {
+		v, err := vm.RunProgram(prg)
+		if err != nil {
+			throw(err)
+		}
+		main, ok := v.Export().(*goja.Promise)
+		if !ok {
+			escaped = true
+			return goja.Undefined()
+		}
+		r.main = main
+		return goja.Undefined()
+	})
+	if err := r.enter(func() (err error) { _, err = r.h.trampoline(goja.Undefined(), runProgram); return }); err != nil {
+		return nil, r.failure(err)
+	}
+	if escaped || r.main == nil {
+		return nil, &coderuntime.Failure{Kind: coderuntime.KindInvalidOutput, Message: "the program escaped its async wrapper", Logs: r.logs}
+	}
+	if f := r.loop(runCtx); f != nil {
+		return nil, f
+	}
+	return r.result()
+}
+
+// loop waits for binding completions and settles their promises until the main promise settles.
+func (r *run) loop(runCtx context.Context) *coderuntime.Failure {
+	for r.main.State() == goja.PromiseStatePending {
+		if r.Active() == 0 {
+			return &coderuntime.Failure{Kind: coderuntime.KindException, Logs: r.logs,
+				Message: "the program awaits a promise that can never settle (no binding call is in flight, and there are no timers)"}
+		}
+		select {
+		case c := <-r.Completions():
+			r.Handled()
+			r.pending--
+			if err := r.enter(func() error { return r.complete(c) }); err != nil {
+				return r.failure(err)
+			}
+		case <-runCtx.Done():
+			return jsengine.ContextFailure(runCtx.Err(), r.logs)
+		}
+	}
+	return nil
+}
+
+// result turns the settled main promise into the Result or Failure.
+func (r *run) result() (*coderuntime.Result, error) {
+	r.noteUnhandled()
+	if r.main.State() == goja.PromiseStateRejected {
+		return nil, r.exception(r.main.Result())
+	}
+	v := r.main.Result()
+	if v == nil || goja.IsUndefined(v) {
+		return &coderuntime.Result{Logs: r.logs}, nil
+	}
+	if str, ok := v.(goja.String); ok && str.Length()+2 > r.cfg.MaxResultBytes {
+		// Its JSON has at least as many bytes as it has UTF-16 units, plus the quotes: over the cap
+		// without quoting it all.
+		return nil, &coderuntime.Failure{Kind: coderuntime.KindOutputLimit, Logs: r.logs, Cause: coderuntime.ErrOutputLimit,
+			Message: fmt.Sprintf("the returned value is a string of %d characters, over the %d-byte limit for its JSON", str.Length(), r.cfg.MaxResultBytes)}
+	}
+	var s goja.Value
+	err := r.enter(func() (err error) { s, err = r.h.stringify(goja.Undefined(), v); return })
+	if err != nil {
+		var ex *goja.Exception
+		if safeerr.AsAny(err, &ex) {
+			msg, _, err := r.describe(ex.Value())
+			if err != nil {
+				return nil, r.failure(err)
+			}
+			return nil, &coderuntime.Failure{Kind: coderuntime.KindInvalidOutput, Message: "the returned value is not JSON-serializable: " + msg, Logs: r.logs, Cause: err}
+		}
+		return nil, r.failure(err)
+	}
+	if s == nil || goja.IsUndefined(s) {
+		return nil, &coderuntime.Failure{Kind: coderuntime.KindInvalidOutput, Message: "the returned value is not JSON-serializable (a function or symbol)", Logs: r.logs}
+	}
+	out := s.String()
+	if len(out) > r.cfg.MaxResultBytes {
+		return nil, &coderuntime.Failure{Kind: coderuntime.KindOutputLimit, Logs: r.logs, Cause: coderuntime.ErrOutputLimit,
+			Message: fmt.Sprintf("the returned value is %d bytes of JSON, over the %d-byte limit", len(out), r.cfg.MaxResultBytes)}
+	}
+	return &coderuntime.Result{Value: json.RawMessage(out), Logs: r.logs}, nil
+}
+
+// enter runs f (which enters the VM) under the busy-CPU budget.
+func (r *run) enter(f func() error) error {
+	if r.inVM {
+		return f() // nested (a native function calling back into the VM): already under the budget
+	}
+	if r.cpuLeft <= 0 {
+		return coderuntime.ErrCPUBudget
+	}
+	r.inVM = true
+	defer func() { r.inVM = false }()
+	start := time.Now()
+	r.cpuTimer.Reset(r.cpuLeft)
+	err := f()
+	if !r.cpuTimer.Stop() {
+		// The timer fired: the interrupt either stopped f or is pending for the next entry.
+		r.cpuLeft = 0
+	} else {
+		r.cpuLeft -= time.Since(start)
+	}
+	return err
+}
+
+// setup installs the helpers, console, namespace and guards, and removes what must not be reachable.
+func (r *run) setup(p coderuntime.Program) error {
+	vm := r.vm
+	vm.SetMaxCallStackSize(r.cfg.MaxCallStackSize)
+	vm.SetPromiseRejectionTracker(r.trackRejection)
+	// eval and new Function would otherwise read a source map named by a sourceMappingURL comment
+	// from the file system.
+	vm.SetParserOptions(parser.WithDisableSourceMaps)
+
+	if err := r.loadPrelude(); err != nil {
+		return err
+	}
+
+	global := vm.GlobalObject()
+	for _, name := range removedGlobals {
+		_ = global.Delete(name)
+	}
+	r.guardAmplifiers()
+	r.guardCompilers()
+	if err := r.installLocale(); err != nil {
+		return fmt.Errorf("coderuntime: locale: %w", err)
+	}
+
+	console := vm.NewObject()
+	for _, level := range logLevels {
+		_ = console.Set(level, r.consoleFunc(level))
+	}
+	_ = global.DefineDataProperty("console", console, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+
+	ns := p.Namespace
+	if ns == "" {
+		ns = coderuntime.DefaultNamespace
+	}
+	if global.Get(ns) != nil {
+		return fmt.Errorf("%w: namespace %q names an existing global", coderuntime.ErrInvalidProgram, ns)
+	}
+	tools := vm.NewObject()
+	for name, b := range p.Bindings {
+		// An own data property, even for a name like __proto__ (Set would
+		// change the namespace's prototype instead).
+		_ = tools.DefineDataProperty(name, r.vm.ToValue(r.bindingFunc(name, b)), goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_TRUE)
+	}
+	return global.DefineDataProperty(ns, tools, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+}
+
+// throw panics with a JS value, which goja turns into a catchable exception in the program; an error
+// from a nested call (possibly uncatchable, like an interrupt) propagates as is.
+func throw(err error) {
+	panic(err)
+}
+
+// throwRange throws a RangeError with msg in the program.
+func (r *run) throwRange(msg string) {
+	v, err := r.h.rangeError(goja.Undefined(), r.vm.ToValue(msg))
+	if err != nil {
+		throw(err)
+	}
+	panic(v)
+}

@@ -1,0 +1,177 @@
+package jsengine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/internal/safeerr"
+)
+
+// Call is one binding call.
+type Call struct {
+	Name    string
+	Fn      coderuntime.Binding
+	Args    json.RawMessage
+	Seq     uint64 // submission number (see coderuntime.CallSeq), set by Submit
+	Resolve func(any) error
+	Reject  func(any) error
+}
+
+// Completion is a binding call's outcome, sent from its goroutine to the run goroutine.
+type Completion struct {
+	C      *Call
+	Result json.RawMessage
+	Err    error
+}
+
+// CallPool runs a run's binding calls, for both engines: calls queue in submission order and start
+// while fewer than max run, each on a goroutine of the pool (reused from call to call) that sends its
+// completion back to the run goroutine. Only the run goroutine calls its methods; the pool's
+// goroutines only receive on work and send on done.
+type CallPool struct {
+	max        int             // the run's MaxConcurrentCalls
+	bindCtx    context.Context // the context every binding call gets; cancelled at settlement
+	done       chan Completion // completions, room for max
+	work       chan *Call      // started calls, for idle goroutines; closed at settlement
+	goroutines int             // goroutines started; those not running a call wait on work
+	queue      []*Call
+	active     int
+	seq        uint64 // binding calls accepted so far (the last CallSeq)
+	wg         sync.WaitGroup
+}
+
+// NewCallPool is the pool of a run whose binding calls get bindCtx, at most max at once.
+func NewCallPool(bindCtx context.Context, max int) CallPool {
+	return CallPool{max: max, bindCtx: bindCtx, done: make(chan Completion, max), work: make(chan *Call, max)}
+}
+
+// Submit numbers c (c.Seq, from 1 in submission order) and starts it, or queues it while max calls
+// run.
+func (r *CallPool) Submit(c *Call) {
+	r.seq++
+	c.Seq = r.seq
+	if r.active < r.max {
+		r.start(c)
+	} else {
+		r.queue = append(r.queue, c)
+	}
+}
+
+// Active is the number of calls started and not yet handled (see Handled).
+func (r *CallPool) Active() int { return r.active }
+
+// Completions delivers the outcome of each started call.
+func (r *CallPool) Completions() <-chan Completion { return r.done }
+
+// Handled records that the run goroutine handled one completion, and starts queued calls, in
+// submission order, while fewer than max run.
+func (r *CallPool) Handled() {
+	r.active--
+	for len(r.queue) > 0 && r.active < r.max {
+		c := r.queue[0]
+		r.queue[0] = nil
+		r.queue = r.queue[1:]
+		r.start(c)
+	}
+}
+
+// start hands a call to an idle goroutine, or starts one when every goroutine is busy, so there are
+// never more goroutines than max and a sequence of awaited calls reuses one goroutine (and its grown
+// stack). done and work each have room for every active call, so neither send blocks, even after
+// the loop stopped reading.
+func (r *CallPool) start(c *Call) {
+	r.active++
+	if r.goroutines >= r.active {
+		r.work <- c
+		return
+	}
+	r.goroutines++
+	r.wg.Add(1)
+	go r.serve(c)
+}
+
+// Settle runs at settlement, once the binding context is cancelled: it stops the pool's goroutines,
+// waits for every started call to return, then delivers the calls the program made that had not
+// started yet to their bindings, once each and in submission order, with the run's (cancelled)
+// binding context, on a goroutine other than the run's. So a host sees every call the program
+// made, exactly once (Code Mode records each as aborted before dispatch). Their results are
+// discarded: the program has settled.
+func (r *CallPool) Settle() {
+	close(r.work)
+	r.wg.Wait()
+	queued := r.queue
+	r.queue = nil
+	DeliverLate(queued, func(c *Call) { _, _ = invoke(r.bindCtx, c) })
+}
+
+// DeliverLate calls invoke on each of queued, in order, on a goroutine other than the caller's
+// (a binding may assume it does not run on the run's goroutine), and returns when every one
+// returned: how each runtime delivers the calls still queued when its run settles.
+func DeliverLate[C any](queued []C, invoke func(C)) {
+	if len(queued) == 0 {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, c := range queued {
+			invoke(c)
+		}
+	}()
+	<-done
+}
+
+// serve runs c, then every call handed to it, until the run settles.
+func (r *CallPool) serve(c *Call) {
+	defer r.wg.Done()
+	for {
+		res, err := invoke(r.bindCtx, c)
+		r.done <- Completion{C: c, Result: res, Err: ReadBindingError(err)}
+		var ok bool
+		if c, ok = <-r.work; !ok {
+			return
+		}
+	}
+}
+
+// invoke calls c's binding, turning a panic into an error.
+func invoke(ctx context.Context, c *Call) (res json.RawMessage, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			res, err = nil, BindingPanicked(c.Name, x)
+		}
+	}()
+	return c.Fn(coderuntime.WithCallSeq(ctx, c.Seq), c.Args)
+}
+
+// BindingPanicked is the error of a binding call that panicked with x. x is the binding's value:
+// it is formatted under recover (its Error or String method may panic too).
+func BindingPanicked(name string, x any) error {
+	return fmt.Errorf("binding %q panicked: %s", name, safeerr.Sprint(x))
+}
+
+// ReadBindingError reads a binding's error once, on the goroutine that called the binding, into an
+// error that carries only what was read (message, code, name, details): the original's methods are
+// the binding's code, and may panic, never return or form a cyclic chain. The run goroutine then
+// builds the program's Error from plain data, so a hostile error rejects only its own call, in
+// process as in a worker process (which reads it the same way, see BindingError).
+func ReadBindingError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if re, ok := err.(*RemoteError); ok {
+		return re
+	}
+	return &RemoteError{A: BindingError(0, err)}
+}
+
+// AnswerOf is what the program learns of a binding call's error: err as ReadBindingError left it.
+func AnswerOf(err error) Answer {
+	if re, ok := err.(*RemoteError); ok {
+		return re.A
+	}
+	return BindingError(0, err)
+}

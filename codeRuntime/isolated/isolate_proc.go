@@ -1,0 +1,307 @@
+package isolated
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dsh-go/dsh/internal/safeerr"
+)
+
+// killReason says why the parent killed a worker; the first reason sticks.
+type killReason int
+
+const (
+	killNone     killReason = iota
+	killDone                // the run ended: the worker's one run is over
+	killClosed              // the runtime was closed
+	killMemory              // resident memory over MaxMemoryBytes
+	killCPU                 // CPU time over the budget and its margin
+	killWall                // wall clock over the timeout and its margin
+	killCancel              // the run's context was done and the worker did not report in time
+	killOversize            // a message over its limit
+	killProtocol            // a malformed or unexpected message
+)
+
+// frame is one message read from a worker, or the error that ended reading.
+type frame struct {
+	t    byte
+	body []byte
+	err  error
+}
+
+// worker is the parent's handle on one worker process.
+type worker struct {
+	cmd    *exec.Cmd
+	pid    int
+	in     *os.File // parent to worker
+	out    *os.File // worker to parent
+	stderr *capBuffer
+
+	frames     chan frame    // from the reader goroutine
+	quit       chan struct{} // closed by kill: the reader and writer stop
+	exited     chan struct{} // closed once the process exited (not necessarily reaped)
+	reaped     chan struct{} // closed once the process was reaped; waitErr is then set
+	readerDone chan struct{}
+	writerDone chan struct{}
+	waitErr    error
+
+	mu     sync.Mutex
+	dead   bool // the process exited: its pid must not be signalled
+	reason killReason
+	queue  [][]byte // frames waiting for the writer
+	wake   chan struct{}
+
+	releaseOnce sync.Once
+}
+
+// start starts a worker process and waits for its hello.
+func (iso *Runtime) start() (*worker, error) {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	respR, respW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, err
+	}
+	stderr := &capBuffer{max: stderrCap}
+	cmd := exec.Command(iso.exe)
+	cmd.Args = []string{os.Args[0]}
+	cmd.Env = iso.env
+	cmd.Stdout = stderr
+	cmd.Stderr = stderr
+	cmd.ExtraFiles = []*os.File{reqR, respW} // fd 3 and 4 in the worker
+	cmd.WaitDelay = time.Second
+	setProcessGroup(cmd)
+	err = cmd.Start()
+	reqR.Close()
+	respW.Close()
+	if err != nil {
+		reqW.Close()
+		respR.Close()
+		return nil, err
+	}
+	w := &worker{cmd: cmd, pid: cmd.Process.Pid, in: reqW, out: respR, stderr: stderr,
+		frames: make(chan frame), quit: make(chan struct{}), exited: make(chan struct{}), reaped: make(chan struct{}),
+		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1)}
+	iso.wg.Add(3)
+	go func() { defer iso.wg.Done(); w.wait() }()
+	go func() { defer iso.wg.Done(); w.read(iso.frameLimit) }()
+	go func() { defer iso.wg.Done(); w.write() }()
+
+	timer := time.NewTimer(iso.startWait)
+	defer timer.Stop()
+	select {
+	case f := <-w.frames:
+		if f.err == nil && f.t == frameHello {
+			d := dec{b: f.body}
+			v, pid := d.uint(), d.uint()
+			if d.end() == nil && v == protocolVersion && pid == uint64(w.pid) {
+				return w, nil
+			}
+			f.err = fmt.Errorf("%w: bad hello (version %d, pid %d)", errProtocol, v, pid)
+		} else if f.err == nil {
+			f.err = fmt.Errorf("%w: expected hello, got frame type %q", errProtocol, f.t)
+		}
+		w.kill(killProtocol)
+		w.release()
+		return nil, fmt.Errorf("%w%s", f.err, w.stderrNote())
+	case <-timer.C:
+		w.kill(killProtocol)
+		w.release()
+		return nil, fmt.Errorf("no hello within %v%s", iso.startWait, w.stderrNote())
+	}
+}
+
+// frameLimit is the largest body the parent accepts for each frame type from a worker.
+func (iso *Runtime) frameLimit(t byte) int {
+	switch t {
+	case frameHello:
+		return 32
+	case frameSettled:
+		return 16
+	case frameCall:
+		return iso.cfg.MaxMessageBytes + 64<<10 // the arguments, plus the name and the number
+	case frameDone:
+		return iso.doneLimit()
+	}
+	return -1
+}
+
+// doneLimit bounds the outcome frame: the value, the logs (each log costs at most 16 bytes of
+// framing, and there are at most MaxLogBytes+1 logs), a capped message, and framing.
+func (iso *Runtime) doneLimit() int {
+	return iso.cfg.MaxResultBytes + 17*(iso.cfg.MaxLogBytes+1) + 2*maxFailureText + 1024
+}
+
+// maxFailureText caps a failure's message and cause text on the wire.
+const maxFailureText = 64 << 10
+
+// wait reaps the process. Where it can, it first learns that the process exited without reaping
+// it, so that kill never signals a pid the system may have reused.
+func (w *worker) wait() {
+	waitExited(w.pid)
+	w.mu.Lock()
+	w.dead = true
+	w.mu.Unlock()
+	close(w.exited)
+	w.waitErr = w.cmd.Wait()
+	close(w.reaped)
+}
+
+// read reads frames until an error (EOF included), which it sends last.
+func (w *worker) read(limit func(byte) int) {
+	defer close(w.readerDone)
+	for {
+		t, body, err := readFrame(w.out, limit)
+		select {
+		case w.frames <- frame{t: t, body: body, err: err}:
+		case <-w.quit:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// send queues a frame for the writer; it never blocks.
+func (w *worker) send(t byte, body []byte) {
+	buf := make([]byte, 0, frameHeader+len(body))
+	buf = append(buf, 0, 0, 0, 0, t)
+	buf = append(buf, body...)
+	n := len(body) + 1
+	buf[0], buf[1], buf[2], buf[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	w.mu.Lock()
+	w.queue = append(w.queue, buf)
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// write writes queued frames in order until kill; a failed write drops the rest.
+func (w *worker) write() {
+	defer close(w.writerDone)
+	broken := false
+	for {
+		select {
+		case <-w.wake:
+		case <-w.quit:
+			return
+		}
+		w.mu.Lock()
+		q := w.queue
+		w.queue = nil
+		w.mu.Unlock()
+		for _, b := range q {
+			if !broken {
+				if _, err := w.in.Write(b); err != nil {
+					broken = true
+				}
+			}
+		}
+	}
+}
+
+// kill kills the worker (the first reason is kept) and stops its reader and writer.
+func (w *worker) kill(why killReason) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.reason != killNone {
+		return
+	}
+	w.reason = why
+	if !w.dead {
+		killGroup(w.pid)
+		if !procSampling {
+			_ = w.cmd.Process.Kill()
+		}
+	}
+	close(w.quit)
+	// A writer blocked on a full pipe returns once the process is gone; closing our end also
+	// unblocks it on platforms where the kill is late.
+	_ = w.in.Close()
+}
+
+// killedFor returns the reason of the kill, or killNone.
+func (w *worker) killedFor() killReason {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reason
+}
+
+// isDead reports whether the process already exited (an idle worker that died).
+func (w *worker) isDead() bool {
+	select {
+	case <-w.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// release waits for the reader and writer to stop and closes the parent's ends of the pipes. The
+// worker must have been killed. The reaper goroutine ends on its own (Close waits for it).
+func (w *worker) release() {
+	w.releaseOnce.Do(func() {
+		<-w.writerDone
+		// The reader returns at EOF (the process is gone) or on quit.
+		<-w.readerDone
+		_ = w.out.Close()
+	})
+}
+
+// stderrNote is ": <the first line of the worker's output>" or "".
+func (w *worker) stderrNote() string {
+	s := w.stderr.String()
+	if s == "" {
+		return ""
+	}
+	return ": " + firstLines(s, 3, 1024)
+}
+
+// firstLines returns up to n non-empty lines of s, at most max bytes, joined by " / ".
+func firstLines(s string, n, max int) string {
+	var out []byte
+	lines := 0
+	for len(s) > 0 && lines < n {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
+		if len(strings.TrimSpace(line)) == 0 {
+			continue
+		}
+		if lines > 0 {
+			out = append(out, " / "...)
+		}
+		out = append(out, strings.TrimSpace(line)...)
+		lines++
+	}
+	if len(out) > max {
+		out = append(out[:max], "…"...)
+	}
+	return string(out)
+}
+
+// exitDescription describes how the reaped process ended.
+func (w *worker) exitDescription() string {
+	var ee *exec.ExitError
+	if safeerr.AsAny(w.waitErr, &ee) {
+		return ee.ProcessState.String()
+	}
+	if w.waitErr != nil {
+		return w.waitErr.Error()
+	}
+	return "exit status 0"
+}

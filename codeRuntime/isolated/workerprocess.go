@@ -1,0 +1,315 @@
+package isolated
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
+	"github.com/dsh-go/dsh/internal/safeerr"
+)
+
+// The environment of a worker process: workerEnv holds the protocol version, workerConfigEnv the
+// JSON of the parent's Config.
+const (
+	workerEnv       = "DSH_CODERUNTIME_WORKER"
+	workerConfigEnv = "DSH_CODERUNTIME_WORKER_CONFIG"
+)
+
+// entered is set once the program opted into being a worker (ServeIfWorker): New refuses to start
+// workers from a binary that would not serve them.
+var entered atomic.Bool
+
+// ServeIfWorker is the entry of a worker process, in the style of Docker's reexec.Init: a program
+// that uses isolated runtimes calls it first thing in main (and a test package that does, in
+// TestMain), before anything else runs:
+//
+//	func main() {
+//		isolated.ServeIfWorker()
+//		...
+//	}
+//
+// In a process the parent started as a worker (the environment variable DSH_CODERUNTIME_WORKER
+// holds the protocol version) it serves that one run on file descriptors 3 and 4 and exits the
+// process; otherwise it returns at once, having only recorded that this binary can serve workers.
+// Nothing happens in a package init: a binary that does not call it never turns into a worker,
+// whatever its environment says, and [New] refuses to start workers in it ([ErrNoWorkerEntry]).
+func ServeIfWorker() { serveIfWorker(nil) }
+
+// serveIfWorker is ServeIfWorker; hook, when not nil (only this package's tests), replaces the
+// worker with a misbehaving one for the mode it returns true for.
+func serveIfWorker(hook func(in, out *os.File) bool) {
+	entered.Store(true)
+	v, ok := os.LookupEnv(workerEnv)
+	if !ok {
+		return
+	}
+	os.Exit(serveWorker(v, hook))
+}
+
+// serveWorker is the worker's life; it returns the exit code.
+func serveWorker(version string, hook func(in, out *os.File) bool) int {
+	_ = os.Unsetenv(workerEnv)
+	raw := os.Getenv(workerConfigEnv)
+	_ = os.Unsetenv(workerConfigEnv)
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(os.Stderr, "coderuntime worker: "+format+"\n", args...)
+		return 2
+	}
+	if version != strconv.Itoa(protocolVersion) {
+		return fail("protocol version %q, want %d", version, protocolVersion)
+	}
+	in, out := os.NewFile(3, "coderuntime-from-parent"), os.NewFile(4, "coderuntime-to-parent")
+	if in == nil || out == nil {
+		return fail("no pipes from the parent on file descriptors 3 and 4")
+	}
+	if hook != nil && hook(in, out) {
+		return 0
+	}
+	var cfg coderuntime.Config
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return fail("config: %v", err)
+	}
+	workerSetup()
+	runtime.GOMAXPROCS(min(runtime.NumCPU(), 2))
+	debug.SetMemoryLimit(cfg.MaxMemoryBytes / 4 * 3)
+	cfg.Isolation = coderuntime.IsolationNone
+	// Calls are queued by the parent, which knows every call as soon as it is made.
+	cfg.MaxConcurrentCalls = cfg.MaxPendingCalls
+	cfg.MaxHeapBytes = workerHeapBytes(cfg)
+	rt, err := newEngine(cfg)
+	if err != nil {
+		return fail("engine: %v", err)
+	}
+	// Warm the engine up (first-use initialization, page faults) before reporting ready.
+	_, _ = rt.Run(context.Background(), coderuntime.Program{Source: "return 1"})
+
+	s := &workerSession{cfg: cfg, out: out, waiting: map[uint64]chan jsengine.Answer{}, held: map[uint64][]byte{}, next: 1}
+	var hello enc
+	hello.uint(protocolVersion)
+	hello.uint(uint64(os.Getpid()))
+	if err := s.writeFrame(frameHello, hello.b); err != nil {
+		return fail("hello: %v", err)
+	}
+	t, body, err := readFrame(in, workerFrameLimit)
+	if err != nil || t != frameRun {
+		return 3 // the parent went away, or was closed before handing a program over
+	}
+	req, err := decodeRunRequest(body)
+	if err != nil {
+		return fail("run request: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go s.readParent(in, cancel)
+	if req.Timeout > 0 {
+		var cancelT context.CancelFunc
+		ctx, cancelT = context.WithTimeout(ctx, req.Timeout)
+		defer cancelT()
+	}
+	bindings := make(map[string]coderuntime.Binding, len(req.Names))
+	for _, n := range req.Names {
+		bindings[n] = s.proxy(n)
+	}
+	res, err := rt.Run(ctx, coderuntime.Program{Source: req.Source, Namespace: req.Namespace, Bindings: bindings})
+	if err := s.writeFrame(frameDone, s.outcome(res, err).encode()); err != nil {
+		return 3
+	}
+	return 0
+}
+
+// workerFrameLimit bounds the frames a worker reads: the program and binding results come from
+// the host, which the worker trusts, but a bound keeps a broken pipe from allocating at random.
+func workerFrameLimit(t byte) int {
+	switch t {
+	case frameRun, frameAnswer:
+		return 1 << 30
+	case frameCancel:
+		return 0
+	}
+	return -1
+}
+
+// workerSession is the worker's side of the run.
+type workerSession struct {
+	cfg coderuntime.Config
+	out *os.File
+
+	mu       sync.Mutex // guards everything below, and writes to out
+	waiting  map[uint64]chan jsengine.Answer
+	held     map[uint64][]byte // call frames by number, waiting for their turn; nil means skipped
+	next     uint64            // the next call number to send
+	ownSeq   uint64            // numbering for an engine that does not number its calls
+	settled  bool              // frameSettled was sent (or the outcome is being sent)
+	watching bool              // settlement of the binding context is watched
+}
+
+func (s *workerSession) writeFrame(t byte, b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return writeFrame(s.out, t, b)
+}
+
+// readParent reads answers and cancellation; when the parent goes away the worker exits.
+func (s *workerSession) readParent(in io.Reader, cancel context.CancelFunc) {
+	for {
+		t, body, err := readFrame(in, workerFrameLimit)
+		if err != nil {
+			os.Exit(3)
+		}
+		switch t {
+		case frameCancel:
+			cancel()
+		case frameAnswer:
+			a, err := decodeAnswer(body)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "coderuntime worker: answer: %v\n", err)
+				os.Exit(2)
+			}
+			s.mu.Lock()
+			ch := s.waiting[a.Seq]
+			delete(s.waiting, a.Seq)
+			s.mu.Unlock()
+			if ch != nil {
+				ch <- a
+			}
+		default:
+			fmt.Fprintf(os.Stderr, "coderuntime worker: unexpected frame %q\n", t)
+			os.Exit(2)
+		}
+	}
+}
+
+// errMessageTooLarge rejects a call whose arguments exceed MaxMessageBytes.
+type errMessageTooLarge struct{ n, max int }
+
+func (e errMessageTooLarge) Error() string {
+	return fmt.Sprintf("the argument is %d bytes of JSON, over the %d-byte limit for a call", e.n, e.max)
+}
+func (errMessageTooLarge) Code() string { return "MESSAGE_TOO_LARGE" }
+func (errMessageTooLarge) Name() string { return "RangeError" }
+
+// proxy is the binding the engine calls for name: it sends the call to the parent, in submission
+// order, and waits for the answer or the run's settlement.
+func (s *workerSession) proxy(name string) coderuntime.Binding {
+	return func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		seq, ok := coderuntime.CallSeq(ctx)
+		s.mu.Lock()
+		if !ok {
+			s.ownSeq++
+			seq = s.ownSeq
+		}
+		if !s.watching {
+			s.watching = true
+			context.AfterFunc(ctx, func() { s.settle(ctx) })
+		}
+		s.mu.Unlock()
+		if len(args) > s.cfg.MaxMessageBytes {
+			s.submit(ctx, seq, nil, ctx.Err() != nil)
+			return nil, errMessageTooLarge{len(args), s.cfg.MaxMessageBytes}
+		}
+		ch := make(chan jsengine.Answer, 1)
+		s.mu.Lock()
+		s.waiting[seq] = ch
+		s.mu.Unlock()
+		s.submit(ctx, seq, callFrame{Seq: seq, Name: name, Args: args}.encode(), ctx.Err() != nil)
+		select {
+		case a := <-ch:
+			if a.Err {
+				return nil, &jsengine.RemoteError{A: a}
+			}
+			return a.Result, nil
+		case <-ctx.Done():
+			s.mu.Lock()
+			delete(s.waiting, seq)
+			s.mu.Unlock()
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// submit hands call number seq's frame (nil: the call was refused) to the parent in number order:
+// frames wait until every lower number was submitted. A call made after settlement is preceded
+// by frameSettled, so the parent delivers it with a cancelled context.
+func (s *workerSession) submit(ctx context.Context, seq uint64, body []byte, afterSettle bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if afterSettle {
+		s.settleLocked(ctx)
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	s.held[seq] = body
+	for {
+		b, ok := s.held[s.next]
+		if !ok {
+			return
+		}
+		delete(s.held, s.next)
+		s.next++
+		if len(b) > 0 {
+			_ = writeFrame(s.out, frameCall, b)
+		}
+	}
+}
+
+// settle tells the parent that the run settled, with the cause of the bindings' (done) context.
+func (s *workerSession) settle(ctx context.Context) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.settleLocked(ctx)
+}
+
+func (s *workerSession) settleLocked(ctx context.Context) {
+	if !s.settled {
+		s.settled = true
+		var e enc
+		e.uint(uint64(settleCauseCode(context.Cause(ctx))))
+		_ = writeFrame(s.out, frameSettled, e.b)
+	}
+}
+
+// outcome encodes Run's return values, capping texts so the frame stays within the parent's
+// limit.
+func (s *workerSession) outcome(res *coderuntime.Result, err error) outcome {
+	s.mu.Lock()
+	s.settled = true // nothing after the outcome
+	s.mu.Unlock()
+	var f *coderuntime.Failure
+	switch {
+	case err == nil && res != nil:
+		return outcome{Status: outcomeResult, Value: res.Value, Logs: res.Logs}
+	case safeerr.AsAny(err, &f):
+		o := outcome{Status: outcomeFailure, Failure: coderuntime.Failure{Kind: f.Kind, Message: truncate(f.Message, maxFailureText), Line: f.Line, Column: f.Column},
+			Logs: f.Logs, CauseCode: causeCode(f.Cause)}
+		if o.CauseCode == causeOther {
+			o.CauseText = truncate(f.Cause.Error(), maxFailureText)
+		}
+		return o
+	case safeerr.Is(err, coderuntime.ErrInvalidProgram):
+		return outcome{Status: outcomeInvalid, Invalid: truncate(err.Error(), maxFailureText)}
+	case err == nil:
+		return outcome{Status: outcomeFailure, Failure: coderuntime.Failure{Kind: coderuntime.KindCrash, Message: "the engine returned neither a result nor an error"}}
+	}
+	return outcome{Status: outcomeFailure, Failure: coderuntime.Failure{Kind: coderuntime.KindException, Message: truncate(err.Error(), maxFailureText)}}
+}
+
+// workerHeapBytes is the heap ceiling a worker process applies to its run (Config.MaxHeapBytes
+// there): the configured one, but at most half of MaxMemoryBytes, which leaves the rest of the
+// worker's memory cap to the runtime, the collector and the engine's own structures. An isolated
+// runtime reports this value as its Config's MaxHeapBytes: the limit that applies.
+func workerHeapBytes(cfg coderuntime.Config) int64 {
+	if h := cfg.MaxMemoryBytes / 2; cfg.MaxHeapBytes <= 0 || cfg.MaxHeapBytes > h {
+		return h
+	}
+	return cfg.MaxHeapBytes
+}
