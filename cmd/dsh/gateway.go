@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/dshconfig"
@@ -117,7 +116,10 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		return nil, err
 	}
 	if cfg.Mode == tools.Code || cfg.Mode == tools.Both {
-		if err := load("mode", isolated.Plugin, nil); err != nil {
+		if codeRuntimePlugin == nil {
+			return nil, &dshconfig.Error{File: cfg.File, Key: "mode", Msg: fmt.Sprintf("tools mode %q needs Code Mode, and this dsh was built without it (-tags dsh_nocodemode); use mode %q", cfg.Mode, tools.Native)}
+		}
+		if err := load("mode", codeRuntimePlugin, nil); err != nil {
 			return nil, err
 		}
 	}

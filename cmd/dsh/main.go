@@ -64,8 +64,6 @@ import (
 	"slices"
 	"strings"
 	"syscall"
-
-	"github.com/dsh-go/dsh/codeRuntime/isolated"
 )
 
 // command is one subcommand of dsh.
@@ -90,7 +88,7 @@ var commands = map[string]command{}
 
 func main() {
 	// A worker process of the isolated code runtime serves its run and exits here.
-	isolated.ServeIfWorker()
+	serveCodeWorker()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

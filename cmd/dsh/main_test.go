@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
-	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/internal/npmpeer"
 )
 
@@ -20,7 +19,7 @@ import (
 const testServerEnv = "DSH_TEST_MCP_SERVER"
 
 func TestMain(m *testing.M) {
-	isolated.ServeIfWorker()
+	serveCodeWorker()
 	if os.Getenv(testServerEnv) != "" {
 		serveTestServer()
 		os.Exit(0)
