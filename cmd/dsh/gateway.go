@@ -123,7 +123,11 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 			return nil, err
 		}
 	}
-	if err := load("mode", tools.Plugin, tools.Config{Mode: cfg.Mode}); err != nil {
+	registry := tools.Plugin
+	if cfg.Mode == tools.Code || cfg.Mode == tools.Both {
+		registry = codeModeRegistry
+	}
+	if err := load("mode", registry, tools.Config{Mode: cfg.Mode}); err != nil {
 		return nil, err
 	}
 	reg, err := tools.Service.Get(root)

@@ -7,8 +7,8 @@ import "github.com/dsh-go/dsh/host"
 // A dsh built with -tags dsh_nocodemode has no Code Mode support: no JavaScript engine is linked,
 // and tools modes code and both are refused (see codemode.go for the default build).
 
-// codeRuntimePlugin is nil: this build has no code runtime.
-var codeRuntimePlugin host.Plugin
+// codeRuntimePlugin and codeModeRegistry are nil: this build has no Code Mode.
+var codeRuntimePlugin, codeModeRegistry host.Plugin
 
 // serveCodeWorker does nothing: this build has no worker processes.
 func serveCodeWorker() {}

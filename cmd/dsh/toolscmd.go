@@ -78,7 +78,7 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 // lists the schemas of both).
 func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey, hidden func(string) bool) {
 	line := func(t *tools.Tool) {
-		if t.Name() != tools.RunCodeName && hidden != nil && hidden(t.Name()) {
+		if t != reg.Transport() && hidden != nil && hidden(t.Name()) {
 			return // denied without condition: not offered (as in tools/list)
 		}
 		desc, _, _ := strings.Cut(t.Description(), "\n")
@@ -92,7 +92,7 @@ func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey, hidden fun
 	}
 	fmt.Fprintln(w, `# served to MCP clients ("mode": "code"):`)
 	for _, t := range reg.Visible(scope) {
-		if t.Name() == tools.RunCodeName {
+		if t == reg.Transport() {
 			line(t)
 		}
 	}

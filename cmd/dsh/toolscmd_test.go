@@ -10,6 +10,7 @@ import (
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -34,7 +35,7 @@ func TestToolsList_CodeModeListsRunCodeAndTheToolsItCalls(t *testing.T) {
 			for _, p := range []struct {
 				p   host.Plugin
 				cfg any
-			}{{systemprompt.Plugin, nil}, {isolated.Plugin, coderuntime.Config{Isolation: coderuntime.IsolationNone}}, {tools.Plugin, tools.Config{Mode: tc.mode}}} {
+			}{{systemprompt.Plugin, nil}, {isolated.Plugin, coderuntime.Config{Isolation: coderuntime.IsolationNone}}, {codemode.Plugin, tools.Config{Mode: tc.mode}}} {
 				if f, err := root.Plugin(p.p, p.cfg); err != nil || f.Err() != nil {
 					t.Fatal(err, f.Err())
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/acp"
 	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
 	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
@@ -158,7 +159,7 @@ func toolEntries() ([]catalog.ToolEntry, error) {
 func runCodeEntry() (catalog.ToolEntry, error) {
 	code := []shipped{
 		{plugin: isolated.Plugin, config: static(coderuntime.Config{})},
-		{plugin: tools.Plugin, config: static(tools.Config{Mode: tools.Code})},
+		{plugin: codemode.Plugin, config: static(tools.Config{Mode: tools.Code})},
 	}
 	h, done, err := boot(code)
 	if err != nil {
@@ -170,18 +171,18 @@ func runCodeEntry() (catalog.ToolEntry, error) {
 		return catalog.ToolEntry{}, err
 	}
 	for _, t := range reg.Visible("") {
-		if t.Name() == tools.RunCodeName {
+		if t.Name() == codemode.RunCodeName {
 			return catalog.ToolEntry{
-				Package:     pkgPath(tools.Plugin),
-				Plugin:      tools.Plugin.(host.Named).Name(),
+				Package:     pkgPath(codemode.Plugin),
+				Plugin:      codemode.Plugin.(host.Named).Name(),
 				Schema:      t.Schema(),
-				Services:    injects(tools.Plugin),
-				Config:      "contributed by the registry itself under tools mode `code` or `both` (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
+				Services:    injects(codemode.Plugin),
+				Config:      "contributed by the registry itself under tools mode `code` or `both` (Code Mode: load codemode.Plugin) (reserved: it cannot be registered, shadowed or restricted); needs the `" + coderuntime.Service.Name() + "` service with language typescript",
 				Concurrency: tools.DescribeConcurrency(t.ConcurrencyRule()),
 			}, nil
 		}
 	}
-	return catalog.ToolEntry{}, fmt.Errorf("tools mode code contributed no %s schema", tools.RunCodeName)
+	return catalog.ToolEntry{}, fmt.Errorf("tools mode code contributed no %s schema", codemode.RunCodeName)
 }
 
 // injects returns the names of the services p requires (see host.Injector).

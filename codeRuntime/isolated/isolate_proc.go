@@ -288,10 +288,7 @@ func firstLines(s string, n, max int) string {
 		out = append(out, strings.TrimSpace(line)...)
 		lines++
 	}
-	if len(out) > max {
-		out = append(out[:max], "…"...)
-	}
-	return string(out)
+	return truncate(string(out), max)
 }
 
 // exitDescription describes how the reaped process ended.

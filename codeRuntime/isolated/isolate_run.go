@@ -394,13 +394,5 @@ func (o outcome) result() (*coderuntime.Result, error) {
 	return nil, &f
 }
 
-// truncate cuts s to at most n bytes (on a rune boundary), marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
+// truncate cuts s to at most n bytes (on a character boundary), marking the cut.
+func truncate(s string, n int) string { return jsengine.Clip(s, n, "…") }

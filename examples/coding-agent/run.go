@@ -15,6 +15,7 @@ import (
 	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/approval"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
 	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
@@ -91,7 +92,7 @@ func Run(ctx context.Context, o Options) error {
 	toolsFiber, err := load(root, []plugin{
 		{isolated.Plugin, coderuntime.Config{Timeout: 10 * time.Second}},
 		{systemprompt.Plugin, systemprompt.Config{}},
-		{tools.Plugin, tools.Config{Mode: tools.Native}},
+		{codemode.Plugin, tools.Config{Mode: tools.Native}}, // the registry, with Code Mode (the session switches to it)
 		{approval.Plugin, approval.Config{Answerer: answerer}},
 		{timeoutpolicy.Plugin, timeoutpolicy.Config{}},
 		{toolfs.Plugin, toolfs.Config{Root: ws}},
@@ -158,7 +159,7 @@ func load(root *host.Context, ps []plugin) (*host.Fiber, error) {
 		if err != nil {
 			return nil, err
 		}
-		if p.p == tools.Plugin {
+		if p.p == codemode.Plugin {
 			toolsFiber = f
 		}
 	}

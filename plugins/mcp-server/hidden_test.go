@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dsh-go/dsh/plugins/codemode"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -42,7 +43,7 @@ func TestHiddenToolsAreNotInTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != tools.RunCodeName {
+	if len(res.Tools) != 1 || res.Tools[0].Name != codemode.RunCodeName {
 		t.Fatalf("tools/list = %v, want [run_code]", res.Tools)
 	}
 	desc := res.Tools[0].Description

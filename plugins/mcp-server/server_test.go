@@ -18,6 +18,7 @@ import (
 	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -57,7 +58,7 @@ func bootMode(t testing.TB, mode tools.Mode, cfg mcpserver.Config) *env {
 			t.Fatal(err)
 		}
 	}
-	if _, err := root.Plugin(tools.Plugin, tools.Config{Mode: mode}); err != nil {
+	if _, err := root.Plugin(codemode.Plugin, tools.Config{Mode: mode}); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := tools.Service.Get(root)
@@ -599,13 +600,13 @@ func TestM3_CodeModeIsServedAsRunCodeWithTheSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 1 || list.Tools[0].Name != tools.RunCodeName {
+	if len(list.Tools) != 1 || list.Tools[0].Name != codemode.RunCodeName {
 		t.Fatalf("code mode lists %v", list.Tools)
 	}
 	if d := list.Tools[0].Description; !strings.Contains(d, "echo(") || !strings.Contains(d, "declare const tools") {
 		t.Errorf("run_code's description lacks the SDK:\n%s", d)
 	}
-	r := call(t, cs, tools.RunCodeName, map[string]any{"code": `const a = await tools.echo({text: "one"}); return a + "+two";`})
+	r := call(t, cs, codemode.RunCodeName, map[string]any{"code": `const a = await tools.echo({text: "one"}); return a + "+two";`})
 	if r.IsError || !strings.Contains(text(r), "one+two") {
 		t.Fatalf("run_code: isError=%v %q", r.IsError, text(r))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
@@ -175,15 +176,15 @@ func (x *session) sync() {
 	fps := map[string]string{}
 	codeOnly := reg.Mode() == tools.Code
 	for _, t := range reg.Visible(x.key) {
-		if codeOnly && t.Name() != tools.RunCodeName {
+		if codeOnly && t.Name() != codemode.RunCodeName {
 			continue // under code, end tools are reached from run_code only
 		}
-		if x.srv.cfg.Hidden != nil && t.Name() != tools.RunCodeName && x.srv.cfg.Hidden(t.Name()) {
+		if x.srv.cfg.Hidden != nil && t.Name() != codemode.RunCodeName && x.srv.cfg.Hidden(t.Name()) {
 			continue
 		}
 		desc := t.Description()
-		if t.Name() == tools.RunCodeName {
-			if sdk := reg.SDKWithout(x.key, x.srv.cfg.Hidden); sdk != "" {
+		if t.Name() == codemode.RunCodeName {
+			if sdk := codemode.SDKWithout(reg, x.key, x.srv.cfg.Hidden); sdk != "" {
 				desc += "\n\n" + sdk
 			}
 		}

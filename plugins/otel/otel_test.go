@@ -26,6 +26,7 @@ import (
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	toolotel "github.com/dsh-go/dsh/plugins/otel"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -95,7 +96,7 @@ func newRig(t *testing.T, o rigOpts) *rig {
 	if o.mode != tools.Native {
 		load(isolated.Plugin, coderuntime.Config{Timeout: time.Minute, CPUBudget: 30 * time.Second})
 	}
-	load(tools.Plugin, tools.Config{Mode: o.mode})
+	load(codemode.Plugin, tools.Config{Mode: o.mode})
 	reg, err := tools.Service.Get(r.root)
 	if err != nil {
 		t.Fatal(err)
@@ -602,14 +603,14 @@ func TestO4_CodeModeSubCallsAreChildrenOfRunCode(t *testing.T) {
 		"code":        `const a = await tools.echo({text: "one"}); const b = await tools.echo({text: "two"}); return a + b;`,
 		"description": "two echoes",
 	})
-	res := r.reg.Execute(context.Background(), tools.Call{ID: "run", Name: tools.RunCodeName, Arguments: args, Agent: "a"})
+	res := r.reg.Execute(context.Background(), tools.Call{ID: "run", Name: codemode.RunCodeName, Arguments: args, Agent: "a"})
 	if res.IsError {
 		t.Fatalf("run_code: %+v", res)
 	}
 	var run sdktrace.ReadOnlySpan
 	var subs []sdktrace.ReadOnlySpan
 	for _, s := range r.callSpans() {
-		if s.Name() == "execute_tool "+tools.RunCodeName {
+		if s.Name() == "execute_tool "+codemode.RunCodeName {
 			run = s
 		} else {
 			subs = append(subs, s)

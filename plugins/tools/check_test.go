@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -255,7 +256,7 @@ func TestCheckPost_FailingListenerBlocksClosed(t *testing.T) {
 func TestCheck_CodeModeDirectCallDenies(t *testing.T) {
 	h := host.New()
 	t.Cleanup(func() { _ = h.Close() })
-	if _, err := h.Root().Plugin(tools.Plugin, tools.Config{Mode: tools.Code}); err != nil {
+	if _, err := h.Root().Plugin(codemode.Plugin, tools.Config{Mode: tools.Code}); err != nil {
 		t.Fatal(err)
 	}
 	reg, err := tools.Service.Get(h.Root())

@@ -237,7 +237,7 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 func (r *Registry) resolveCall(call Call) (*Tool, string) {
 	t, _ := r.Get(call.Name, call.Agent)
 	if t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent, call.Agent) {
-		return nil, codeOnlyHint(call.Name)
+		return nil, r.codeOnlyHint(call.Name)
 	}
 	return t, ""
 }

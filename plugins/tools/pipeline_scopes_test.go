@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -94,7 +95,7 @@ func TestC1_SubCallCannotBorrowAnotherAgentsRun(t *testing.T) {
 	})
 	mustRegister(t, e.reg, e.root, echo("peek2", "secret"))
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
-		if x.Name() == tools.RunCodeName {
+		if x.Name() == codemode.RunCodeName {
 			mu.Lock()
 			outer = x.Token()
 			mu.Unlock()

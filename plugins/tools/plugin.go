@@ -76,8 +76,8 @@ func modeList() string {
 // modeSupport is the seam a presentation mode plugs into: the names it
 // reserves (rejected by Register and Restrict) and what it contributes to
 // each prompt assembly. Native contributes the visible tools' schemas;
-// codeMode (codemode.go) contributes the run_code transport and the
-// tools:sdk section, both protected.
+// presentedMode (presentation.go) is Code and Both, whose transport and
+// contribution package plugins/codemode provides through [PluginWith].
 type modeSupport interface {
 	mode() Mode
 	reserved() []string
@@ -85,14 +85,19 @@ type modeSupport interface {
 	contribute(ctx context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error)
 }
 
-func modeFor(m Mode) (modeSupport, error) {
+// checkMode reports a mode this plugin cannot present: an unsupported one, or Code and Both
+// without a presenter (plain [Plugin]: Code Mode is package plugins/codemode).
+func checkMode(m Mode, p *Presenter) error {
 	switch m {
 	case Native, "":
-		return nativeMode{}, nil
+		return nil
 	case Code, Both:
-		return codeMode{m: m}, nil
+		if p == nil {
+			return fmt.Errorf("tools: config mode %q needs Code Mode: load codemode.Plugin (package github.com/dsh-go/dsh/plugins/codemode) instead of tools.Plugin", m)
+		}
+		return nil
 	}
-	return nil, Config{Mode: m}.Validate()
+	return Config{Mode: m}.Validate()
 }
 
 type nativeMode struct{}
@@ -130,27 +135,32 @@ func schemas(ts []*Tool) []systemprompt.ToolSchema {
 // child's fiber shows in the fiber tree whether the registry is wired to a
 // prompt.
 //
-// The code runtime Code and Both need is deliberately not injected either:
-// it is looked up (non-reactively) at each assembly and each run_code
-// execution, so a missing or mismatched runtime fails every assembly with
-// an actionable error instead of leaving the registry pending.
+// Plugin presents the tools natively; the modes Code and Both need Code
+// Mode, package plugins/codemode, whose Plugin is this one with Code Mode
+// attached ([PluginWith]): loading Plugin with one of them fails, naming it.
 var Plugin host.Plugin = plugin{}
 
-type plugin struct{}
+// plugin is the registry plugin; present, when not nil, attaches Code and
+// Both (a pointer, so that plugin values stay comparable).
+type plugin struct{ present *Presenter }
 
 func (plugin) Name() string { return "tools" }
 
-func (plugin) Apply(c *host.Context) error {
+func (p plugin) Apply(c *host.Context) error {
 	cfg, err := host.DecodeConfig[Config](c)
 	if err != nil {
 		return err
 	}
-	mode, err := modeFor(cfg.Mode)
-	if err != nil {
+	if err := checkMode(cfg.Mode, p.present); err != nil {
 		return err
 	}
-	r := newRegistry(c, mode)
+	r := newRegistry(c, nativeMode{})
 	r.maxSubCalls = cfg.MaxParallelSubCalls
+	if cfg.Mode == Code || cfg.Mode == Both {
+		if err := r.attach(c, cfg.Mode, *p.present); err != nil {
+			return err
+		}
+	}
 	if err := c.Host().Declare(Events()...); err != nil {
 		return err
 	}

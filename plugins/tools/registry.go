@@ -94,11 +94,7 @@ type Registry struct {
 }
 
 func newRegistry(c *host.Context, mode modeSupport) *Registry {
-	r := &Registry{c: c, h: c.Host(), mode: mode, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
-	if _, ok := mode.(codeMode); ok {
-		r.transport = r.newTransport()
-	}
-	return r
+	return &Registry{c: c, h: c.Host(), mode: mode, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
 }
 
 // New returns a registry that works through c (approval lookups, event
@@ -441,7 +437,7 @@ func (r *Registry) KnownNames(scope host.ScopeKey) []string {
 }
 
 // Reserved returns the reserved transport names of the registry's mode
-// (none in native mode; [RunCodeName] in Code and Both). They are not in
+// (none in native mode; run_code in Code and Both). They are not in
 // [Registry.KnownNames]: they cannot be registered, shadowed or named in a
 // restriction.
 func (r *Registry) Reserved() []string { return slices.Clone(r.mode.reserved()) }

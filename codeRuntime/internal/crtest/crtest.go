@@ -5,12 +5,12 @@ package crtest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
 // Ample is the busy-CPU and wall-clock budget of every test run whose outcome must not depend on
@@ -53,8 +53,8 @@ func MustRun(t testing.TB, rt coderuntime.Runtime, p coderuntime.Program) *coder
 func MustFail(t testing.TB, rt coderuntime.Runtime, p coderuntime.Program, kind coderuntime.FailureKind) *coderuntime.Failure {
 	t.Helper()
 	res, err := rt.Run(context.Background(), p)
-	var f *coderuntime.Failure
-	if !errors.As(err, &f) {
+	f, ok := safeerr.As[*coderuntime.Failure](err)
+	if !ok {
 		t.Fatalf("Run(%q) = %+v, %v; want a *Failure of kind %s", p.Source, res, err, kind)
 	}
 	if f.Kind != kind {

@@ -33,18 +33,25 @@ func ContextFailure(err error, logs []coderuntime.Log) *coderuntime.Failure {
 
 // CapText cuts s to at most max bytes (at a character boundary), saying so at its end.
 func CapText(s string, max int) string {
+	return Clip(s, max, " … (cut: the text is longer than the output limit)")
+}
+
+// Clip is s when it is at most max bytes long, else s cut at a character boundary so that the cut
+// text followed by mark is at most max bytes (mark alone when max is shorter than mark). It is the
+// one text-cutting helper of the code runtime: every message and log it bounds goes through it, so
+// none is cut inside a UTF-8 sequence.
+func Clip(s string, max int, mark string) string {
 	if len(s) <= max {
 		return s
 	}
-	const note = " … (cut: the text is longer than the output limit)"
-	cut := max - len(note)
+	cut := max - len(mark)
 	if cut < 0 {
 		cut = 0
 	}
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return s[:cut] + note
+	return s[:cut] + mark
 }
 
 // MaxNestingDepth bounds how deeply nested a value JSON.parse and JSON.stringify (the program's and

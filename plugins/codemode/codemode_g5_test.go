@@ -1,4 +1,4 @@
-package tools_test
+package codemode_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -32,7 +33,7 @@ type runFn = func(ctx context.Context, p coderuntime.Program) (*coderuntime.Resu
 func newHostileEnv(t testing.TB, mode tools.Mode, fn runFn) *codeEnv {
 	t.Helper()
 	e := newCodeEnv(t, codeOpts{mode: mode, noRuntime: true})
-	must2(t)(coderuntime.Service.Provide(e.root, coderuntime.Runtime(coderuntime.RuntimeFunc{Lang: tools.CodeLanguage, Fn: fn})))
+	must2(t)(coderuntime.Service.Provide(e.root, coderuntime.Runtime(coderuntime.RuntimeFunc{Lang: codemode.CodeLanguage, Fn: fn})))
 	return e
 }
 
@@ -135,7 +136,7 @@ func execute(t testing.TB, e *codeEnv, ctx context.Context, c tools.Call) tools.
 func dispatchEvents(t testing.TB, e *codeEnv) (ids []string, results []tools.Result) {
 	t.Helper()
 	for _, ev := range e.log.snapshot() {
-		if ev.Type != tools.CodeDispatchEvent {
+		if ev.Type != codemode.CodeDispatchEvent {
 			continue
 		}
 		var d tools.CodeDispatch
@@ -384,7 +385,7 @@ func TestG5_BindingCalledAfterSettlementIsRefused(t *testing.T) {
 			if !errors.Is(err, coderuntime.ErrRunSettled) || out != nil {
 				t.Fatalf("late call = %s, %v; want a coderuntime.ErrRunSettled refusal", out, err)
 			}
-			var ce *tools.CodeCallError
+			var ce *codemode.CodeCallError
 			if !errors.As(err, &ce) || ce.Tool != "fast" || ce.Info.Code != tools.CodeRunSettled || !strings.Contains(err.Error(), "not made") {
 				t.Errorf("late call error = %#v (%v)", err, err)
 			}
@@ -488,7 +489,7 @@ func TestG5_GoroutinesCallingBindingsAfterRunReturned(t *testing.T) {
 		// while it ran.
 		accepted := 0
 		for _, err := range errs {
-			var ce *tools.CodeCallError
+			var ce *codemode.CodeCallError
 			switch {
 			case err == nil:
 			case !errors.As(err, &ce):
@@ -569,7 +570,7 @@ func TestG5_UncooperativeRuntimeIsWaitedForAndDispatchesNothingAfterCancel(t *te
 		}
 	}
 	for i, err := range lateErrs {
-		var ce *tools.CodeCallError
+		var ce *codemode.CodeCallError
 		if !errors.As(err, &ce) || ce.Info.Code != tools.CodeAbortedBeforeDispatch {
 			t.Errorf("binding call %d after cancel = %v", i+1, err)
 		}
@@ -590,7 +591,7 @@ func TestG5_HostileRuntimeResultsAreContained(t *testing.T) {
 	}{
 		{"error whose methods panic", func(context.Context, context.CancelFunc) (*coderuntime.Result, error) {
 			return nil, hostileErr{}
-		}, "(internal): the code runtime returned an error (tools_test.hostileErr) whose Error method panicked: hostile Error()"},
+		}, "(internal): the code runtime returned an error (codemode_test.hostileErr) whose Error method panicked: hostile Error()"},
 		{"failure whose cause panics, after cancellation", func(ctx context.Context, cancel context.CancelFunc) (*coderuntime.Result, error) {
 			cancel() // the caller gives up; the pipeline then inspects the error for cancellation
 			<-ctx.Done()
@@ -608,7 +609,7 @@ func TestG5_HostileRuntimeResultsAreContained(t *testing.T) {
 		}, "(internal): the code runtime returned a value that is not JSON"},
 		{"unprintable panic", func(context.Context, context.CancelFunc) (*coderuntime.Result, error) {
 			panic(hostileErr{})
-		}, "(internal): the code runtime panicked: (unprintable tools_test.hostileErr)"},
+		}, "(internal): the code runtime panicked: %!v(PANIC=Error method: hostile Error())"},
 		{"plain panic", func(context.Context, context.CancelFunc) (*coderuntime.Result, error) {
 			panic("runtime bug")
 		}, "(internal): the code runtime panicked: runtime bug"},

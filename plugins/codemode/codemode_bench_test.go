@@ -1,4 +1,4 @@
-package tools_test
+package codemode_test
 
 import (
 	"context"

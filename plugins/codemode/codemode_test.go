@@ -1,4 +1,4 @@
-package tools_test
+package codemode_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/dsh-go/dsh/codeRuntime/isolated"
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -106,7 +107,7 @@ func newCodeEnv(t testing.TB, o codeOpts) *codeEnv {
 	if !o.noRuntime {
 		load(isolated.Plugin, o.runtime)
 	}
-	load(tools.Plugin, tools.Config{Mode: o.mode, MaxParallelSubCalls: o.maxParallel})
+	load(codemode.Plugin, tools.Config{Mode: o.mode, MaxParallelSubCalls: o.maxParallel})
 	reg, err := tools.Service.Get(root)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func inBubble() bool { return time.Now().Before(time.Date(2001, 1, 1, 0, 0, 0, 0
 
 func runCode(id, src string, agent host.ScopeKey) tools.Call {
 	args, _ := json.Marshal(map[string]string{"code": src, "description": "test program"})
-	return tools.Call{ID: id, Name: tools.RunCodeName, Arguments: args, Agent: agent}
+	return tools.Call{ID: id, Name: codemode.RunCodeName, Arguments: args, Agent: agent}
 }
 
 // toolFunc is a raw tool with a body.
@@ -184,7 +185,7 @@ func TestC1_ModeContributions(t *testing.T) {
 			if got := p.ToolNames(); !slices.Equal(got, tc.wantTools) {
 				t.Errorf("tools = %v, want %v", got, tc.wantTools)
 			}
-			sdk, ok := sectionText(p, tools.SDKSection)
+			sdk, ok := sectionText(p, codemode.SDKSection)
 			if ok != tc.wantSDK {
 				t.Fatalf("tools:sdk present = %v, want %v", ok, tc.wantSDK)
 			}
@@ -193,7 +194,7 @@ func TestC1_ModeContributions(t *testing.T) {
 					t.Errorf("sdk does not declare exactly the end capabilities:\n%s", sdk)
 				}
 				for _, s := range p.Sections {
-					if s.Name == tools.SDKSection && s.Order != 150 {
+					if s.Name == codemode.SDKSection && s.Order != 150 {
 						t.Errorf("tools:sdk order %d", s.Order)
 					}
 				}
@@ -214,7 +215,7 @@ func TestC1_ModeContributions(t *testing.T) {
 			if !slices.Equal(schemaNames, wantVisible) {
 				t.Errorf("Schemas = %v, want %v", schemaNames, wantVisible)
 			}
-			_, got := e.reg.Get(tools.RunCodeName, "agent-x")
+			_, got := e.reg.Get(codemode.RunCodeName, "agent-x")
 			if got != (tc.mode != tools.Native) {
 				t.Errorf("Get(run_code) = %v", got)
 			}
@@ -290,37 +291,37 @@ func TestC2_RunCodeIsReserved(t *testing.T) {
 			e := newCodeEnv(t, codeOpts{mode: mode})
 			mustRegister(t, e.reg, e.root, echo("read", "r"))
 			a := e.scope(t, "agent")
-			if _, err := e.reg.Register(e.root, echo(tools.RunCodeName, "x")); !errors.Is(err, tools.ErrReserved) {
+			if _, err := e.reg.Register(e.root, echo(codemode.RunCodeName, "x")); !errors.Is(err, tools.ErrReserved) {
 				t.Errorf("global register: %v", err)
 			}
-			if _, err := e.reg.Register(a, echo(tools.RunCodeName, "x")); !errors.Is(err, tools.ErrReserved) {
+			if _, err := e.reg.Register(a, echo(codemode.RunCodeName, "x")); !errors.Is(err, tools.ErrReserved) {
 				t.Errorf("shadowing register: %v", err)
 			}
-			for _, f := range []tools.Restriction{{Allow: []string{tools.RunCodeName}}, {Deny: []string{tools.RunCodeName}}, {Allow: []string{"read", tools.RunCodeName}}} {
+			for _, f := range []tools.Restriction{{Allow: []string{codemode.RunCodeName}}, {Deny: []string{codemode.RunCodeName}}, {Allow: []string{"read", codemode.RunCodeName}}} {
 				if _, err := e.reg.Restrict(a, f); !errors.Is(err, tools.ErrReserved) {
 					t.Errorf("restrict %+v: %v", f, err)
 				}
 			}
 			// A restriction that hides everything leaves the transport.
 			must2(t)(e.reg.Restrict(a, tools.Restriction{Deny: []string{"read"}}))
-			if got := names(e.reg.Visible("agent")); !slices.Equal(got, []string{tools.RunCodeName}) {
+			if got := names(e.reg.Visible("agent")); !slices.Equal(got, []string{codemode.RunCodeName}) {
 				t.Errorf("Visible after deny = %v", got)
 			}
 			p, err := e.sp.Assemble(context.Background(), "agent")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.ToolNames(); !slices.Equal(got, []string{tools.RunCodeName}) {
+			if got := p.ToolNames(); !slices.Equal(got, []string{codemode.RunCodeName}) {
 				t.Errorf("assembled tools = %v", got)
 			}
-			if sdk, ok := sectionText(p, tools.SDKSection); !ok || strings.Contains(sdk, "read(") {
+			if sdk, ok := sectionText(p, codemode.SDKSection); !ok || strings.Contains(sdk, "read(") {
 				t.Errorf("sdk after deny (present %v):\n%s", ok, sdk)
 			}
 		})
 	}
 	t.Run("native mode does not reserve it", func(t *testing.T) {
 		e := newCodeEnv(t, codeOpts{mode: tools.Native})
-		mustRegister(t, e.reg, e.root, echo(tools.RunCodeName, "mine"))
+		mustRegister(t, e.reg, e.root, echo(codemode.RunCodeName, "mine"))
 	})
 }
 
@@ -332,34 +333,34 @@ func TestC2_AssemblyListenersCannotRemoveTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantSDK, _ := sectionText(want, tools.SDKSection)
+	wantSDK, _ := sectionText(want, codemode.SDKSection)
 	must2(t)(host.OnWaterfall(e.root, systemprompt.AssembleEvent, func(ctx context.Context, _ systemprompt.Draft, next events.Next[systemprompt.Draft]) (systemprompt.Draft, error) {
 		d, err := next(ctx)
 		d.Tools = nil
 		d.Tools = append(d.Tools, systemprompt.ToolSchema{Name: "extra", Description: "added deliberately"},
-			systemprompt.ToolSchema{Name: tools.RunCodeName, Description: "hijacked"})
-		d.Sections = slices.DeleteFunc(d.Sections, func(s systemprompt.Rendered) bool { return s.Name == tools.SDKSection })
-		d.Sections = append(d.Sections, systemprompt.Rendered{Name: tools.SDKSection, Order: 1, Text: "declare const tools: {}"})
+			systemprompt.ToolSchema{Name: codemode.RunCodeName, Description: "hijacked"})
+		d.Sections = slices.DeleteFunc(d.Sections, func(s systemprompt.Rendered) bool { return s.Name == codemode.SDKSection })
+		d.Sections = append(d.Sections, systemprompt.Rendered{Name: codemode.SDKSection, Order: 1, Text: "declare const tools: {}"})
 		return d, err
 	}))
 	p, err := e.sp.Assemble(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.ToolNames(); !slices.Equal(got, []string{"extra", tools.RunCodeName}) {
+	if got := p.ToolNames(); !slices.Equal(got, []string{"extra", codemode.RunCodeName}) {
 		t.Errorf("tools = %v", got)
 	}
 	for _, ts := range p.Tools {
-		if ts.Name == tools.RunCodeName && ts.Description == "hijacked" {
+		if ts.Name == codemode.RunCodeName && ts.Description == "hijacked" {
 			t.Error("listener replaced run_code's schema")
 		}
 	}
-	if sdk, ok := sectionText(p, tools.SDKSection); !ok || sdk != wantSDK {
+	if sdk, ok := sectionText(p, codemode.SDKSection); !ok || sdk != wantSDK {
 		t.Errorf("tools:sdk not restored:\n%s", sdk)
 	}
 	// A scoped section cannot shadow the protected tools:sdk.
 	a := e.scope(t, "agent")
-	must2(t)(e.sp.Section(a, systemprompt.StaticSection(tools.SDKSection, 150, "nothing")))
+	must2(t)(e.sp.Section(a, systemprompt.StaticSection(codemode.SDKSection, 150, "nothing")))
 	if _, err := e.sp.Assemble(ctx, "agent"); !errors.Is(err, systemprompt.ErrProtected) {
 		t.Errorf("shadowing tools:sdk: %v", err)
 	}
@@ -372,7 +373,7 @@ func TestC3_CodeRuntimeRequired(t *testing.T) {
 			e := newCodeEnv(t, codeOpts{mode: mode, noRuntime: true})
 			mustRegister(t, e.reg, e.root, echo("read", "r"))
 			_, err := e.sp.Assemble(ctx, "")
-			want := fmt.Sprintf(`tools mode %q needs a code runtime: load isolated.Plugin (service "code-runtime") with language typescript; found none`, mode)
+			want := fmt.Sprintf(`tools mode %q needs a code runtime: load isolated.Plugin (package codeRuntime/isolated; service "code-runtime") with language typescript; found none`, mode)
 			var ce *systemprompt.ContributorError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("assemble without a runtime: %v", err)
@@ -425,8 +426,8 @@ func TestC3_ToolOrderNamingToolsTheModeNoLongerContributes(t *testing.T) {
 	}{
 		{tools.Native, []string{"read"}, true, []string{"read", "bash"}},
 		{tools.Code, []string{"read"}, false, nil},
-		{tools.Code, []string{tools.RunCodeName}, true, []string{tools.RunCodeName}},
-		{tools.Both, []string{tools.RunCodeName, "read"}, true, []string{tools.RunCodeName, "read", "bash"}},
+		{tools.Code, []string{codemode.RunCodeName}, true, []string{codemode.RunCodeName}},
+		{tools.Both, []string{codemode.RunCodeName, "read"}, true, []string{codemode.RunCodeName, "read", "bash"}},
 		{tools.Both, []string{"missing"}, false, nil},
 	}
 	for _, tc := range cases {
@@ -473,7 +474,7 @@ func TestC4_SDKGolden(t *testing.T) {
 	for _, d := range sdkTools() {
 		mustRegister(t, e.reg, e.root, d)
 	}
-	sdk := e.reg.SDK("")
+	sdk := codemode.SDK(e.reg, "")
 	golden := filepath.Join("testdata", "sdk.golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
@@ -495,7 +496,7 @@ func TestC4_SDKGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := sectionText(p, tools.SDKSection); got != sdk {
+	if got, _ := sectionText(p, codemode.SDKSection); got != sdk {
 		t.Errorf("assembled section differs from SDK()")
 	}
 	for _, frag := range []string{`"my-tool"(args:`, `"ns.search"(args:`, "either?: unknown;", "ref?: unknown;", `*\/`} {
@@ -524,8 +525,8 @@ func TestC4_SDKIsByteStableAndRegenerated(t *testing.T) {
 	for i := len(defs) - 1; i >= 0; i-- {
 		mustRegister(t, b.reg, b.root, defs[i])
 	}
-	first := a.reg.SDK("")
-	if b.reg.SDK("") != first {
+	first := codemode.SDK(a.reg, "")
+	if codemode.SDK(b.reg, "") != first {
 		t.Error("registration order changed the SDK text")
 	}
 	for range 3 {
@@ -533,14 +534,14 @@ func TestC4_SDKIsByteStableAndRegenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := sectionText(p, tools.SDKSection); got != first {
+		if got, _ := sectionText(p, codemode.SDKSection); got != first {
 			t.Fatal("repeated assembly is not byte-identical")
 		}
 	}
 	// Regenerated when the tool set changes: a new tool, a scoped tool, a
 	// restriction, a disposal.
 	off := mustRegister(t, a.reg, a.root, echo("zeta", "z"))
-	if s := a.reg.SDK(""); !strings.Contains(s, "  zeta(") {
+	if s := codemode.SDK(a.reg, ""); !strings.Contains(s, "  zeta(") {
 		t.Error("new tool not declared")
 	}
 	ag := a.scope(t, "agent")
@@ -550,20 +551,20 @@ func TestC4_SDKIsByteStableAndRegenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := sectionText(p, tools.SDKSection)
+	s, _ := sectionText(p, codemode.SDKSection)
 	if !strings.Contains(s, "  mine(") || strings.Contains(s, "  bash(") {
 		t.Errorf("agent SDK does not follow its scope:\n%s", s)
 	}
-	if s := a.reg.SDK(""); strings.Contains(s, "  mine(") || !strings.Contains(s, "  bash(") {
+	if s := codemode.SDK(a.reg, ""); strings.Contains(s, "  mine(") || !strings.Contains(s, "  bash(") {
 		t.Error("global SDK sees the agent's changes")
 	}
 	_ = off()
-	if a.reg.SDK("") != first {
+	if codemode.SDK(a.reg, "") != first {
 		t.Error("SDK after disposal differs from the original")
 	}
 	// With no tools at all it is still a valid declaration.
 	c := newCodeEnv(t, codeOpts{mode: tools.Code})
-	if s := c.reg.SDK(""); !strings.Contains(s, "declare const tools: {}") {
+	if s := codemode.SDK(c.reg, ""); !strings.Contains(s, "declare const tools: {}") {
 		t.Errorf("empty SDK:\n%s", s)
 	}
 }
@@ -680,7 +681,7 @@ func TestC5_FullPipelineParentTokenAndEvents(t *testing.T) {
 	)
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		mu.Lock()
-		if x.Name() == tools.RunCodeName {
+		if x.Name() == codemode.RunCodeName {
 			outer = x.Token()
 		} else {
 			parents[x.CallID()] = x.Parent()
@@ -739,7 +740,7 @@ return "done"`
 		t.Fatalf("events = %+v", evs)
 	}
 	for i, ev := range evs {
-		if ev.Type != tools.CodeDispatchEvent || ev.ID != wantIDs[i] || ev.Agent != "agent" || ev.Parent != "c1" {
+		if ev.Type != codemode.CodeDispatchEvent || ev.ID != wantIDs[i] || ev.Agent != "agent" || ev.Parent != "c1" {
 			t.Errorf("event %d = %+v", i, ev)
 		}
 	}
@@ -939,13 +940,13 @@ func TestC6_FailedRunIsCodeRunFailed(t *testing.T) {
 	if code(res) != tools.CodeCodeRunFailed || !strings.Contains(text(res), "(syntax)") {
 		t.Errorf("syntax error = %+v", res)
 	}
-	var f *tools.CodeRunFailedError
-	err := error(&tools.CodeRunFailedError{Kind: coderuntime.KindTimeout, Err: &coderuntime.Failure{Kind: coderuntime.KindTimeout, Cause: context.DeadlineExceeded}})
+	var f *codemode.CodeRunFailedError
+	err := error(&codemode.CodeRunFailedError{Kind: coderuntime.KindTimeout, Err: &coderuntime.Failure{Kind: coderuntime.KindTimeout, Cause: context.DeadlineExceeded}})
 	if !errors.As(err, &f) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Error("CodeRunFailedError does not unwrap to the runtime failure")
 	}
 	// run_code's own arguments are validated.
-	res = e.reg.Execute(context.Background(), tools.Call{ID: "c3", Name: tools.RunCodeName, Arguments: json.RawMessage(`{"code":5}`)})
+	res = e.reg.Execute(context.Background(), tools.Call{ID: "c3", Name: codemode.RunCodeName, Arguments: json.RawMessage(`{"code":5}`)})
 	if code(res) != tools.CodeInvalidArgs {
 		t.Errorf("bad args = %+v", res)
 	}
@@ -1108,11 +1109,11 @@ func FuzzRunCodeArgs(f *testing.F) {
 func TestRunCodeCallCard(t *testing.T) {
 	e := newCodeEnv(t, codeOpts{})
 	call := runCode("c1", "const x = a => a && 1;", "")
-	v, ok := e.reg.PresentCall(tools.RunCodeName, "", call.Arguments).(tools.GenericCall)
+	v, ok := e.reg.PresentCall(codemode.RunCodeName, "", call.Arguments).(tools.GenericCall)
 	if !ok || v.Title != "test program" || v.Kind != "execute" || len(v.Content) != 1 || v.Content[0].Text != "const x = a => a && 1;" {
 		t.Fatalf("card = %#v", v)
 	}
-	if v := e.reg.PresentCall(tools.RunCodeName, "", json.RawMessage(`{"code":3}`)); v != nil {
+	if v := e.reg.PresentCall(codemode.RunCodeName, "", json.RawMessage(`{"code":3}`)); v != nil {
 		t.Fatalf("malformed args rendered %#v", v)
 	}
 }

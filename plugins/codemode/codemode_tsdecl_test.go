@@ -1,4 +1,4 @@
-package tools
+package codemode
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package tools
+package codemode
 
 import (
 	"context"
@@ -17,12 +17,13 @@ import (
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
+	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 // This file is Code Mode: the reserved run_code transport, the tools:sdk
 // prompt section, and the dispatch bridge that runs a program's binding
-// calls through the full pipeline.
+// calls through the full pipeline (the contract: doc.go).
 
 // Code Mode names.
 const (
@@ -72,27 +73,46 @@ const sdkUsage = "# Code Mode\n\n" +
 	"- The program has no file system, network, require, process or timers of its own: use the tools.\n\n" +
 	"```ts\n"
 
-// codeMode is the modeSupport of Code and Both.
-type codeMode struct{ m Mode }
+// Plugin is the tool registry plugin with Code Mode: [tools.Plugin] (named "tools", providing the
+// registry through tools.Service, configured by a tools.Config) that also accepts the modes Code
+// and Both, presented as this package describes. It links no JavaScript engine: programs run in
+// the code runtime provided through coderuntime.Service (see [Runtime]).
+var Plugin host.Plugin = plugin{tools.PluginWith(present)}
 
-var codeReserved = []string{RunCodeName}
+// plugin is the registry plugin with Code Mode, a type of this package (so that it is listed as
+// this package's).
+type plugin struct{ host.Plugin }
 
-func (c codeMode) mode() Mode                { return c.m }
-func (codeMode) reserved() []string          { return codeReserved }
-func (codeMode) isReserved(name string) bool { return name == RunCodeName }
-func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error) {
-	if _, err := r.CodeRuntime(); err != nil {
+// Name implements host.Named: "tools".
+func (p plugin) Name() string { return p.Plugin.(host.Named).Name() }
+
+var _ host.Named = plugin{}
+
+// present attaches Code Mode to r: the run_code transport and the prompt contribution.
+func present(c *host.Context, r *tools.Registry) (tools.Presentation, error) {
+	cm := &codeMode{c: c, r: r}
+	return tools.Presentation{Transport: cm.transport(), Contribute: cm.contribute, DirectCallHint: codeOnlyHint}, nil
+}
+
+// codeMode is Code Mode attached to one registry.
+type codeMode struct {
+	c *host.Context
+	r *tools.Registry
+}
+
+func (cm *codeMode) contribute(_ context.Context, r *tools.Registry, m tools.Mode, scope host.ScopeKey) (systemprompt.Contribution, error) {
+	if _, err := Runtime(cm.c, m); err != nil {
 		return systemprompt.Contribution{}, err
 	}
-	var ts []*Tool
+	var ts []*tools.Tool
 	var known []string
-	if c.m == Both {
+	if m == tools.Both {
 		// Under Both a restricted-away end capability stays a valid
 		// toolOrder name; under Code none is contributed, so naming one is
 		// dead configuration that fails loud.
 		ts, known = r.Visible(scope), r.KnownNames(scope)
 	} else {
-		ts = []*Tool{r.transport}
+		ts = []*tools.Tool{r.Transport()}
 	}
 	return systemprompt.Contribution{
 		Tools: schemas(ts),
@@ -100,7 +120,7 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 			Name:  SDKSection,
 			Order: SDKSectionOrder,
 			Render: func(_ context.Context, scope host.ScopeKey) (string, error) {
-				return r.SDK(scope), nil
+				return SDK(r, scope), nil
 			},
 		}},
 		Protected:         []string{RunCodeName},
@@ -110,17 +130,24 @@ func (c codeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey
 	}, nil
 }
 
-// CodeRuntime returns the code runtime Code Mode runs programs in: the
+// schemas returns the wire schemas of ts, in order.
+func schemas(ts []*tools.Tool) []systemprompt.ToolSchema {
+	out := make([]systemprompt.ToolSchema, len(ts))
+	for i, t := range ts {
+		out[i] = t.Schema()
+	}
+	return out
+}
+
+// Runtime returns the code runtime Code Mode runs programs in: the
 // [coderuntime.Runtime] provided through coderuntime.Service, looked up
-// non-reactively at each call (each prompt assembly and each run_code
-// execution). It fails with an actionable error when the registry is in
-// Code or Both and no runtime is provided or its language is not
-// [CodeLanguage]. In native mode it returns the
-// runtime when one is there and an error otherwise.
-func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
-	need := fmt.Sprintf("tools mode %q needs a code runtime: load isolated.Plugin (service %q) with language %s",
-		r.mode.mode(), coderuntime.Service.Name(), CodeLanguage)
-	rt, ok := coderuntime.Service.Lookup(r.c)
+// non-reactively through c at each call (each prompt assembly and each
+// run_code execution). It fails with an actionable error, naming mode,
+// when no runtime is provided or its language is not [CodeLanguage].
+func Runtime(c *host.Context, mode tools.Mode) (coderuntime.Runtime, error) {
+	need := fmt.Sprintf("tools mode %q needs a code runtime: load isolated.Plugin (package codeRuntime/isolated; service %q) with language %s",
+		mode, coderuntime.Service.Name(), CodeLanguage)
+	rt, ok := coderuntime.Service.Lookup(c)
 	if !ok {
 		return nil, fmt.Errorf("%s; found none (or set tools mode to native)", need)
 	}
@@ -132,21 +159,21 @@ func (r *Registry) CodeRuntime() (coderuntime.Runtime, error) {
 
 // SDK renders the tools:sdk section for scope: fixed usage instructions
 // and a `declare const tools: {...}` TypeScript declaration of the scope's
-// [Registry.EndCapabilities] (sorted by name, names that are not
+// [tools.Registry.EndCapabilities] (sorted by name, names that are not
 // identifiers quoted, each description a JSDoc comment, each argument type
 // derived from the tool's JSON Schema). It is deterministic: byte-identical
 // for an unchanged tool set. It never fails; schema constructs TypeScript
 // cannot express render as unknown.
-func (r *Registry) SDK(scope host.ScopeKey) string { return r.SDKWithout(scope, nil) }
+func SDK(r *tools.Registry, scope host.ScopeKey) string { return SDKWithout(r, scope, nil) }
 
-// SDKWithout is [Registry.SDK] without the tools hidden names (nil: none),
+// SDKWithout is [SDK] without the tools hidden names (nil: none),
 // such as the tools a permission rule denies without condition: a tool
 // not offered in tools/list is not declared to run_code programs either.
 // A program can still name it; its call is decided as any other.
-func (r *Registry) SDKWithout(scope host.ScopeKey, hidden func(name string) bool) string {
+func SDKWithout(r *tools.Registry, scope host.ScopeKey, hidden func(name string) bool) string {
 	ts := r.EndCapabilities(scope)
 	if hidden != nil {
-		ts = slices.DeleteFunc(slices.Clone(ts), func(t *Tool) bool { return hidden(t.Name()) })
+		ts = slices.DeleteFunc(slices.Clone(ts), func(t *tools.Tool) bool { return hidden(t.Name()) })
 	}
 	return sdkUsage + declareTools(schemas(ts)) + "\n```"
 }
@@ -173,34 +200,20 @@ func isIdent(s string) bool {
 
 func codeOnlyHint(name string) string {
 	return fmt.Sprintf(": under tools mode %q tools are not called directly; call it from a %s program instead, e.g. "+
-		"`const out = await %s({...}); console.log(out)` in its code", Code, RunCodeName, sdkAccess(name))
+		"`const out = await %s({...}); console.log(out)` in its code", tools.Code, RunCodeName, sdkAccess(name))
 }
 
-// inCodeRun reports whether parent is a run_code execution in progress
-// for the same agent: a sub-call cannot borrow another agent's run.
-func (r *Registry) inCodeRun(parent Token, agent host.ScopeKey) bool {
-	if parent.IsZero() {
-		return false
-	}
-	runAgent, ok := r.codeRuns.Load(parent)
-	return ok && runAgent.(host.ScopeKey) == agent
-}
-
-// newTransport builds the frozen run_code tool.
-func (r *Registry) newTransport() *Tool {
-	t, err := freeze(Definition{
+// transport is the run_code tool's definition (the registry freezes it).
+func (cm *codeMode) transport() tools.Definition {
+	return tools.Definition{
 		Name:          RunCodeName,
 		Description:   runCodeDescription,
 		Parameters:    json.RawMessage(runCodeParameters),
-		Execute:       r.runCode,
-		ValidateArgs:  func(e *Execution) error { return validateRunCodeArgs(e.argBytes()) },
+		Execute:       cm.runCode,
+		ValidateArgs:  func(e *tools.Execution) error { return validateRunCodeArgs(e.Args()) },
 		PresentCall:   presentRunCode,
 		PresentResult: nil,
-	}, "")
-	if err != nil {
-		panic("tools: the run_code definition is invalid: " + err.Error())
 	}
-	return t
 }
 
 func validateRunCodeArgs(args []byte) error {
@@ -223,7 +236,7 @@ func validateRunCodeArgs(args []byte) error {
 // presentRunCode renders a pending run_code call: the description as the
 // title and the program as text content (readable in a UI, unlike an
 // escaped JSON string).
-func presentRunCode(args json.RawMessage) CallView {
+func presentRunCode(args json.RawMessage) tools.CallView {
 	var a struct {
 		Code        *string `json:"code"`
 		Description string  `json:"description"`
@@ -235,7 +248,7 @@ func presentRunCode(args json.RawMessage) CallView {
 	if title == "" {
 		title = "Run code"
 	}
-	return GenericCall{Title: title, Kind: "execute", Content: []Content{Text(*a.Code)}}
+	return tools.GenericCall{Title: title, Kind: "execute", Content: []tools.Content{tools.Text(*a.Code)}}
 }
 
 // CodeRunFailedError is how a failed Code Mode run reaches the model: the
@@ -290,10 +303,10 @@ func (e *CodeRunFailedError) Error() string {
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
-// Code implements [Coder]: CODE_RUN_FAILED.
-func (e *CodeRunFailedError) Code() string { return string(CodeCodeRunFailed) }
+// Code implements [tools.Coder]: CODE_RUN_FAILED.
+func (e *CodeRunFailedError) Code() string { return string(tools.CodeCodeRunFailed) }
 
-// Name implements [Namer].
+// Name implements [tools.Namer].
 func (e *CodeRunFailedError) Name() string { return "CodeRunFailedError" }
 
 // Unwrap returns Err.
@@ -321,13 +334,13 @@ func (c *containedErr) As(target any) bool { return safeerr.AsAny(c.err, target)
 // is [CodeCallError.Error] ("tools.<tool>: <the result's text>"), whose
 // `code` is the sub-call's error code (DENIED, INVALID_ARGS, TOOL_ERROR,
 // ...) and whose `name` is its error name. A call refused without
-// dispatch because its run had settled has code [CodeRunSettled] and wraps
+// dispatch because its run had settled has code [tools.CodeRunSettled] and wraps
 // coderuntime.ErrRunSettled.
 type CodeCallError struct {
 	// Tool is the called tool.
 	Tool string
 	// Info is the sub-call's error class.
-	Info ErrorInfo
+	Info tools.ErrorInfo
 	// Message is the model-facing text of the failed result.
 	Message string
 	// Err is the underlying error, if any (coderuntime.ErrRunSettled for
@@ -338,115 +351,60 @@ type CodeCallError struct {
 // Error implements error.
 func (e *CodeCallError) Error() string { return sdkAccess(e.Tool) + ": " + e.Message }
 
-// Code implements [Coder].
+// Code implements [tools.Coder].
 func (e *CodeCallError) Code() string { return string(e.Info.Code) }
 
-// Name implements [Namer].
+// Name implements [tools.Namer].
 func (e *CodeCallError) Name() string { return e.Info.Name }
 
 // Unwrap returns Err.
 func (e *CodeCallError) Unwrap() error { return e.Err }
 
-// ErrorDetails implements coderuntime.ErrorDetails: the program sees the
+// ErrorDetails implements ErrorDetails: the program sees the
 // failed sub-call's tool as err.tool.
 func (e *CodeCallError) ErrorDetails() map[string]string { return map[string]string{"tool": e.Tool} }
 
 var (
-	_ Coder = (*CodeRunFailedError)(nil)
-	_ Namer = (*CodeRunFailedError)(nil)
-	_ Coder = (*CodeCallError)(nil)
-	_ Namer = (*CodeCallError)(nil)
+	_ tools.Coder = (*CodeRunFailedError)(nil)
+	_ tools.Namer = (*CodeRunFailedError)(nil)
+	_ tools.Coder = (*CodeCallError)(nil)
+	_ tools.Namer = (*CodeCallError)(nil)
 
 	_ coderuntime.ErrorDetails = (*CodeCallError)(nil)
 )
 
-// runCode is run_code's body: the dispatch bridge.
-//
-// The program gets one binding per end capability of the call's agent (a
-// snapshot taken when the run starts) and runs with MaxConcurrentCalls set
-// to the registry's cap on parallel sub-calls (Config.MaxParallelSubCalls,
-// default [DefaultMaxParallel]). Each call is canonicalized (a value that
-// is not lossless JSON rejects that call only, before dispatch) and
-// executed through the full pipeline as Call{ID: "<outer call id>:code:<n>"
-// (n from 1 per run, in submission order), Agent: the outer agent, Parent:
-// the outer token}; it is appended to the session log as a
-// tool/code-dispatch event; an isError rejects the binding with a
-// [*CodeCallError].
-//
-// The sub-calls of one run are one batch, scheduled as
-// [Registry.ExecuteBatch] schedules a model turn, in submission order: the
-// order the program made the calls (the runtime's coderuntime.CallSeq;
-// for a runtime that does not give it, the order the calls reach the
-// bridge), whatever goroutines the runtime calls the bindings from. So
-// policy stages, tools/result, the log events and the ids follow
-// submission order; a sub-call whose tool declares it parallel overlaps
-// neighbouring parallel ones in its tools/execute stage and body only (at
-// most the cap at once); every other sub-call is a barrier (the calls
-// before it finished, the calls after it wait). A binding's promise
-// settles once its sub-call's result was emitted, so under Promise.all a
-// fast call made after a slow one resolves after it.
-//
-// What a sub-call defers goes to run_code's result: its additional
-// context is appended to run_code's (before run_code's own wrappers' and
-// post-execute's), in submission order, and kept when the run fails; a
-// successful sub-call's ConcludeTurn makes a successful run_code conclude
-// the turn. The logged tool/code-dispatch event does not repeat the
-// context (it is delivered once, through the parent).
-//
-// A sub-call runs under the run_code body's context, cancelled also when
-// the context the runtime passed to the binding is done (with its cause),
-// so a runtime that passes a context of its own making cannot detach a
-// sub-call from the run. From the moment that context is done, a sub-call
-// not yet dispatched (waiting for its turn or a slot) is not dispatched.
-//
-// Settlement is the bridge's, not the runtime's, whatever the runtime
-// does. The run settles when Run returns (a result or an error), panics or
-// calls runtime.Goexit (Run runs on a goroutine of its own, so both are
-// contained as CODE_RUN_FAILED of kind internal). Then the context of
-// every sub-call is cancelled (cause coderuntime.ErrRunSettled, or the
-// outer cancellation's), calls already accepted are awaited (one in
-// flight ends as the pipeline decides, usually ABORTED; ones still
-// waiting for their turn are dispatched with the cancelled context, so
-// each ends ABORTED_BEFORE_DISPATCH without its body running), and only
-// then does run_code return: every sub-call has exactly one result and its
-// event was appended before run_code's result. A binding called after
-// that (a runtime that kept it) is refused without dispatch or logging,
-// with a [*CodeCallError] of code [CodeRunSettled] wrapping
-// coderuntime.ErrRunSettled.
-//
-// Cancellation of the outer call cancels every sub-call at once (in
-// flight, queued, or made later), but run_code still waits for Run to
-// return, as the pipeline waits for an uncooperative tool body (P8): a
-// result never reports a run that is still going. The runtime contract
-// says Run returns promptly once its context is done; a runtime that
-// ignores it holds run_code until it returns, but meanwhile every binding
-// call it makes ends ABORTED_BEFORE_DISPATCH: no tool body starts after
-// the caller cancelled.
-func (r *Registry) runCode(ctx context.Context, exec *Execution) (Output, error) {
-	rt, err := r.CodeRuntime()
+// runCode is run_code's body: the dispatch bridge. What it guarantees (the
+// bindings, the sub-calls' ids, order and batch, what they defer, the
+// session log, settlement and cancellation) is the package doc's contract,
+// "The contract"; the comments below say how each part holds.
+func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.Output, error) {
+	r := cm.r
+	rt, err := Runtime(cm.c, r.Mode())
 	if err != nil {
-		return Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
+		return tools.Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}
+	var args struct {
+		Code string `json:"code"`
+	}
+	_ = json.Unmarshal(exec.Args(), &args) // validated: code is a string
 	runCtx, cancelRun := context.WithCancelCause(ctx)
-	b := &bridge{r: r, outer: exec, runCtx: runCtx, nextSeq: 1, sched: newSched(r, r.maxSubCalls)}
-	b.sched.done = b.done
-	if exec.agent != "" {
-		b.log, _ = SessionLogService.Lookup(r.c)
+	b := &bridge{c: cm.c, outer: exec, runCtx: runCtx, nextSeq: 1}
+	b.sched = r.NewSubCalls(b.done)
+	if exec.Agent() != "" {
+		b.log, _ = tools.SessionLogService.Lookup(cm.c)
 	}
-	ends := r.EndCapabilities(exec.agent)
+	ends := r.EndCapabilities(exec.Agent())
 	bindings := make(map[string]coderuntime.Binding, len(ends))
 	for _, t := range ends {
-		bindings[t.name] = b.binding(t.name)
+		bindings[t.Name()] = b.binding(t.Name())
 	}
-	r.codeRuns.Store(exec.token, exec.agent)
 	o := b.run(rt, coderuntime.Program{
-		Source:             exec.Arg("code").String(),
+		Source:             args.Code,
 		Bindings:           bindings,
-		MaxConcurrentCalls: b.sched.cap,
+		MaxConcurrentCalls: b.sched.Cap(),
 	})
 	cancelRun(coderuntime.ErrRunSettled)
 	b.settle()
-	r.codeRuns.Delete(exec.token)
 	out, err := o.output()
 	b.mu.Lock()
 	out.AdditionalContext = b.contexts
@@ -475,10 +433,10 @@ func (b *bridge) run(rt coderuntime.Runtime, p coderuntime.Program) runOutcome {
 			if !returned {
 				if v := recover(); v != nil {
 					o.panicked, o.panicVal = true, v
-					b.r.c.Logger().Error().Str("panic", safeString(v)).Bytes("stack", debug.Stack()).Msg("the code runtime panicked")
+					b.c.Logger().Error().Str("panic", safeerr.Sprint(v)).Bytes("stack", debug.Stack()).Msg("the code runtime panicked")
 				} else {
 					o.goexit = true
-					b.r.c.Logger().Error().Msg("the code runtime called runtime.Goexit")
+					b.c.Logger().Error().Msg("the code runtime called runtime.Goexit")
 				}
 			}
 			done <- o
@@ -490,23 +448,23 @@ func (b *bridge) run(rt coderuntime.Runtime, p coderuntime.Program) runOutcome {
 }
 
 // output turns a run's outcome into run_code's output or error.
-func (o runOutcome) output() (Output, error) {
-	internal := func(msg string) (Output, error) {
-		return Output{}, &CodeRunFailedError{Kind: KindInternal, Message: msg, Err: errors.New(msg)}
+func (o runOutcome) output() (tools.Output, error) {
+	internal := func(msg string) (tools.Output, error) {
+		return tools.Output{}, &CodeRunFailedError{Kind: KindInternal, Message: msg, Err: errors.New(msg)}
 	}
 	switch {
 	case o.goexit:
 		return internal("the code runtime called runtime.Goexit")
 	case o.panicked:
-		return internal("the code runtime panicked: " + safeString(o.panicVal))
+		return internal("the code runtime panicked: " + safeerr.Sprint(o.panicVal))
 	case o.err != nil:
-		return Output{}, runFailure(o.err)
+		return tools.Output{}, runFailure(o.err)
 	case o.res == nil:
 		return internal("the code runtime returned neither a result nor an error")
 	case len(o.res.Value) > 0 && !json.Valid(o.res.Value):
 		return internal("the code runtime returned a value that is not JSON")
 	}
-	return Output{Content: []Content{Text(programOutput(o.res))}}, nil
+	return tools.Output{Content: []tools.Content{tools.Text(programOutput(o.res))}}, nil
 }
 
 // runFailure reads the error a runtime's Run returned, under recover: a
@@ -537,32 +495,10 @@ func runFailure(err error) *CodeRunFailedError {
 func safeErrorString(err error) (s string, ok bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			s, ok = safeString(v), false
+			s, ok = safeerr.Sprint(v), false
 		}
 	}()
 	return err.Error(), true
-}
-
-// safeString formats a value user code handed back (a panic value, an
-// error), calling its Error or String method under recover; a value that
-// cannot be formatted is "(unprintable <type>)". The text is valid UTF-8.
-func safeString(v any) (s string) {
-	defer func() {
-		if recover() != nil {
-			s = fmt.Sprintf("(unprintable %T)", v)
-		}
-	}()
-	switch x := v.(type) {
-	case string:
-		s = x
-	case error:
-		s = x.Error()
-	case fmt.Stringer:
-		s = x.String()
-	default:
-		s = fmt.Sprint(v)
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // programOutput is what re-enters the model's context from a successful
@@ -605,11 +541,11 @@ func formatLogs(logs []coderuntime.Log) string {
 // through in submission order, the count of calls accepted and not yet
 // finished, and what the sub-calls defer to run_code's result.
 type bridge struct {
-	r      *Registry
-	outer  *Execution
-	log    SessionLog      // nil: logging skipped
-	runCtx context.Context // cancelled when the run settles
-	sched  *sched
+	c      *host.Context
+	outer  *tools.Execution
+	log    tools.SessionLog // nil: logging skipped
+	runCtx context.Context  // cancelled when the run settles
+	sched  *tools.SubCalls
 
 	mu       sync.Mutex
 	settled  bool                   // no call is accepted any more
@@ -628,7 +564,7 @@ type bridge struct {
 type parkedCall struct {
 	admitted chan struct{} // closed once n and e are set
 	n        int64
-	e        *entry
+	e        *tools.SubCall
 	skip     bool
 }
 
@@ -640,7 +576,7 @@ type parkedCall struct {
 // (then the calls waiting are admitted at once, in submission-number
 // order: the shipped runtime delivers every number, so this only bounds a
 // runtime that skips one).
-func (b *bridge) accept(rctx context.Context) (int64, *entry, bool) {
+func (b *bridge) accept(rctx context.Context) (int64, *tools.SubCall, bool) {
 	seq, hasSeq := safeCallSeq(rctx)
 	b.mu.Lock()
 	if b.settled {
@@ -697,9 +633,9 @@ func (b *bridge) pass(rctx context.Context) {
 }
 
 // admitLocked numbers the next call and gives it its entry; b.mu held.
-func (b *bridge) admitLocked() (int64, *entry) {
+func (b *bridge) admitLocked() (int64, *tools.SubCall) {
 	b.n++
-	return b.n, &entry{index: int(b.n - 1)}
+	return b.n, b.sched.Entry(b.n)
 }
 
 // admitParkedLocked admits the parked calls whose numbers now come up, in
@@ -779,11 +715,11 @@ func (b *bridge) settle() {
 // done is the scheduler's hook after a sub-call's tools/result, in
 // submission order: the call is logged, and what it deferred is kept for
 // run_code's result.
-func (b *bridge) done(ctx context.Context, e *entry, _ *Execution, res Result) {
+func (b *bridge) done(ctx context.Context, call tools.Call, res tools.Result) {
 	deferred := res.AdditionalContext
 	// Delivered once, through run_code's result.
 	res.AdditionalContext = nil
-	b.append(ctx, e.call.ID, e.call.Name, e.call.Arguments, res)
+	b.append(ctx, call.ID, call.Name, call.Arguments, res)
 	b.mu.Lock()
 	b.contexts = append(b.contexts, deferred...)
 	b.conclude = b.conclude || res.ConcludeTurn
@@ -861,25 +797,24 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 		if err != nil {
 			b.pass(rctx)
-			cerr := &CodeCallError{Tool: name, Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs},
+			cerr := &CodeCallError{Tool: name, Info: tools.ErrorInfo{Name: "ToolArgsError", Code: tools.CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
 			b.logRejected(name, args, cerr)
 			return nil, cerr
 		}
 		n, e, ok := b.accept(rctx)
 		if !ok {
-			return nil, &CodeCallError{Tool: name, Info: ErrorInfo{Name: "RunSettledError", Code: CodeRunSettled},
+			return nil, &CodeCallError{Tool: name, Info: tools.ErrorInfo{Name: "RunSettledError", Code: tools.CodeRunSettled},
 				Message: "the call was not made: its run_code run had already settled (" + coderuntime.ErrRunSettled.Error() + ")",
 				Err:     coderuntime.ErrRunSettled}
 		}
 		defer b.release()
 		ctx, stop := b.callContext(rctx)
 		defer stop()
-		id := b.outer.callID + ":code:" + strconv.FormatInt(n, 10)
-		e.call = Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.agent, Parent: b.outer.token, subCall: true}
-		res := b.sched.run(ctx, e, e.call)
+		id := b.outer.CallID() + ":code:" + strconv.FormatInt(n, 10)
+		res := b.sched.Run(ctx, e, tools.Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.Agent(), Parent: b.outer.Token()})
 		if res.IsError {
-			info := ErrorInfo{Name: "ToolError", Code: CodeToolError}
+			info := tools.ErrorInfo{Name: "ToolError", Code: tools.CodeToolError}
 			if res.Error != nil {
 				info = *res.Error
 			}
@@ -909,29 +844,29 @@ func (b *bridge) logRejected(name string, args json.RawMessage, cerr *CodeCallEr
 	if !json.Valid(args) {
 		args, _ = json.Marshal(strings.ToValidUTF8(string(args), "\uFFFD"))
 	}
-	id := b.outer.callID + ":code:rejected:" + strconv.FormatInt(k, 10)
+	id := b.outer.CallID() + ":code:rejected:" + strconv.FormatInt(k, 10)
 	info := cerr.Info
-	b.append(b.runCtx, id, name, args, Result{CallID: id, IsError: true, Error: &info, Content: []Content{Text(cerr.Message)}})
+	b.append(b.runCtx, id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
 }
 
 // resultValue is what a successful binding call resolves to: the text
 // when every block is text (joined by newlines), else the content blocks.
-func resultValue(cs []Content) (json.RawMessage, error) {
+func resultValue(cs []tools.Content) (json.RawMessage, error) {
 	for _, c := range cs {
-		if c.Type != ContentText {
+		if c.Type != tools.ContentText {
 			return json.Marshal(cs)
 		}
 	}
 	return json.Marshal(contentText(cs))
 }
 
-func contentText(cs []Content) string {
+func contentText(cs []tools.Content) string {
 	if len(cs) == 1 {
 		return cs[0].Text
 	}
 	texts := make([]string, 0, len(cs))
 	for _, c := range cs {
-		if c.Type == ContentText {
+		if c.Type == tools.ContentText {
 			texts = append(texts, c.Text)
 		}
 	}
@@ -941,27 +876,27 @@ func contentText(cs []Content) string {
 // append logs one sub-call as a tool/code-dispatch event; a failure (or a
 // panic of the session log) is logged, not returned (the call itself
 // happened).
-func (b *bridge) append(ctx context.Context, id, name string, args []byte, res Result) {
+func (b *bridge) append(ctx context.Context, id, name string, args []byte, res tools.Result) {
 	if b.log == nil {
 		return
 	}
 	data, err := encodeDispatch(name, args, res)
 	if err == nil {
-		err = safeAppend(b.log, context.WithoutCancel(ctx), SessionEvent{
-			Type: CodeDispatchEvent, ID: id, Agent: b.outer.agent, Parent: b.outer.callID, Data: data,
+		err = safeAppend(b.log, context.WithoutCancel(ctx), tools.SessionEvent{
+			Type: CodeDispatchEvent, ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(), Data: data,
 		})
 	}
 	if err != nil {
-		b.r.c.Logger().Warn().Err(err).Str("event", CodeDispatchEvent).Str("id", id).Str("tool", name).
+		b.c.Logger().Warn().Err(err).Str("event", CodeDispatchEvent).Str("id", id).Str("tool", name).
 			Msg("appending a Code Mode sub-call to the session log failed")
 	}
 }
 
 // safeAppend is l.Append with a panic turned into an error.
-func safeAppend(l SessionLog, ctx context.Context, ev SessionEvent) (err error) {
+func safeAppend(l tools.SessionLog, ctx context.Context, ev tools.SessionEvent) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = errors.New("the session log panicked: " + safeString(v))
+			err = errors.New("the session log panicked: " + safeerr.Sprint(v))
 		}
 	}()
 	return l.Append(ctx, ev)
@@ -970,16 +905,16 @@ func safeAppend(l SessionLog, ctx context.Context, ev SessionEvent) (err error) 
 // encodeDispatch is json.Marshal(CodeDispatch{name, args, res}) with a
 // reflection-free fast path for the common result (text blocks, no meta):
 // it runs once per sub-call, inside the run.
-func encodeDispatch(name string, args []byte, res Result) ([]byte, error) {
+func encodeDispatch(name string, args []byte, res tools.Result) ([]byte, error) {
 	size := 96 + len(name) + len(args) + len(res.CallID)
 	for _, c := range res.Content {
-		if c.Type != ContentText {
-			return json.Marshal(CodeDispatch{Name: name, Arguments: args, Result: res})
+		if c.Type != tools.ContentText {
+			return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res})
 		}
 		size += 24 + len(c.Text)
 	}
 	if len(res.Meta) > 0 || len(res.AdditionalContext) > 0 || res.ConcludeTurn {
-		return json.Marshal(CodeDispatch{Name: name, Arguments: args, Result: res})
+		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res})
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)

@@ -1,4 +1,4 @@
-package tools_test
+package codemode_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -68,13 +69,13 @@ func newCodeBatch(t testing.TB, o codeOpts) *codeBatch {
 	mustRegister(t, e.reg, e.root, tools.Definition{Name: "par", Description: "Parallel.", Parameters: params, Execute: body, Concurrency: tools.Parallel})
 	mustRegister(t, e.reg, e.root, tools.Definition{Name: "exc", Description: "Exclusive.", Parameters: params, Execute: body})
 	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
-		if x.Name() != tools.RunCodeName {
+		if x.Name() != codemode.RunCodeName {
 			e.add("pre " + x.CallID())
 		}
 		return next(ctx)
 	}))
 	must2(t)(host.On(e.root, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
-		if n.Execution().Name() != tools.RunCodeName {
+		if n.Execution().Name() != codemode.RunCodeName {
 			e.add("result " + n.Execution().CallID())
 		}
 		return nil
