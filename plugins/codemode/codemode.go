@@ -383,10 +383,6 @@ func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.O
 	if err != nil {
 		return tools.Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}
-	var args struct {
-		Code string `json:"code"`
-	}
-	_ = json.Unmarshal(exec.Args(), &args) // validated: code is a string
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	b := &bridge{c: cm.c, outer: exec, runCtx: runCtx, nextSeq: 1}
 	b.sched = r.NewSubCalls(b.done)
@@ -399,7 +395,7 @@ func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.O
 		bindings[t.Name()] = b.binding(t.Name())
 	}
 	o := b.run(rt, coderuntime.Program{
-		Source:             args.Code,
+		Source:             gjson.Get(exec.ArgsString(), "code").String(), // validated: a string
 		Bindings:           bindings,
 		MaxConcurrentCalls: b.sched.Cap(),
 	})
@@ -564,7 +560,7 @@ type bridge struct {
 type parkedCall struct {
 	admitted chan struct{} // closed once n and e are set
 	n        int64
-	e        *tools.SubCall
+	e        tools.SubCall
 	skip     bool
 }
 
@@ -576,12 +572,12 @@ type parkedCall struct {
 // (then the calls waiting are admitted at once, in submission-number
 // order: the shipped runtime delivers every number, so this only bounds a
 // runtime that skips one).
-func (b *bridge) accept(rctx context.Context) (int64, *tools.SubCall, bool) {
+func (b *bridge) accept(rctx context.Context) (int64, tools.SubCall, bool) {
 	seq, hasSeq := safeCallSeq(rctx)
 	b.mu.Lock()
 	if b.settled {
 		b.mu.Unlock()
-		return 0, nil, false
+		return 0, tools.SubCall{}, false
 	}
 	b.pending++
 	if !hasSeq || seq <= b.nextSeq || b.parked[seq] != nil {
@@ -633,7 +629,7 @@ func (b *bridge) pass(rctx context.Context) {
 }
 
 // admitLocked numbers the next call and gives it its entry; b.mu held.
-func (b *bridge) admitLocked() (int64, *tools.SubCall) {
+func (b *bridge) admitLocked() (int64, tools.SubCall) {
 	b.n++
 	return b.n, b.sched.Entry(b.n)
 }

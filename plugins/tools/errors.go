@@ -78,7 +78,7 @@ const (
 	// Timeout fired (set by plugins/timeout-policy, not by this package).
 	CodeToolTimeout ErrorCode = "TOOL_TIMEOUT"
 	// CodeCodeRunFailed: a Code Mode program failed: run_code's result
-	// (see [CodeRunFailedError]).
+	// (see codemode.CodeRunFailedError, package plugins/codemode).
 	CodeCodeRunFailed ErrorCode = "CODE_RUN_FAILED"
 	// CodeRunSettled: a Code Mode binding call refused because its run had
 	// already settled (the runtime kept the binding and called it after Run

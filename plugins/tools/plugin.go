@@ -19,9 +19,10 @@ var Service = host.NewService[*Registry]("tools")
 type Mode string
 
 // The modes. Native contributes the visible tools as wire function
-// definitions; Code contributes only the reserved [RunCodeName] transport
-// plus the [SDKSection] prompt section; Both contributes all three. Code and
-// Both need a code runtime (see [Registry.CodeRuntime]).
+// definitions; Code contributes only the reserved run_code transport plus
+// the tools:sdk prompt section; Both contributes all three. Code and Both
+// are Code Mode, package plugins/codemode (load codemode.Plugin), and need a
+// code runtime.
 const (
 	Native Mode = "native"
 	Code   Mode = "code"

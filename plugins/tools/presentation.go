@@ -118,12 +118,12 @@ func (b *SubCalls) Cap() int { return b.s.cap }
 
 // Entry is the place of the sub-call numbered n, from 1 in submission order. Each number must be
 // run exactly once, and every number below it too (a number never run holds up the later ones).
-func (b *SubCalls) Entry(n int64) *SubCall { return &SubCall{e: &entry{index: int(n - 1)}} }
+func (b *SubCalls) Entry(n int64) SubCall { return SubCall{e: &entry{index: int(n - 1)}} }
 
 // Run runs call as sc on the calling goroutine through the full pipeline, in its batch's order,
 // and returns its one result. The call is a sub-call: its Parent is the transport execution's
 // token, and its ID may exceed [MaxCallIDLen] by the suffix a sub-call id adds (":code:<n>").
-func (b *SubCalls) Run(ctx context.Context, sc *SubCall, call Call) Result {
+func (b *SubCalls) Run(ctx context.Context, sc SubCall, call Call) Result {
 	call.subCall = true
 	sc.e.call = call
 	return b.s.run(ctx, sc.e, call)

@@ -39,7 +39,7 @@ var _ SessionLog = SessionLogFunc(nil)
 // SessionEvent is one durable session event. It is a value; Data is owned
 // by the receiver.
 type SessionEvent struct {
-	// Type is the event type, e.g. [CodeDispatchEvent] ("tool/code-dispatch").
+	// Type is the event type, e.g. codemode.CodeDispatchEvent ("tool/code-dispatch").
 	Type string `json:"type"`
 	// ID is the event's deterministic id; for a code dispatch
 	// "<parent call id>:code:<n>", n counting from 1 per run, or, for a
