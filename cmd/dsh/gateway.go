@@ -35,7 +35,7 @@ type gateway struct {
 	// session's client (serving only; see openGatewayWith).
 	fwd *elicitForwarder
 	// pol is the permission policy in force; reload replaces it whole.
-	pol atomic.Pointer[permissions.Policy]
+	pol *permissions.Live
 	// tolerant: servers other than required ones may fail (serving).
 	tolerant bool
 	// servers are the mounted servers by name: their entry and fiber
@@ -141,8 +141,8 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 	if err != nil {
 		return nil, &dshconfig.Error{File: cfg.File, Key: "permissions", Msg: err.Error()}
 	}
-	g.pol.Store(pol)
-	if err := load("permissions", policyPlugin, &g.pol); err != nil {
+	g.pol = permissions.NewLive(pol)
+	if err := load("permissions", permissions.Plugin, g.pol); err != nil {
 		return nil, err
 	}
 	for _, s := range cfg.Servers {
@@ -157,30 +157,6 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 	}
 	return g, nil
 }
-
-// policyPlugin installs the permission policy its config (an
-// *atomic.Pointer[permissions.Policy]) points to at each call, so a
-// reload swaps the rules with no moment in which none apply: the
-// tools/pre-execute listener, the tools/post-execute listener and the
-// deny guard each read the pointer once per call.
-var policyPlugin = tools.DefinePlugin(permissions.Name, func(c *host.Context, reg *tools.Registry) error {
-	cur, ok := c.Config().(*atomic.Pointer[permissions.Policy])
-	if !ok || cur.Load() == nil {
-		return fmt.Errorf("permissions: no policy")
-	}
-	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next events.Next[tools.PreDecision]) (tools.PreDecision, error) {
-		return cur.Load().PreExecute(ctx, e, next)
-	}); err != nil {
-		return err
-	}
-	if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
-		return cur.Load().PostExecute(ctx, in, next)
-	}); err != nil {
-		return err
-	}
-	_, err := reg.Guard(c, func(e *tools.Execution) error { return cur.Load().Guard(e) })
-	return err
-})
 
 // clientConfig is the mcp-client configuration of the server entry s.
 func (g *gateway) clientConfig(s dshconfig.Server) mcpclient.Config {

@@ -57,7 +57,7 @@ func init() {
 	stagerun.RunWrapper = runWrapperOffline
 }
 
-// runGuardOffline is stage 5 for the one guard g, and the finalized denial
+// runGuardOffline is stage 4 for the one guard g, and the finalized denial
 // when g denies.
 func runGuardOffline(g Guard, exec *Execution) (Result, bool) {
 	if g == nil {

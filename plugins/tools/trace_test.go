@@ -135,11 +135,12 @@ func TestT1_TracerSeesEachStageThatRanWithItsOutcome(t *testing.T) {
 		"begin execute a", "begin dispatch a", "end dispatch", "end execute",
 		"begin post-execute a", "end post-execute accept", "call end a",
 
-		"start t", "begin pre-execute b", "end pre-execute ask", "begin approval b", "end approval allowed-once",
-		"begin guards b", "end guards guards=1", "begin execute b", "begin dispatch b", "end dispatch", "end execute",
+		"start t", "begin pre-execute b", "end pre-execute ask", "begin guards b", "end guards guards=1",
+		"begin approval b", "end approval allowed-once", "begin execute b", "begin dispatch b", "end dispatch", "end execute",
 		"begin post-execute b", "end post-execute accept", "call end b",
 
-		"start fail", "begin pre-execute c", "end pre-execute ask", "begin approval c", "end approval APPROVAL_REJECTED",
+		"start fail", "begin pre-execute c", "end pre-execute ask", "begin guards c", "end guards guards=1",
+		"begin approval c", "end approval APPROVAL_REJECTED",
 		"begin post-execute c", "end post-execute accept", "call end c APPROVAL_REJECTED",
 
 		"start fail", "begin pre-execute d", "end pre-execute allow", "begin guards d", "end guards guards=1",

@@ -9,7 +9,7 @@ package stagerun
 var (
 	// RunGuard is a
 	// func(g tools.Guard, exec *tools.Execution) (res tools.Result, denied bool):
-	// stage 5 for one guard.
+	// stage 4 for one guard.
 	RunGuard any
 	// RunWrapper is a
 	// func(ctx context.Context, exec *tools.Execution, w events.WaterfallListener[*tools.Execution, tools.Result]) tools.Result:
