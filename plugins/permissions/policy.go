@@ -10,8 +10,8 @@ import (
 	"path"
 	"slices"
 	"strconv"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/text/unicode/norm"
