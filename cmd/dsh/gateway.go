@@ -12,7 +12,6 @@ import (
 	"github.com/rs/zerolog"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
-	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -129,7 +128,7 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		return nil, err
 	}
 	if len(cfg.Timeouts) > 0 {
-		if _, err := host.OnWaterfall(root, tools.ExecuteEvent, timeoutsWrapper(cfg.Timeouts, root.Logger())); err != nil {
+		if err := load("timeouts", timeoutpolicy.Plugin, timeoutConfig(cfg.Timeouts)); err != nil {
 			return nil, err
 		}
 	}
@@ -184,23 +183,16 @@ func (g *gateway) clientConfig(s dshconfig.Server) mcpclient.Config {
 
 func (g *gateway) Close() error { return g.h.Close() }
 
-// timeoutsWrapper bounds each tool matching a "timeouts" entry (the first
-// in file order) with the timeout policy's wrapper: TOOL_TIMEOUT when the
-// budget expires. A tool's own declared budget still wins, as in the
-// timeout policy.
-func timeoutsWrapper(ts []dshconfig.Timeout, log *zerolog.Logger) events.WaterfallListener[*tools.Execution, tools.Result] {
-	wrappers := make([]events.WaterfallListener[*tools.Execution, tools.Result], len(ts))
-	for i, t := range ts {
-		wrappers[i] = timeoutpolicy.Wrapper(timeoutpolicy.Config{Default: t.Budget}, log)
+// timeoutConfig is the timeout policy's configuration for the
+// "timeouts" entries: the first entry whose pattern names a tool bounds
+// it (TOOL_TIMEOUT when the budget expires); a tool's own declared budget
+// still wins.
+func timeoutConfig(ts []dshconfig.Timeout) timeoutpolicy.Config {
+	var cfg timeoutpolicy.Config
+	for _, t := range ts {
+		cfg.Tools = append(cfg.Tools, timeoutpolicy.ToolBudget{Tool: t.Tool, Budget: t.Budget})
 	}
-	return func(ctx context.Context, e *tools.Execution, next events.Next[tools.Result]) (tools.Result, error) {
-		for i, t := range ts {
-			if t.Matches(e.Name()) {
-				return wrappers[i](ctx, e, next)
-			}
-		}
-		return next(ctx)
-	}
+	return cfg
 }
 
 // gatewayConfigPath is the config file: flagPath, else $DSH_CONFIG, else

@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -300,19 +299,7 @@ func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
 }
 
 // appliesTo reports whether the rule's tool part names tool.
-func (r *Rule) appliesTo(tool string) bool {
-	if r.family != nil {
-		return slices.Contains(r.family, tool)
-	}
-	if r.tool != nil {
-		if r.tool.MatchString(tool) {
-			return true
-		}
-	} else if r.name == tool {
-		return true
-	}
-	return r.server != "" && strings.HasPrefix(tool, r.server)
-}
+func (r *Rule) appliesTo(tool string) bool { return r.tool.Match(tool) }
 
 // call is one call being decided: its arguments read once, and what was
 // read from them, shared by every rule.

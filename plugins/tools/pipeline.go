@@ -53,7 +53,7 @@ var Stages = []Stage{
 		OnFailure: "not granted", FailTo: "post-execute"},
 	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR. When the stage returns, bodies still running are cancelled and waited for, and next starts none.",
 		OnFailure: "short-circuit / error", FailTo: "post-execute"},
-	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; cancelled during → ABORTED."},
+	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; the tool's declared Timeout expired → TOOL_TIMEOUT; cancelled during → ABORTED."},
 	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
 	{Name: "finalize", Doc: "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
 	{Name: "result", Event: ResultEvent.Descriptor().Name, Doc: "Observers see the frozen result, exactly once per call; their failures are contained."},
@@ -492,9 +492,11 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 // (ABORTED_BEFORE_DISPATCH). The body runs under wctx, additionally
 // cancelled with the caller's ctx, so a wrapper that replaced the context
 // cannot detach the body from the caller, and cancellable by the end of
-// the stage (see bodies). The body is registered with the execution before
-// it starts (bodies.begin), so the end of the tools/execute stage either
-// waits for it or refuses it.
+// the stage (see bodies), and bounded by the tool's declared Timeout: when
+// that deadline fires first and the run ends aborted, the result is
+// TOOL_TIMEOUT (cause a *[TimeoutError]). The body is registered with the
+// execution before it starts (bodies.begin), so the end of the
+// tools/execute stage either waits for it or refuses it.
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
@@ -530,8 +532,13 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 		// Unwinding here is runtime.Goexit: runBody contains panics.
 		exec.bodies.end(slot, !returned)
 	}()
-	body, st := exec.beginStage(body, TraceDispatch)
-	res := r.runBody(body, t, exec)
+	// The tool's declared Timeout is enforced here, whether or not a
+	// timeout policy is mounted (a policy's budget for the same tool,
+	// derived earlier, fires first and is reported by the policy).
+	body, budget, stop := withBudget(body, t)
+	defer stop()
+	sctx, st := exec.beginStage(body, TraceDispatch)
+	res := budget.expired(body, r.runBody(sctx, t, exec))
 	returned = true
 	return st.result(res)
 }
