@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
