@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/text/unicode/norm"
 
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/internal/toolpat"
 )
 
@@ -108,12 +109,8 @@ func ParseRule(s string) (Rule, error) {
 	return r, nil
 }
 
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "..."
-	}
-	return s
-}
+// truncate shortens a rule's text for a message.
+func truncate(s string) string { return textcut.Truncate(s, 77) }
 
 func parseRule(s string) (Rule, error) {
 	if s == "" {

@@ -58,3 +58,15 @@ func TestP1_GuardsRunBeforeTheApprovalPrompt(t *testing.T) {
 		t.Errorf("order %v, want %v", order, want)
 	}
 }
+
+// SafeApprove is the approval stage's own containment, for code that asks
+// the approval service outside the pipeline: a panicking approver is an
+// error, never a grant.
+func TestSafeApproveContainsAPanic(t *testing.T) {
+	o, err := tools.SafeApprove(context.Background(), tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+		panic("approver exploded")
+	}), tools.ApprovalRequest{})
+	if err == nil || o == tools.AllowedOnce || !strings.Contains(err.Error(), "approver exploded") {
+		t.Errorf("outcome %q, err %v", o, err)
+	}
+}

@@ -441,7 +441,7 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	if exec.tool != nil {
 		req.Call = exec.tool.PresentCall(exec.Args())
 	}
-	outcome, err := safeApprove(ctx, ap, req)
+	outcome, err := SafeApprove(ctx, ap, req)
 	// The decision is taken here, once: after the caller withdrew the
 	// request no answer grants anything (and the body would not start
 	// anyway: dispatch checks ctx again).
@@ -464,7 +464,11 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	return failure(CodeApprovalFailed, "ApprovalFailed", fmt.Sprintf("Tool call denied: the approval service answered with an unknown outcome %q", outcome)), false
 }
 
-func safeApprove(ctx context.Context, ap Approver, req ApprovalRequest) (o ApprovalOutcome, err error) {
+// SafeApprove calls ap.Approve(ctx, req) under containment, as the
+// pipeline's approval stage does: a panic is returned as an error ("the
+// approval service panicked: ..."). For code outside the pipeline that
+// asks the approval service itself (an MCP server's elicitation, say).
+func SafeApprove(ctx context.Context, ap Approver, req ApprovalRequest) (o ApprovalOutcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = errors.New(panicMessage("the approval service", v))
