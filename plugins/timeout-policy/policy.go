@@ -69,10 +69,10 @@ func (c Config) Validate() error {
 	var errs []error
 	for i, t := range c.Tools {
 		if _, err := toolpat.Parse(t.Tool); err != nil {
-			errs = append(errs, fmt.Errorf("Tools[%d]: %w", i, err))
+			errs = append(errs, fmt.Errorf("tool budget %d: %w", i, err))
 		}
 		if t.Budget <= 0 {
-			errs = append(errs, fmt.Errorf("Tools[%d] (%s): the budget %v is not positive", i, t.Tool, t.Budget))
+			errs = append(errs, fmt.Errorf("tool budget %d (%s): %v is not positive", i, t.Tool, t.Budget))
 		}
 	}
 	if c.Default < 0 {
