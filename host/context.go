@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,6 +76,53 @@ func (c *Context) Emitter() Emitter { return Emitter{h: c.h, scope: c.scope} }
 
 // Logger returns the logger of c's fiber (it has a "plugin" field).
 func (c *Context) Logger() *zerolog.Logger { return c.fiber.Logger() }
+
+// Lifetime returns a context.Context that is cancelled when the run of
+// c's fiber that c belongs to ends: when the fiber is disposed, restarted
+// (by an update or a service change) or its start fails, before the first
+// of its registrations is undone, so a disposer may wait for goroutines
+// that run under it. Its cause wraps [ErrFiberClosed]. It is the context a
+// plugin runs its background work under (sessions, reconnection loops,
+// servers), in the role of caddy.Context or an fx OnStop hook. Every call
+// for one run returns the same context; a context of a run that has ended
+// (or of a fiber being unloaded) gets one already cancelled. It carries no
+// values and no deadline.
+func (c *Context) Lifetime() context.Context {
+	f := c.fiber
+	f.mu.Lock()
+	if err := f.acceptsLocked(c.gen); err != nil {
+		f.mu.Unlock()
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(fmt.Errorf("host: %w", err))
+		return ctx
+	}
+	if f.life == nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		f.life = &lifetime{ctx: ctx, cancel: cancel}
+	}
+	ctx := f.life.ctx
+	f.mu.Unlock()
+	return ctx
+}
+
+// lifetime is one run's [Context.Lifetime].
+type lifetime struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// endLifetime cancels the lifetime of f's current run, if one was made;
+// the next call of Lifetime through a context of the next run makes a new
+// one.
+func (f *Fiber) endLifetime() {
+	f.mu.Lock()
+	lt := f.life
+	f.life = nil
+	f.mu.Unlock()
+	if lt != nil {
+		lt.cancel(fmt.Errorf("host: the run of fiber %s ended: %w", f.name, ErrFiberClosed))
+	}
+}
 
 // Config returns the configuration c's plugin was loaded (or last updated)
 // with; nil for contexts that are not a plugin's.

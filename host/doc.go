@@ -35,6 +35,12 @@
 // registrations with [ErrFiberClosed], and so does a context left over
 // from a run that failed or from before a restart.
 //
+// Each run of a fiber has a lifetime, [Context.Lifetime]: a
+// context.Context cancelled when the run ends (dispose, restart, a failed
+// start's rollback) before the first effect is undone. Background work a
+// plugin starts (sessions, reconnection loops) runs under it, and the
+// effect that stops that work only has to wait for it.
+//
 // [Context.Plugin] returns when the fiber has settled, with an error
 // unless it became Active: the failure of Apply (wrapped; everything Apply
 // registered is rolled back), or a [*PendingError] (matching [ErrPending])

@@ -75,6 +75,7 @@ type Fiber struct {
 	config  any
 	gen     uint64
 	effects []*effect // mu only
+	life    *lifetime // mu only: the current run's Lifetime, made on first use
 	settled chan struct{}
 	self    *effect // the effect on the parent that owns this fiber; set before f is shared
 	seq     uint64  // creation order
@@ -273,6 +274,7 @@ func (f *Fiber) Update(config any) error {
 // the errors of f's own disposers, which is what f logs (a child fiber logs
 // its own).
 func (h *Host) disposeEffects(f *Fiber) (all, own error) {
+	f.endLifetime()
 	var errs, owns []error
 	for {
 		f.mu.Lock()

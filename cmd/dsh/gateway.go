@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -34,7 +33,7 @@ type gateway struct {
 	// session's client (serving only; see openGatewayWith).
 	fwd *elicitForwarder
 	// pol is the permission policy in force; reload replaces it whole.
-	pol atomic.Pointer[permissions.Policy]
+	pol *permissions.Live
 	// tolerant: servers other than required ones may fail (serving).
 	tolerant bool
 	// servers are the mounted servers by name: their entry and fiber
@@ -135,7 +134,7 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		return nil, err
 	}
 	if len(cfg.Timeouts) > 0 {
-		if _, err := host.OnWaterfall(root, tools.ExecuteEvent, timeoutsWrapper(cfg.Timeouts, root.Logger())); err != nil {
+		if err := load("timeouts", timeoutpolicy.Plugin, timeoutConfig(cfg.Timeouts)); err != nil {
 			return nil, err
 		}
 	}
@@ -147,8 +146,8 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 	if err != nil {
 		return nil, &dshconfig.Error{File: cfg.File, Key: "permissions", Msg: err.Error()}
 	}
-	g.pol.Store(pol)
-	if err := load("permissions", policyPlugin, &g.pol); err != nil {
+	g.pol = permissions.NewLive(pol)
+	if err := load("permissions", permissions.Plugin, g.pol); err != nil {
 		return nil, err
 	}
 	for _, s := range cfg.Servers {
@@ -163,30 +162,6 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 	}
 	return g, nil
 }
-
-// policyPlugin installs the permission policy its config (an
-// *atomic.Pointer[permissions.Policy]) points to at each call, so a
-// reload swaps the rules with no moment in which none apply: the
-// tools/pre-execute listener, the tools/post-execute listener and the
-// deny guard each read the pointer once per call.
-var policyPlugin = tools.DefinePlugin(permissions.Name, func(c *host.Context, reg *tools.Registry) error {
-	cur, ok := c.Config().(*atomic.Pointer[permissions.Policy])
-	if !ok || cur.Load() == nil {
-		return fmt.Errorf("permissions: no policy")
-	}
-	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next events.Next[tools.PreDecision]) (tools.PreDecision, error) {
-		return cur.Load().PreExecute(ctx, e, next)
-	}); err != nil {
-		return err
-	}
-	if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
-		return cur.Load().PostExecute(ctx, in, next)
-	}); err != nil {
-		return err
-	}
-	_, err := reg.Guard(c, func(e *tools.Execution) error { return cur.Load().Guard(e) })
-	return err
-})
 
 // clientConfig is the mcp-client configuration of the server entry s.
 func (g *gateway) clientConfig(s dshconfig.Server) mcpclient.Config {
@@ -214,23 +189,16 @@ func (g *gateway) clientConfig(s dshconfig.Server) mcpclient.Config {
 
 func (g *gateway) Close() error { return g.h.Close() }
 
-// timeoutsWrapper bounds each tool matching a "timeouts" entry (the first
-// in file order) with the timeout policy's wrapper: TOOL_TIMEOUT when the
-// budget expires. A tool's own declared budget still wins, as in the
-// timeout policy.
-func timeoutsWrapper(ts []dshconfig.Timeout, log *zerolog.Logger) events.WaterfallListener[*tools.Execution, tools.Result] {
-	wrappers := make([]events.WaterfallListener[*tools.Execution, tools.Result], len(ts))
-	for i, t := range ts {
-		wrappers[i] = timeoutpolicy.Wrapper(timeoutpolicy.Config{Default: t.Budget}, log)
+// timeoutConfig is the timeout policy's configuration for the
+// "timeouts" entries: the first entry whose pattern names a tool bounds
+// it (TOOL_TIMEOUT when the budget expires); a tool's own declared budget
+// still wins.
+func timeoutConfig(ts []dshconfig.Timeout) timeoutpolicy.Config {
+	var cfg timeoutpolicy.Config
+	for _, t := range ts {
+		cfg.Tools = append(cfg.Tools, timeoutpolicy.ToolBudget{Tool: t.Tool, Budget: t.Budget})
 	}
-	return func(ctx context.Context, e *tools.Execution, next events.Next[tools.Result]) (tools.Result, error) {
-		for i, t := range ts {
-			if t.Matches(e.Name()) {
-				return wrappers[i](ctx, e, next)
-			}
-		}
-		return next(ctx)
-	}
+	return cfg
 }
 
 // gatewayConfigPath is the config file: flagPath, else $DSH_CONFIG, else

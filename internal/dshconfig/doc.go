@@ -35,7 +35,9 @@
 // tests for other tools. Server names follow
 // permissions.CheckServerName, so that no server's tool names can pass
 // for another's. "timeouts" maps tool-name patterns to budgets ("30s" or
-// milliseconds), first match in file order. A server entry may also carry
+// milliseconds), first match in file order, in the grammar of a
+// permission rule's tool name (internal/toolpat: "mcp__fs" names every
+// tool of the server fs). A server entry may also carry
 // "type" ("stdio", "http", or "sse" for a legacy HTTP+SSE server), "callTimeout" (per call; "timeout" is its
 // older spelling), "connectTimeout", "reconnect" ({"maxAttempts",
 // "initialDelay", "maxDelay"}), "required" (the gateway refuses to start

@@ -18,6 +18,7 @@ import (
 
 	"github.com/dsh-go/dsh/internal/redact"
 	"github.com/dsh-go/dsh/internal/safeerr"
+	"github.com/dsh-go/dsh/internal/toolpat"
 	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -99,7 +100,8 @@ type Reconnect struct {
 func (s Server) Stdio() bool { return s.Command != "" }
 
 // Timeout is one entry of "timeouts": tools whose name matches Tool (a
-// name pattern where "*" matches any run) get Budget.
+// tool-name pattern, as in permission rules: "*" matches any run,
+// "mcp__fs" every tool of the server fs) get Budget.
 type Timeout struct {
 	Tool   string
 	Budget time.Duration
@@ -107,27 +109,13 @@ type Timeout struct {
 	Key string
 }
 
-// Matches reports whether the pattern t.Tool matches name.
-func (t Timeout) Matches(name string) bool { return globName(t.Tool, name) }
-
-func globName(pattern, name string) bool {
-	parts := strings.Split(pattern, "*")
-	if len(parts) == 1 {
-		return pattern == name
-	}
-	if !strings.HasPrefix(name, parts[0]) {
-		return false
-	}
-	name = name[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, p := range parts[1 : len(parts)-1] {
-		i := strings.Index(name, p)
-		if i < 0 {
-			return false
-		}
-		name = name[i+len(p):]
-	}
-	return strings.HasSuffix(name, last)
+// Matches reports whether the pattern t.Tool names name, in the grammar
+// of the tool-name part of permission rules (package internal/toolpat:
+// "mcp__fs" names every tool of the server fs). An invalid pattern (which
+// Load refuses) names nothing.
+func (t Timeout) Matches(name string) bool {
+	p, err := toolpat.Parse(t.Tool)
+	return err == nil && p.Match(name)
 }
 
 // Error is one problem in a config file: File, the key path (Key,
@@ -455,8 +443,8 @@ func (p *parser) timeouts(v value, cfg *Config) {
 	}
 	for _, m := range o.members {
 		key := "timeouts." + m.key
-		if m.key == "" || strings.ContainsAny(m.key, " \t\r\n()") {
-			p.fail(key, "a tool name pattern must be non-empty, without spaces or parentheses")
+		if _, err := toolpat.Parse(m.key); err != nil {
+			p.fail(key, "%s (a tool name pattern is non-empty, without spaces, control characters, parentheses, commas or backslashes)", err)
 			continue
 		}
 		if d := p.duration(key, m.val); d > 0 {

@@ -51,6 +51,10 @@ func TestParseAClaudeDesktopStyleConfig(t *testing.T) {
 	if !cfg.Timeouts[0].Matches("mcp__fs__read_file") || cfg.Timeouts[0].Matches("mcp__fs__write_file") || !cfg.Timeouts[1].Matches("mcp__x") {
 		t.Error("timeout patterns")
 	}
+	// One grammar with permission rules: "mcp__fs" names the server's tools.
+	if !(dshconfig.Timeout{Tool: "mcp__fs"}).Matches("mcp__fs__write_file") || (dshconfig.Timeout{Tool: "mcp__fs"}).Matches("mcp__fsx__write_file") {
+		t.Error("timeout patterns")
+	}
 	if cfg.Mode != tools.Both {
 		t.Errorf("mode %q", cfg.Mode)
 	}

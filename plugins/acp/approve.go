@@ -10,6 +10,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -110,7 +111,7 @@ func (r pattern) covers(c pattern) bool {
 func (r pattern) describe() string {
 	switch {
 	case r.hasCmd:
-		return fmt.Sprintf("%s `%s`", r.tool, clip(r.command, 80))
+		return fmt.Sprintf("%s `%s`", r.tool, textcut.Truncate(r.command, 80))
 	case r.paths != nil:
 		shown := make([]string, 0, 3)
 		for i, p := range r.paths {
@@ -118,24 +119,12 @@ func (r pattern) describe() string {
 				shown = append(shown, fmt.Sprintf("and %d more", len(r.paths)-3))
 				break
 			}
-			shown = append(shown, clip(p, 80))
+			shown = append(shown, textcut.Truncate(p, 80))
 		}
 		return fmt.Sprintf("%s on %s", r.tool, strings.Join(shown, ", "))
 	}
 	return fmt.Sprintf("every %s call", r.tool)
 }
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !isRuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // remembered returns the rule covering p, reject rules first.
 func (s *Session) remembered(p pattern) (rule, bool) {
@@ -308,5 +297,5 @@ func decide(out acpsdk.RequestPermissionOutcome) (outcome tools.ApprovalOutcome,
 		return tools.Rejected, true, nil
 	}
 	return "", false, fmt.Errorf("with option %q, which was not offered (offered: %s, %s, %s, %s)",
-		clip(string(out.Selected.OptionId), 64), OptionAllowOnce, OptionAllowAlways, OptionRejectOnce, OptionRejectAlways)
+		textcut.Truncate(string(out.Selected.OptionId), 64), OptionAllowOnce, OptionAllowAlways, OptionRejectOnce, OptionRejectAlways)
 }

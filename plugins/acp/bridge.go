@@ -59,8 +59,9 @@ const (
 // is safe for concurrent use. Make one with [Plugin] (which installs its
 // listeners and provides it through [Service]) or with [Install].
 type Bridge struct {
-	cfg Config
-	log zerolog.Logger
+	cfg  Config
+	log  zerolog.Logger
+	life context.Context // the run of the plugin that installed the bridge
 
 	mu       sync.RWMutex
 	sessions map[host.ScopeKey]*Session
@@ -201,7 +202,7 @@ type Session struct {
 	m      mapper
 	log    zerolog.Logger
 
-	life     context.Context // cancelled by Close
+	life     context.Context // cancelled by Close, or when the bridge's run ends
 	stopLife context.CancelFunc
 	done     chan struct{}
 	wg       sync.WaitGroup // the writer and in-flight permission requests
@@ -245,7 +246,7 @@ func newSession(b *Bridge, scope host.ScopeKey, peer Peer, id acpsdk.SessionId, 
 	if opts.Cwd == "" {
 		s.m.cwd = ""
 	}
-	s.life, s.stopLife = context.WithCancel(context.Background())
+	s.life, s.stopLife = context.WithCancel(b.life) // ends with the bridge's plugin run at the latest
 	s.turn, s.endTurn = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.writer()

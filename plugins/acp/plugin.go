@@ -92,7 +92,7 @@ func Install(c *host.Context, cfg Config) (*Bridge, error) {
 	if l := c.Logger(); l != nil {
 		log = *l
 	}
-	b := &Bridge{cfg: cfg, log: log, sessions: map[host.ScopeKey]*Session{}}
+	b := &Bridge{cfg: cfg, log: log, life: c.Lifetime(), sessions: map[host.ScopeKey]*Session{}}
 	if _, err := c.Track(host.EffectCustom, "acp: close sessions", b.Close); err != nil {
 		return nil, err
 	}

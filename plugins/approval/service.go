@@ -147,15 +147,17 @@ func New(cfg Config, log *zerolog.Logger) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return newService(cfg, log), nil
+	return newService(cfg, log, context.Background()), nil
 }
 
-func newService(cfg Config, log *zerolog.Logger) *Service {
+// newService returns a service that is closed for new answers (its
+// requests withdrawn) when life is done, and by Close.
+func newService(cfg Config, log *zerolog.Logger, life context.Context) *Service {
 	if log == nil {
 		nop := zerolog.Nop()
 		log = &nop
 	}
-	stop, stopNow := context.WithCancelCause(context.Background())
+	stop, stopNow := context.WithCancelCause(life)
 	return &Service{answerer: cfg.Answerer, timeout: cfg.Timeout, log: log, stop: stop, stopNow: stopNow}
 }
 
@@ -337,7 +339,7 @@ func (plugin) Apply(c *host.Context) error {
 	if err != nil {
 		return err
 	}
-	s := newService(cfg, c.Logger())
+	s := newService(cfg, c.Logger(), c.Lifetime())
 	// Recorded first, so it runs last: the service is withdrawn from the
 	// registry's view before its in-flight requests are drained.
 	if _, err := c.Track(host.EffectCustom, "approval: close service", s.Close); err != nil {

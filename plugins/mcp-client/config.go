@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/permissions"
 )
 
@@ -280,10 +281,10 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	}
 	ms, err := strconv.ParseFloat(string(b), 64)
 	if err != nil {
-		return fmt.Errorf("duration %s: want a string like \"30s\" or a number of milliseconds", truncate(string(b), 40))
+		return fmt.Errorf("duration %s: want a string like \"30s\" or a number of milliseconds", textcut.Truncate(string(b), 40))
 	}
 	if ms < 0 || math.IsNaN(ms) || ms*float64(time.Millisecond) > math.MaxInt64 {
-		return fmt.Errorf("duration %s ms is out of range", truncate(string(b), 40))
+		return fmt.Errorf("duration %s ms is out of range", textcut.Truncate(string(b), 40))
 	}
 	*d = Duration(ms * float64(time.Millisecond))
 	return nil
@@ -294,13 +295,3 @@ func (d Duration) d() time.Duration { return time.Duration(d) }
 
 // String returns the duration string.
 func (d Duration) String() string { return time.Duration(d).String() }
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -97,13 +98,13 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	}
 	ar := tools.ApprovalRequest{
 		Agent:  agent,
-		Reason: fmt.Sprintf("MCP server %q asks: %s", s.cfg.Name, clean(req.Params.Message, 4096)),
-		Call:   tools.GenericCall{Title: "MCP server " + s.cfg.Name + " asks for input", Content: []tools.Content{tools.Text(clean(req.Params.Message, 4096))}},
+		Reason: fmt.Sprintf("MCP server %q asks: %s", s.cfg.Name, textcut.Valid(req.Params.Message, 4096)),
+		Call:   tools.GenericCall{Title: "MCP server " + s.cfg.Name + " asks for input", Content: []tools.Content{tools.Text(textcut.Valid(req.Params.Message, 4096))}},
 	}
 	if in != nil {
 		ar.Tool, ar.CallID, ar.Execution = in.exec.Name(), in.exec.CallID(), in.exec
 	}
-	outcome, err := safeApprove(ctx, ap, ar)
+	outcome, err := tools.SafeApprove(ctx, ap, ar)
 	if err != nil || ctx.Err() != nil {
 		return decline(), nil
 	}
@@ -196,13 +197,4 @@ func safeElicit(ctx context.Context, e Elicitor, req ElicitationRequest) (res *m
 		}
 	}()
 	return e.Elicit(ctx, req)
-}
-
-func safeApprove(ctx context.Context, ap tools.Approver, req tools.ApprovalRequest) (o tools.ApprovalOutcome, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			o, err = "", fmt.Errorf("approver panicked: %s", safeerr.Sprint(v))
-		}
-	}()
-	return ap.Approve(ctx, req)
 }

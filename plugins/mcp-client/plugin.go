@@ -140,7 +140,9 @@ func (plugin) Apply(c *host.Context) error {
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "dsh", Version: "1"}, copts)
 	first := make(chan error, 1)
 	if _, err := c.Effect("mcp session "+cfg.Name, func() (func() error, error) {
-		s.ctx, s.cancel = context.WithCancel(context.Background())
+		// Ends with the plugin's run (cancelled before this cleanup
+		// runs), or when stop cancels it.
+		s.ctx, s.cancel = context.WithCancel(c.Lifetime())
 		go s.run(first)
 		if cfg.Upstreams != nil {
 			cfg.Upstreams.add(s)

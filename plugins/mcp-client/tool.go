@@ -11,6 +11,7 @@ import (
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -69,7 +70,7 @@ func (s *server) syncCtx(ctx context.Context, cur *conn) error {
 	for _, orig := range originals {
 		def, fp, err := s.definition(byName[orig], names[orig])
 		if err != nil {
-			s.log.Warn().Str("tool", truncate(orig, 128)).Err(err).Msg("MCP tool not mounted")
+			s.log.Warn().Str("tool", textcut.Truncate(orig, 128)).Err(err).Msg("MCP tool not mounted")
 			continue
 		}
 		desired[def.Name] = want{def, fp}
@@ -148,7 +149,7 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 			title = a.Title
 		}
 		ann = &tools.Annotations{
-			Title:       clean(title, 256),
+			Title:       textcut.Valid(title, 256),
 			ReadOnly:    a.ReadOnlyHint,
 			Destructive: a.DestructiveHint == nil || *a.DestructiveHint,
 			Idempotent:  a.IdempotentHint,
@@ -156,12 +157,12 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 			Trusted:     s.cfg.Trusted,
 		}
 	}
-	desc := clean(t.Description, maxDescription)
+	desc := textcut.Valid(t.Description, maxDescription)
 	if strings.TrimSpace(desc) == "" {
-		desc = clean(title, 256)
+		desc = textcut.Valid(title, 256)
 	}
 	if strings.TrimSpace(desc) == "" {
-		desc = fmt.Sprintf("Tool %q of the MCP server %q.", clean(t.Name, 256), s.cfg.Name)
+		desc = fmt.Sprintf("Tool %q of the MCP server %q.", textcut.Valid(t.Name, 256), s.cfg.Name)
 	}
 	def := tools.Definition{
 		Name:        regName,
@@ -170,7 +171,7 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 		Execute: func(ctx context.Context, exec *tools.Execution) (tools.Output, error) {
 			return s.call(ctx, exec, rt)
 		},
-		PresentCall: s.presentCall(t.Name, clean(title, 256), ann),
+		PresentCall: s.presentCall(t.Name, textcut.Valid(title, 256), ann),
 		Annotations: ann,
 	}
 	if ann != nil && ann.Trusted && ann.ReadOnly {
@@ -206,16 +207,11 @@ func fittingOutputSchema(s any) []byte {
 	return out
 }
 
-// clean makes s valid UTF-8 of at most n bytes.
-func clean(s string, n int) string {
-	return truncate(strings.ToValidUTF8(s, "\uFFFD"), n)
-}
-
 // presentCall returns the pending card of a mounted tool: the server and
 // the tool's title, and the server's hints marked trusted or untrusted.
 func (s *server) presentCall(name, title string, ann *tools.Annotations) func(json.RawMessage) tools.CallView {
 	if title == "" {
-		title = clean(name, 256)
+		title = textcut.Valid(name, 256)
 	}
 	title = s.cfg.Name + ": " + title
 	kind := "other"
@@ -314,14 +310,14 @@ func (s *server) callError(ctx, callCtx context.Context, cur *conn, err error) e
 	}
 	var we *jsonrpc.Error
 	if safeerr.AsAny(err, &we) {
-		return failf(CodeServerError, "ServerError", "MCP server %q: %s (code %d)", s.cfg.Name, clean(we.Message, 4096), we.Code)
+		return failf(CodeServerError, "ServerError", "MCP server %q: %s (code %d)", s.cfg.Name, textcut.Valid(we.Message, 4096), we.Code)
 	}
 	select {
 	case <-cur.ended:
-		return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: the session ended during the call: %s", s.cfg.Name, clean(err.Error(), 1024))
+		return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: the session ended during the call: %s", s.cfg.Name, textcut.Valid(err.Error(), 1024))
 	default:
 	}
-	return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: %s", s.cfg.Name, clean(err.Error(), 1024))
+	return failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q: %s", s.cfg.Name, textcut.Valid(err.Error(), 1024))
 }
 
 // errorText is the text of an isError result's content.

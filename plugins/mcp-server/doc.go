@@ -4,7 +4,7 @@
 //
 // Every tool the registry holds is served with every policy of the host
 // in force: each tools/call runs the registry's full pipeline
-// (pre-execute, approval, guards, the tools/execute wrappers, post-execute,
+// (pre-execute, guards, approval, the tools/execute wrappers, post-execute,
 // tools/result), exactly as an in-process call does.
 //
 //	srv, err := mcpserver.New(root, reg, mcpserver.Config{})

@@ -438,7 +438,7 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 		cleaned: make(chan struct{}),
 		current: map[string]string{},
 	}
-	sess.ctx, sess.cancel = context.WithCancel(context.Background())
+	sess.ctx, sess.cancel = context.WithCancel(scope.Lifetime()) // ends with the session's scope at the latest
 	if s.cfg.OnSession != nil {
 		if err := safeOnSession(s.cfg.OnSession, scope, sess.info); err != nil {
 			_ = scope.Fiber().Dispose()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/codemode"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
@@ -417,14 +418,7 @@ func elicit(ctx context.Context, ss *mcp.ServerSession, req tools.ApprovalReques
 	case "cancel":
 		return tools.Cancelled, nil
 	}
-	return "", fmt.Errorf("the client answered the elicitation with an unknown action %q", cardtext.Line(truncate(res.Action, 64)))
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
+	return "", fmt.Errorf("the client answered the elicitation with an unknown action %q", cardtext.Line(textcut.Truncate(res.Action, 64)))
 }
 
 // approvalMessage is the elicitation's text: the tool, the rendered call

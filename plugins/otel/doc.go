@@ -26,9 +26,9 @@
 // the context the call was made under.
 //
 // Each pipeline stage that ran user code is a child span named after the
-// stage: pre-execute, approval (the wait for the approval service; only
-// for a call a policy asked about), guards (with dsh.tool.guards, how
-// many ran), dispatch (one run of the tool body; none for an unknown
+// stage: pre-execute, guards (with dsh.tool.guards, how many ran),
+// approval (the wait for the approval service; only for a call a policy
+// asked about and no guard refused), dispatch (one run of the tool body; none for an unknown
 // tool, several under a retrying tools/execute wrapper) and
 // post-execute. A stage's decision is its
 // dsh.tool.stage.outcome (allow, deny, ask; allowed-once; accept,

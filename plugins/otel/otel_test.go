@@ -362,7 +362,7 @@ func TestO2_ApprovalWaitIsASpanAndAMetric(t *testing.T) {
 		t.Fatalf("spans: %v", names(r.spans()))
 	}
 	ok, rejected := cs[0], cs[1]
-	if got, want := r.children(ok), []string{"pre-execute", "approval", "guards", "dispatch", "post-execute"}; !slices.Equal(got, want) {
+	if got, want := r.children(ok), []string{"pre-execute", "guards", "approval", "dispatch", "post-execute"}; !slices.Equal(got, want) {
 		t.Errorf("allowed call: stage spans %v, want %v", got, want)
 	}
 	a := r.child(ok, "approval")

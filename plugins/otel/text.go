@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -22,33 +23,9 @@ const truncatedMark = "…[truncated]"
 
 // truncate returns s if it is at most max bytes long; otherwise its
 // longest prefix that ends on a UTF-8 boundary and leaves room for
-// truncatedMark, followed by the mark, at most max bytes in all (only the
-// mark's longest fitting prefix when max is smaller than the mark). s
-// must be valid UTF-8 (clean makes any string so).
-func truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	if max < len(truncatedMark) {
-		return cutRunes(truncatedMark, max)
-	}
-	return cutRunes(s, max-len(truncatedMark)) + truncatedMark
-}
-
-// cutRunes returns the longest prefix of s of at most n bytes that ends
-// on a rune boundary.
-func cutRunes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// truncatedMark, followed by the mark, at most max bytes in all (see
+// textcut.Fit). s must be valid UTF-8 (clean makes any string so).
+func truncate(s string, max int) string { return textcut.Fit(s, max, truncatedMark) }
 
 // clean makes an untrusted string fit for an attribute: each invalid
 // UTF-8 byte replaced by U+FFFD and control characters (C0, DEL, C1)

@@ -14,6 +14,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/dsh-go/dsh/internal/textcut"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -230,7 +231,7 @@ func contentJSON(content []tools.Content, max int) (string, bool) {
 			break
 		}
 		for _, f := range []*string{&c.Text, &c.Data, &c.MIMEType, &c.URI, &c.Name, &c.Title, &c.Description} {
-			*f = cutRunes(*f, max)
+			*f = textcut.Prefix(*f, max)
 		}
 		b, err := json.Marshal(c)
 		if err != nil {

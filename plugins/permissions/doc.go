@@ -174,11 +174,14 @@
 // DENIED and the rule in the message; ask asks the approval service with
 // the rule as the reason; allow lets the other policies decide), a guard
 // holding the deny rules, so a deny cannot be undone by another
-// pre-execute listener, and, when [Config].PostBlock or PostContext is
-// set, a tools/post-execute listener (a result of a call a postBlock rule
-// matches is blocked with the rule as feedback; PostContext is added to
-// the others). Loaded through an agent's scoped context, the rules apply
-// to that agent only. [Compile], [Policy.Decide] and [Policy.PostDecide]
+// pre-execute listener (guards run before the approval prompt, so nobody
+// is asked about a denied call), and, when [Config].PostBlock or
+// PostContext is set, a tools/post-execute listener (a result of a call a
+// postBlock rule matches is blocked with the rule as feedback;
+// PostContext is added to the others). Loaded through an agent's scoped
+// context, the rules apply to that agent only. Loaded with a [*Live], the
+// rules in force are the ones the Live holds at each call (a reload swaps
+// them whole); every way of loading installs through the same code. [Compile], [Policy.Decide] and [Policy.PostDecide]
 // give the same decisions outside the pipeline (the dsh hook commands use
 // them). [Policy.DeniesTool] tells which tools are denied without
 // condition, which the gateway does not offer; [CheckServerName] is the

@@ -8,9 +8,9 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/tidwall/gjson"
 	"golang.org/x/text/unicode/norm"
@@ -299,19 +299,7 @@ func (p *Policy) Decide(tool string, args json.RawMessage) Decision {
 }
 
 // appliesTo reports whether the rule's tool part names tool.
-func (r *Rule) appliesTo(tool string) bool {
-	if r.family != nil {
-		return slices.Contains(r.family, tool)
-	}
-	if r.tool != nil {
-		if r.tool.MatchString(tool) {
-			return true
-		}
-	} else if r.name == tool {
-		return true
-	}
-	return r.server != "" && strings.HasPrefix(tool, r.server)
-}
+func (r *Rule) appliesTo(tool string) bool { return r.tool.Match(tool) }
 
 // call is one call being decided: its arguments read once, and what was
 // read from them, shared by every rule.
@@ -699,19 +687,26 @@ func matchDomain(pat, raw string, cautious bool) (match, unknown bool) {
 }
 
 // Plugin is the permissions policy. Its configuration is a [Config] (or
-// *Config); an invalid one fails the plugin with the errors of [Compile].
-// It registers, through its own context (so loaded through an agent's
-// scoped context it applies to that agent only):
+// *Config), or a [*Live] holding a compiled policy that may be replaced
+// while the plugin runs; an invalid Config fails the plugin with the
+// errors of [Compile]. It registers, through its own context (so loaded
+// through an agent's scoped context it applies to that agent only):
 //
 //   - a tools/pre-execute listener: a deny verdict denies the call (code
 //     DENIED, the rule in the message) before any ask; an ask verdict asks
 //     the approval service with the rule as the reason, unless a later
 //     listener denies; allow passes the call on to the other policies;
+//   - a tools/post-execute listener when the policy has post rules or
+//     post context (always for a *Live, whose next policy may);
 //   - a guard with the deny rules, so a deny holds however other
-//     tools/pre-execute listeners decide (guards are monotonic).
+//     tools/pre-execute listeners decide (guards are monotonic; they run
+//     before the approval prompt, so nobody is asked about a denied call).
 //
 // The plugin never allows what another policy denies or asks about.
 var Plugin host.Plugin = tools.DefinePlugin(Name, func(c *host.Context, reg *tools.Registry) error {
+	if l, ok := c.Config().(*Live); ok {
+		return l.Install(c, reg)
+	}
 	cfg, err := host.DecodeConfig[Config](c)
 	if err != nil {
 		return err
@@ -723,18 +718,66 @@ var Plugin host.Plugin = tools.DefinePlugin(Name, func(c *host.Context, reg *too
 	return pol.Install(c, reg)
 })
 
-// Install registers the policy's tools/pre-execute listener and guard
-// through c (see [Plugin]); both are undone when c's fiber is disposed.
+// Install registers the policy's tools/pre-execute listener, its
+// tools/post-execute listener (when it has post rules or post context) and
+// its guard through c (see [Plugin]); all are undone when c's fiber is
+// disposed.
 func (p *Policy) Install(c *host.Context, reg *tools.Registry) error {
-	if _, err := host.OnWaterfall(c, tools.PreExecute, p.PreExecute); err != nil {
+	return install(c, reg, func() *Policy { return p }, len(p.post) > 0 || p.postContext != "")
+}
+
+// Live is a compiled policy that can be replaced while it is installed:
+// a configuration reload swaps the rules with no moment in which none
+// apply, since each of the installed listeners and the guard reads the
+// current policy once per call. The zero value holds no policy; Install
+// refuses it. Safe for concurrent use.
+type Live struct{ cur atomic.Pointer[Policy] }
+
+// NewLive returns a Live holding p.
+func NewLive(p *Policy) *Live {
+	l := &Live{}
+	l.cur.Store(p)
+	return l
+}
+
+// Load returns the current policy.
+func (l *Live) Load() *Policy { return l.cur.Load() }
+
+// Store makes p (not nil) the current policy for every call that starts
+// its stage after Store returns.
+func (l *Live) Store(p *Policy) {
+	if p != nil {
+		l.cur.Store(p)
+	}
+}
+
+// Install registers, through c, the listeners and guard of the policy l
+// holds at each call (as [Policy.Install] does for a fixed policy); the
+// tools/post-execute listener is always registered, since a later policy
+// may have post rules.
+func (l *Live) Install(c *host.Context, reg *tools.Registry) error {
+	if l == nil || l.Load() == nil {
+		return errors.New("permissions: a Live with no policy")
+	}
+	return install(c, reg, l.Load, true)
+}
+
+// install is the one installation of a policy: cur gives the policy a
+// call is decided by (read once per stage).
+func install(c *host.Context, reg *tools.Registry, cur func() *Policy, post bool) error {
+	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next events.Next[tools.PreDecision]) (tools.PreDecision, error) {
+		return cur().PreExecute(ctx, e, next)
+	}); err != nil {
 		return err
 	}
-	if len(p.post) > 0 || p.postContext != "" {
-		if _, err := host.OnWaterfall(c, tools.PostExecute, p.PostExecute); err != nil {
+	if post {
+		if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+			return cur().PostExecute(ctx, in, next)
+		}); err != nil {
 			return err
 		}
 	}
-	_, err := reg.Guard(c, p.Guard)
+	_, err := reg.Guard(c, func(e *tools.Execution) error { return cur().Guard(e) })
 	return err
 }
 

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/dsh-go/dsh/internal/textcut"
+	"github.com/dsh-go/dsh/internal/toolpat"
 )
 
 // MaxRuleLen is the longest accepted rule text, in bytes.
@@ -33,10 +35,7 @@ var ErrInvalidRule = errors.New("invalid permission rule")
 // use.
 type Rule struct {
 	text   string
-	name   string         // the tool-name pattern as written
-	tool   *regexp.Regexp // nil: literal name
-	server string         // "mcp__x" server-wide form: also matches mcp__x__*
-	family []string       // Claude Code tools a built-in rule covers (Read: Read, Grep, Glob, LS, NotebookRead)
+	tool   toolpat.Pattern // the tool-name part (shared with the timeout policy)
 	kind   kind
 	conds  []cond         // kindArgs
 	shell  *shellPat      // kindShell
@@ -66,21 +65,6 @@ type cond struct {
 	path    *pathPat       // a path pattern
 	raw     string
 }
-
-// The families of Claude Code's built-in tools a rule on one of them
-// covers, as Claude Code applies Read rules to its file-searching tools and
-// Edit rules to every tool that edits files.
-var (
-	readFamily  = []string{"Read", "Grep", "Glob", "LS", "NotebookRead"}
-	editFamily  = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
-	agentFamily = []string{"Agent", "Task"}
-	families    = map[string][]string{
-		"Read": readFamily, "Edit": editFamily, "Write": editFamily, "MultiEdit": editFamily,
-		"NotebookEdit": editFamily, "Agent": agentFamily, "Task": agentFamily,
-		"Grep": {"Grep"}, "Glob": {"Glob"}, "LS": {"LS"}, "NotebookRead": {"NotebookRead"},
-		"Bash": {"Bash"}, "WebFetch": {"WebFetch"}, "WebSearch": {"WebSearch"},
-	}
-)
 
 // String returns the rule's text as written.
 func (r Rule) String() string { return r.text }
@@ -125,12 +109,8 @@ func ParseRule(s string) (Rule, error) {
 	return r, nil
 }
 
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "..."
-	}
-	return s
-}
+// truncate shortens a rule's text for a message.
+func truncate(s string) string { return textcut.Truncate(s, 77) }
 
 func parseRule(s string) (Rule, error) {
 	if s == "" {
@@ -146,27 +126,11 @@ func parseRule(s string) (Rule, error) {
 	if name == "" {
 		return Rule{}, errors.New("missing the tool name before \"(\"")
 	}
-	for _, c := range name {
-		if unicode.IsSpace(c) || unicode.IsControl(c) || c == ')' || c == ',' || c == '\\' {
-			return Rule{}, fmt.Errorf("tool name pattern %q contains %q", name, c)
-		}
+	tool, err := toolpat.Parse(name)
+	if err != nil {
+		return Rule{}, err
 	}
-	r := Rule{text: s, name: name, family: families[name]}
-	if strings.Contains(name, "*") {
-		var re strings.Builder
-		re.WriteString(`^`)
-		for i, part := range strings.Split(name, "*") {
-			if i > 0 {
-				re.WriteString(`.*`)
-			}
-			re.WriteString(regexp.QuoteMeta(part))
-		}
-		re.WriteString(`$`)
-		r.tool = regexp.MustCompile(re.String())
-	}
-	if after, ok := strings.CutPrefix(name, "mcp__"); ok && after != "" && !strings.Contains(after, "__") && !strings.Contains(name, "*") {
-		r.server = name + "__"
-	}
+	r := Rule{text: s, tool: tool}
 	if !hasConds {
 		return r, nil
 	}

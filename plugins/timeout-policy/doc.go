@@ -11,9 +11,14 @@
 // # What it does
 //
 // For every call that reaches tools/execute, the wrapper takes the tool's
-// budget ([tools.Tool.Timeout]) or, when the tool
-// declares none, [Config.Default] (zero: no budget, the call passes through
-// untouched). It derives a context with context.WithTimeoutCause whose cause
+// budget ([tools.Tool.Timeout]) or, when the tool declares none, the
+// budget of the first [Config].Tools entry whose pattern names the tool
+// (the grammar of the tool-name part of permission rules: "mcp__fs" names
+// every tool of the server fs, as the rule deny: ["mcp__fs"] does), else
+// [Config.Default] (zero: no budget, the call passes through untouched).
+// The registry enforces a declared Timeout by itself too, per run of the
+// body; the policy adds the budgets of tools that declare none, and makes
+// a budget cover what the wrappers inside it do (retries, say). It derives a context with context.WithTimeoutCause whose cause
 // is a fresh error private to this call, and passes only that derived
 // context to next. The wrapper never changes anything else about the call:
 // the arguments, the tool and the identity are the pipeline's.

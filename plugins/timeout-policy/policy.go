@@ -10,6 +10,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/toolpat"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -21,7 +22,7 @@ const Name = "timeout-policy"
 const DefaultGrace = 100 * time.Millisecond
 
 // ErrorName is the error.name of a TOOL_TIMEOUT result.
-const ErrorName = "ToolTimeoutError"
+const ErrorName = tools.TimeoutErrorName
 
 // ErrTimeout is matched (errors.Is) by the cause of the context this policy
 // hands to next once the tool's budget has expired, so a tool body can tell
@@ -29,15 +30,24 @@ const ErrorName = "ToolTimeoutError"
 //
 //	if errors.Is(context.Cause(ctx), timeoutpolicy.ErrTimeout) { ... }
 //
-// The cause itself is a fresh value per call, which is how the wrapper
-// knows that the deadline that fired is its own.
-var ErrTimeout = errors.New("tool time budget exceeded")
+// It is [tools.ErrTimeout], which the registry's own enforcement of a
+// declared Timeout matches too. The cause itself is a fresh
+// *[tools.TimeoutError] per call, which is how the wrapper knows that the
+// deadline that fired is its own.
+var ErrTimeout = tools.ErrTimeout
 
 // Config configures the policy. The zero Config bounds only tools that
-// declare a budget.
+// declare a budget (which the registry enforces without the policy too).
 type Config struct {
-	// Default is the budget of tools that declare none (Timeout zero).
-	// Zero means such tools run unbounded. Negative is invalid.
+	// Tools are budgets by tool-name pattern, for tools that declare none:
+	// the first entry whose pattern names the tool applies. Patterns are
+	// those of permission rules (package internal/toolpat): "mcp__fs__*",
+	// "mcp__fs" (every tool of the server fs), "Read" (and the tools
+	// Claude Code applies Read rules to), an exact name.
+	Tools []ToolBudget
+	// Default is the budget of tools that declare none (Timeout zero) and
+	// that no Tools entry names. Zero means such tools run unbounded.
+	// Negative is invalid.
 	Default time.Duration
 	// Grace is how late after its deadline a body may return and still
 	// count as cooperative (logged at info level rather than warn).
@@ -45,9 +55,26 @@ type Config struct {
 	Grace time.Duration
 }
 
-// Validate reports a negative Default or Grace.
+// ToolBudget is one entry of [Config].Tools.
+type ToolBudget struct {
+	// Tool is a tool-name pattern.
+	Tool string
+	// Budget is positive.
+	Budget time.Duration
+}
+
+// Validate reports a negative Default or Grace, and a Tools entry with an
+// invalid pattern or a budget that is not positive.
 func (c Config) Validate() error {
 	var errs []error
+	for i, t := range c.Tools {
+		if _, err := toolpat.Parse(t.Tool); err != nil {
+			errs = append(errs, fmt.Errorf("tool budget %d: %w", i, err))
+		}
+		if t.Budget <= 0 {
+			errs = append(errs, fmt.Errorf("tool budget %d (%s): %v is not positive", i, t.Tool, t.Budget))
+		}
+	}
 	if c.Default < 0 {
 		errs = append(errs, fmt.Errorf("negative Default %v", c.Default))
 	}
@@ -80,24 +107,16 @@ func (plugin) Apply(c *host.Context) error {
 	return err
 }
 
-// budgetCause is the cause of one call's expiry: a fresh pointer per call,
-// compared by identity, that matches ErrTimeout.
-type budgetCause struct {
-	tool   string
-	budget time.Duration
-}
-
-func (e *budgetCause) Error() string {
-	return fmt.Sprintf("tool %q exceeded its time budget of %v", e.tool, e.budget)
-}
-
-func (e *budgetCause) Is(target error) bool { return target == ErrTimeout }
-
 // Wrapper returns the policy's tools/execute listener for cfg, logging to
 // log (nil: no logging). [Plugin] registers it; use it directly to register
 // the policy at a chosen position (host.Prepend) or through an agent scope.
-// cfg must be valid (see [Config.Validate]).
+// cfg must be valid (see [Config.Validate]): a Tools entry whose pattern
+// does not parse matches nothing.
 func Wrapper(cfg Config, log *zerolog.Logger) events.WaterfallListener[*tools.Execution, tools.Result] {
+	pats := make([]toolpat.Pattern, len(cfg.Tools))
+	for i, t := range cfg.Tools {
+		pats[i], _ = toolpat.Parse(t.Tool)
+	}
 	grace := cfg.Grace
 	if grace == 0 {
 		grace = DefaultGrace
@@ -113,13 +132,18 @@ func Wrapper(cfg Config, log *zerolog.Logger) events.WaterfallListener[*tools.Ex
 			return next(ctx)
 		}
 		budget := tool.Timeout()
+		for i := 0; budget <= 0 && i < len(pats); i++ {
+			if pats[i].Match(tool.Name()) {
+				budget = cfg.Tools[i].Budget
+			}
+		}
 		if budget <= 0 {
 			budget = cfg.Default
 		}
 		if budget <= 0 {
 			return next(ctx)
 		}
-		cause := &budgetCause{tool: tool.Name(), budget: budget}
+		cause := &tools.TimeoutError{Tool: tool.Name(), Budget: budget}
 		tctx, cancel := context.WithTimeoutCause(ctx, budget, cause)
 		defer cancel()
 		res, err := next(tctx)
@@ -142,21 +166,11 @@ func Wrapper(cfg Config, log *zerolog.Logger) events.WaterfallListener[*tools.Ex
 			// already produced, or a success an inner wrapper returned.
 			return res, err
 		}
-		return timeoutResult(res, cause), nil
+		return cause.Result(res), nil
 	}
 }
 
 func aborted(r tools.Result) bool {
 	return r.IsError && r.Error != nil &&
 		(r.Error.Code == tools.CodeAborted || r.Error.Code == tools.CodeAbortedBeforeDispatch)
-}
-
-// timeoutResult turns the pipeline's abort into TOOL_TIMEOUT, keeping the
-// call id and any additional context already on the result.
-func timeoutResult(r tools.Result, cause *budgetCause) tools.Result {
-	r.Content = []tools.Content{tools.Text(cause.Error() + "; it was cancelled")}
-	r.IsError = true
-	r.Error = &tools.ErrorInfo{Name: ErrorName, Code: tools.CodeToolTimeout}
-	r.Meta = nil
-	return r
 }

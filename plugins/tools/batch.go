@@ -64,7 +64,7 @@ var ErrBatchStopped = errors.New("tools: the batch was stopped by its CancelWhen
 // starts as soon as a slot frees).
 //
 // Policy stays in model order. For each i, call i enters (stages 1–2,
-// then pre-execute, approval, guards) only after call i-1 left those
+// then pre-execute, guards, approval) only after call i-1 left those
 // stages: it was dispatched, was refused before dispatch, or finished.
 // Post-execute, finalize and tools/result of call i run only after call
 // i-1's tools/result. So each policy event and each approval ask sees the

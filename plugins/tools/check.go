@@ -72,38 +72,15 @@ func (r *Registry) Check(ctx context.Context, call Call) (v Verdict) {
 	if !ok {
 		return known(denyVerdict(res), v.Known)
 	}
-	if ctx.Err() != nil {
-		return known(denyVerdict(aborted(ctx, CodeAbortedBeforeDispatch)), v.Known)
-	}
-	em := r.h.Emitter(exec.agent)
-
-	// Stage 3, as in policy, with a base that records that it was reached.
-	exec.stage = stagePreExecute
+	// Stages 3–4, the same code as Execute's, with a base that records
+	// that it was reached. Stage 5 is not run: an ask is the answer.
 	var reached atomic.Bool
-	dec, err := waterfall(ctx, em, PreExecute, exec, func(context.Context) (PreDecision, error) {
+	dec, res, ok := r.gate(ctx, r.h.Emitter(exec.agent), exec, func(context.Context) (PreDecision, error) {
 		reached.Store(true)
 		return PreDecision{Kind: Allow}, nil
 	})
-	if err != nil {
-		return known(denyVerdict(listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)), v.Known)
-	}
-	if err := dec.check(); err != nil {
-		return known(denyVerdict(failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error())), v.Known)
-	}
-	if dec.Kind == Deny {
-		return known(denyVerdict(failure(CodeDenied, "ToolDenied", "Tool call denied: "+dec.Reason)), v.Known)
-	}
-
-	// Stage 4 is not run: an ask is the answer. Stage 5, guards, as in
-	// policy: they deny an allow and an ask alike.
-	exec.stage = stageGuards
-	global, scoped := r.guards(exec.agent)
-	for _, gs := range [2][]*guardEntry{global, scoped} {
-		for _, g := range gs {
-			if res, denied := runGuard(g.fn, exec); denied {
-				return known(denyVerdict(res), v.Known)
-			}
-		}
+	if !ok {
+		return known(denyVerdict(res), v.Known)
 	}
 	if ctx.Err() != nil {
 		return known(denyVerdict(aborted(ctx, CodeAbortedBeforeDispatch)), v.Known)

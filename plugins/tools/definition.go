@@ -71,9 +71,9 @@ type Definition struct {
 	PresentCall func(args json.RawMessage) CallView
 	// PresentResult optionally renders a completed call; same rules.
 	PresentResult func(args json.RawMessage, r ResultData) ResultView
-	// Timeout is a cooperative budget for the body,
-	// enforced by plugins/timeout-policy. Zero means none; negative is
-	// invalid.
+	// Timeout is a cooperative budget for the body, enforced by the
+	// registry whether or not a timeout policy is mounted (TOOL_TIMEOUT;
+	// see [ErrTimeout]). Zero means none; negative is invalid.
 	Timeout time.Duration
 	// ValidateArgs, when set, checks a call's canonical arguments
 	// (exec.ArgsString(), exec.Arg, exec.Decode) before any policy runs; an

@@ -40,8 +40,9 @@
 //
 // pipeline.go holds the whole pipeline, top to bottom in the order the
 // stages run, and [Stages] lists them as data for the generated diagram:
-// snapshot → validate-args → tools/pre-execute → approval → guards →
-// tools/execute → dispatch → tools/post-execute → finalize → tools/result.
+// snapshot → validate-args → tools/pre-execute → guards → approval (an
+// ask only; nobody is asked about a call a guard refuses) → tools/execute
+// → dispatch → tools/post-execute → finalize → tools/result.
 // Every [Registry.Execute] returns exactly one [Result] and emits exactly
 // one tools/result, whatever fails; failures carry a stable code (the
 // Code* constants).
@@ -99,8 +100,8 @@
 // [ConcurrencyFunc] of the call, or nothing); [Registry.Concurrency]
 // answers per call and agent, and the generated tool catalog shows each
 // declaration. Only an explicit Parallel opts in; every other call is
-// exclusive, a barrier. Policy stays in model order (pre-execute, approval
-// asks one at a time, guards, post-execute, tools/result); only the
+// exclusive, a barrier. Policy stays in model order (pre-execute, guards,
+// approval asks one at a time, post-execute, tools/result); only the
 // tools/execute stage and the body of parallel calls overlap, at most
 // [BatchOptions].MaxParallel at once. Cancelling the batch gives calls not
 // yet dispatched ABORTED_BEFORE_DISPATCH and running ones ABORTED; one

@@ -74,8 +74,9 @@ const (
 	// UTF-8, an unknown content type, a missing required content field,
 	// meta that is not lossless JSON, error info on a success).
 	CodeInvalidResult ErrorCode = "INVALID_RESULT"
-	// CodeToolTimeout: the timeout policy's own deadline for the tool's
-	// Timeout fired (set by plugins/timeout-policy, not by this package).
+	// CodeToolTimeout: the tool's time budget expired: its declared
+	// Timeout (enforced by the registry) or a budget of the timeout
+	// policy (plugins/timeout-policy).
 	CodeToolTimeout ErrorCode = "TOOL_TIMEOUT"
 	// CodeCodeRunFailed: a Code Mode program failed: run_code's result
 	// (see codemode.CodeRunFailedError, package plugins/codemode).

@@ -271,8 +271,9 @@ func Events() []events.Handle {
 // " and the error's message, and whose error.code is the error's [Coder]
 // code (a *[Error] made with [NewError], say), or DENIED for a plain error
 // (errors.New("interns may not write")). Guards run after tools/pre-execute
-// (and approval), global guards before the agent's own, each in
-// registration order; the first error wins. A panicking guard denies
+// and before approval (nobody is asked to approve a call a guard refuses),
+// global guards before the agent's own, each in registration order; the
+// first error wins. A panicking guard denies
 // (GUARD_FAILED). A guard must not block; it may be called concurrently
 // for different calls.
 type Guard func(exec *Execution) error

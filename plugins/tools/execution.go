@@ -12,8 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/dsh-go/dsh/host"
 )
 
@@ -298,70 +296,13 @@ func (e *Execution) ArgsString() string { return e.args }
 // reference tokens of a JSON Pointer. Arg("edits", "0", "old") reads what
 // decoding the arguments into map[string]any and indexing it the same way
 // would. With no keys it returns the whole object. A key that matches
-// nothing gives a Result whose Exists() is false.
+// nothing gives a [Value] whose Exists() is false.
 //
 // This is the accessor for policy code: a name taken from a tool's schema
-// or a model's call cannot change what it reads. [Execution.ArgPath] takes
-// gjson path syntax instead.
-func (e *Execution) Arg(keys ...string) gjson.Result {
-	v := gjson.Parse(e.args)
-	for _, k := range keys {
-		if v = argChild(v, k); !v.Exists() {
-			return gjson.Result{}
-		}
-	}
-	return v
+// or a model's call cannot change what it reads.
+func (e *Execution) Arg(keys ...string) Value {
+	return Value{Raw: e.args}.Get(keys...)
 }
-
-// argChild returns the member key of object v or element key of array v.
-func argChild(v gjson.Result, key string) gjson.Result {
-	switch {
-	case v.IsObject():
-		if key == "" {
-			// gjson paths cannot name the empty key.
-			var found gjson.Result
-			v.ForEach(func(k, val gjson.Result) bool {
-				if k.Str == "" {
-					found = val
-					return false
-				}
-				return true
-			})
-			return found
-		}
-		return v.Get(gjson.Escape(key))
-	case v.IsArray():
-		if !isIndex(key) {
-			return gjson.Result{}
-		}
-		return v.Get(key)
-	}
-	return gjson.Result{}
-}
-
-// isIndex reports whether key is an array index as JSON Pointer writes one:
-// "0", or decimal digits without a leading zero (and short enough to be an
-// int).
-func isIndex(key string) bool {
-	if key == "" || len(key) > 9 || len(key) > 1 && key[0] == '0' {
-		return false
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < '0' || key[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// ArgPath reads one value of the arguments by a raw gjson path
-// (https://github.com/tidwall/gjson/blob/master/SYNTAX.md), modifiers,
-// wildcards and queries included. In that syntax '.', '|', '#', '@', '*',
-// '?', '!', '\\' and more are operators, so a property named "file.path"
-// or "@this" is not what the path "file.path" or "@this" reads. Use it only
-// with a path written as gjson syntax, never with a name from a schema or a
-// model (use [Execution.Arg], or gjson.Escape each component).
-func (e *Execution) ArgPath(path string) gjson.Result { return gjson.Get(e.args, path) }
 
 // Decode unmarshals the arguments into v (a pointer), as encoding/json
 // does.

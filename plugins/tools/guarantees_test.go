@@ -124,7 +124,7 @@ func TestG2_WrapperShortCircuitAfterCancellationIsAbortedBeforeDispatch(t *testi
 // TestG2_AnApprovalAnsweredAfterWithdrawalGrantsNothing: an approver that
 // answers once the call's context is done (the request was withdrawn).
 // No answer may grant anything then: the call is ABORTED_BEFORE_DISPATCH,
-// no later stage (guards, wrappers, body) runs; a rejection is kept as the
+// no later stage (wrappers, body) runs; a rejection is kept as the
 // more specific denial.
 func TestG2_AnApprovalAnsweredAfterWithdrawalGrantsNothing(t *testing.T) {
 	for _, tc := range []struct {
@@ -147,7 +147,6 @@ func TestG2_AnApprovalAnsweredAfterWithdrawalGrantsNothing(t *testing.T) {
 			must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(context.Context, *tools.Execution, tools.PreNext) (tools.PreDecision, error) {
 				return tools.Asked("needs a human"), nil
 			}))
-			must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { later.Add(1); return nil }))
 			must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 				later.Add(1)
 				return next(context.Background())

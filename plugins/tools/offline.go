@@ -5,11 +5,10 @@ import (
 	"fmt"
 
 	"github.com/dsh-go/dsh/events"
-	"github.com/dsh-go/dsh/plugins/tools/internal/stagerun"
 )
 
-// This file runs pipeline stages outside a registry: NewExecution, and the
-// stage runners package toolstest reaches through internal/stagerun.
+// This file runs pipeline stages outside a registry: NewExecution, and
+// Offline, the stage runners package toolstest wraps.
 
 // NewExecution returns the [Execution] that [Registry.Execute] hands to
 // policy for call when call.Name resolves to the tool d defines, without a
@@ -52,14 +51,34 @@ func NewExecution(call Call, d Definition) (*Execution, error) {
 // so it dispatches no event and logs nothing.
 var offline = &Registry{}
 
-func init() {
-	stagerun.RunGuard = runGuardOffline
-	stagerun.RunWrapper = runWrapperOffline
+// Offline runs the pipeline's own stage code for an execution made by
+// [NewExecution], without a host or a registry: a policy unit-tested
+// through it (package toolstest wraps it for tests) meets exactly the
+// rules [Registry.Execute] applies. An execution goes through each stage
+// once, as in the pipeline. The zero value is ready to use.
+type Offline struct{}
+
+// PreExecute runs l as the only tools/pre-execute listener for exec, with
+// the waterfall's base (which allows) as its next. It returns l's
+// decision, or l's error (a panic is recovered as one, read under
+// containment as the host reads it), or the error of
+// [PreDecision.Validate] for a malformed decision (the pipeline fails such
+// a call closed, INVALID_DECISION).
+func (Offline) PreExecute(ctx context.Context, exec *Execution, l events.WaterfallListener[*Execution, PreDecision]) (PreDecision, error) {
+	exec.stage = stagePreExecute
+	dec, err := callListener(ctx, exec, l, allowBase, "a tools/pre-execute listener")
+	if err != nil {
+		return PreDecision{}, err
+	}
+	if err := dec.Validate(); err != nil {
+		return PreDecision{}, err
+	}
+	return dec, nil
 }
 
-// runGuardOffline is stage 5 for the one guard g, and the finalized denial
-// when g denies.
-func runGuardOffline(g Guard, exec *Execution) (Result, bool) {
+// Guard is stage 4 for the one guard g (nil: none), and, when g denies,
+// the call's finalized result.
+func (Offline) Guard(g Guard, exec *Execution) (Result, bool) {
 	if g == nil {
 		return Result{}, false
 	}
@@ -71,9 +90,12 @@ func runGuardOffline(g Guard, exec *Execution) (Result, bool) {
 	return offline.finalize(exec, res), true
 }
 
-// runWrapperOffline is stages 6–7 with w as the only tools/execute wrapper
-// (nil: none), finalized.
-func runWrapperOffline(ctx context.Context, exec *Execution, w events.WaterfallListener[*Execution, Result]) Result {
+// Execute is stages 6–7 with w as the only tools/execute wrapper (nil:
+// none), finalized: dispatch as in the pipeline (the caller's
+// cancellation, the tool's declared Timeout, a body left running
+// cancelled and waited for when w returns; a failing w is LISTENER_ERROR
+// or its error's code).
+func (Offline) Execute(ctx context.Context, exec *Execution, w events.WaterfallListener[*Execution, Result]) Result {
 	// A Goexit in w (t.FailNow in a test) still ends the stage: no body
 	// outlives it.
 	defer exec.bodies.settle(ErrAbandoned)
@@ -88,20 +110,21 @@ func runWrapperOffline(ctx context.Context, exec *Execution, w events.WaterfallL
 	if w == nil {
 		res = offline.dispatch(ctx, nil, exec)
 	} else {
-		res, err = callWrapper(ctx, exec, w)
+		res, err = callListener(ctx, exec, w, func(wctx context.Context) (Result, error) {
+			return offline.dispatch(ctx, wctx, exec), nil
+		}, "a tools/execute wrapper")
 	}
 	return offline.finalize(exec, endExecute(ctx, exec, res, err))
 }
 
-// callWrapper calls w with next running the body, as the host calls a
-// propagating waterfall listener: a panic is an error.
-func callWrapper(ctx context.Context, exec *Execution, w events.WaterfallListener[*Execution, Result]) (res Result, err error) {
+// callListener calls l with next as a propagating waterfall listener is
+// called by the host: a panic is an error.
+func callListener[R any](ctx context.Context, exec *Execution, l events.WaterfallListener[*Execution, R], next events.Next[R], what string) (res R, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			res, err = Result{}, fmt.Errorf("tools: %s", panicMessage("a tools/execute wrapper", v))
+			var zero R
+			res, err = zero, fmt.Errorf("tools: %s", panicMessage(what, v))
 		}
 	}()
-	return w(ctx, exec, func(wctx context.Context) (Result, error) {
-		return offline.dispatch(ctx, wctx, exec), nil
-	})
+	return l(ctx, exec, next)
 }

@@ -47,13 +47,13 @@ var Stages = []Stage{
 		OnFailure: "INVALID_ARGS", FailTo: "finalize"},
 	{Name: "pre-execute", Event: PreExecute.Descriptor().Name, Doc: "Allow, deny (DENIED) or ask; a failing listener → LISTENER_ERROR, a malformed decision → INVALID_DECISION; cancelled before → ABORTED_BEFORE_DISPATCH.",
 		OnFailure: "deny / error", FailTo: "post-execute"},
-	{Name: "approval", Doc: "An ask goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*, with the policy's reason); the call cancelled when the answer arrives → ABORTED_BEFORE_DISPATCH, whatever the answer (a rejection is kept).",
-		OnFailure: "not granted", FailTo: "post-execute"},
-	{Name: "guards", Doc: "Global guards, then the agent's: an error denies (its code, or DENIED), monotonically; a panic → GUARD_FAILED.",
+	{Name: "guards", Doc: "For an allow or an ask, before anyone is asked: global guards, then the agent's; an error denies (its code, or DENIED), monotonically; a panic → GUARD_FAILED.",
 		OnFailure: "DENIED", FailTo: "post-execute"},
+	{Name: "approval", Doc: "An ask the guards let through goes to the approval service: allowed-once proceeds; rejected, cancelled, unavailable, no service or no agent deny (APPROVAL_*, with the policy's reason); the call cancelled when the answer arrives → ABORTED_BEFORE_DISPATCH, whatever the answer (a rejection is kept).",
+		OnFailure: "not granted", FailTo: "post-execute"},
 	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR. When the stage returns, bodies still running are cancelled and waited for, and next starts none.",
 		OnFailure: "short-circuit / error", FailTo: "post-execute"},
-	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; cancelled during → ABORTED."},
+	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; the tool's declared Timeout expired → TOOL_TIMEOUT; cancelled during → ABORTED."},
 	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
 	{Name: "finalize", Doc: "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
 	{Name: "result", Event: ResultEvent.Descriptor().Name, Doc: "Observers see the frozen result, exactly once per call; their failures are contained."},
@@ -64,8 +64,8 @@ const (
 	stageSnapshot = iota
 	stageValidateArgs
 	stagePreExecute
-	stageApproval
 	stageGuards
+	stageApproval
 	stageExecute
 	stageDispatch
 	stagePostExecute
@@ -291,8 +291,37 @@ func waterfall[P, R any](ctx context.Context, em host.Emitter, ev *events.Waterf
 // otherwise it returns the call's isError result, which goes on to
 // post-execute.
 func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution) (Result, bool) {
+	dec, res, ok := r.gate(ctx, em, exec, allowBase)
+	if !ok || dec.Kind != Ask {
+		return res, ok
+	}
+
+	// Stage 5, approval: an ask that every guard let through is put to
+	// the approval service, looked up per ask (non-reactively) through the
+	// registry's context; a person is never asked about a call a guard
+	// refuses. No service, or a call without an agent, denies, quoting the
+	// ask's reason. Only allowed-once proceeds; a misbehaving approver
+	// (error, panic, unknown outcome) fails closed. ctx done when the
+	// answer arrives (or while waiting) is ABORTED_BEFORE_DISPATCH whatever
+	// the answer: a request withdrawn cannot be granted (a rejection is
+	// kept, as the more specific denial).
+	exec.stage = stageApproval
+	sctx, st := exec.beginStage(ctx, TraceApproval)
+	if res, ok := r.approve(sctx, exec, dec.Reason); !ok {
+		return st.fail(res), false
+	}
+	st.done(StageEnd{Outcome: string(AllowedOnce)})
+	return Result{}, true
+}
+
+// gate is stages 3–4, the policy stages that decide without asking
+// anyone, shared by policy and [Registry.Check]: base is the
+// tools/pre-execute waterfall's base (it allows). It returns the
+// pre-execute decision (Allow or Ask) when the call got through both, or
+// the call's isError result and false.
+func (r *Registry) gate(ctx context.Context, em host.Emitter, exec *Execution, base events.Next[PreDecision]) (PreDecision, Result, bool) {
 	if ctx.Err() != nil {
-		return aborted(ctx, CodeAbortedBeforeDispatch), false
+		return PreDecision{}, aborted(ctx, CodeAbortedBeforeDispatch), false
 	}
 
 	// Stage 3, tools/pre-execute: the reorderable gate. The base of the
@@ -302,37 +331,21 @@ func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution)
 	// failed because ctx is done).
 	exec.stage = stagePreExecute
 	sctx, st := exec.beginStage(ctx, TracePreExecute)
-	dec, err := waterfall(sctx, em, PreExecute, exec, allowBase)
+	dec, err := waterfall(sctx, em, PreExecute, exec, base)
 	if err != nil {
-		return st.fail(listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)), false
+		return dec, st.fail(listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)), false
 	}
 	if err := dec.check(); err != nil {
-		return st.fail(failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error())), false
+		return dec, st.fail(failure(CodeInvalidDecision, "InvalidDecision", "tools/pre-execute returned a malformed decision: "+err.Error())), false
 	}
 	st.done(StageEnd{Outcome: string(dec.Kind)})
-	switch dec.Kind {
-	case Deny:
-		return failure(CodeDenied, "ToolDenied", "Tool call denied: "+dec.Reason), false
-
-	// Stage 4, approval: an ask is put to the approval service, looked up
-	// per ask (non-reactively) through the registry's context. No service,
-	// or a call without an agent, denies, quoting the ask's reason. Only
-	// allowed-once proceeds; a misbehaving approver (error, panic, unknown
-	// outcome) fails closed. ctx done when the answer arrives (or while
-	// waiting) is ABORTED_BEFORE_DISPATCH whatever the answer: a request
-	// withdrawn cannot be granted (a rejection is kept, as the more
-	// specific denial).
-	case Ask:
-		exec.stage = stageApproval
-		sctx, st := exec.beginStage(ctx, TraceApproval)
-		if res, ok := r.approve(sctx, exec, dec.Reason); !ok {
-			return st.fail(res), false
-		}
-		st.done(StageEnd{Outcome: string(AllowedOnce)})
+	if dec.Kind == Deny {
+		return dec, failure(CodeDenied, "ToolDenied", "Tool call denied: "+dec.Reason), false
 	}
 
-	// Stage 5, guards: global guards, then the agent's own, in
-	// registration order. The first error denies, with the error's code or
+	// Stage 4, guards: global guards, then the agent's own, in
+	// registration order, for an allow and an ask alike (before anyone is
+	// asked to approve). The first error denies, with the error's code or
 	// DENIED, and nothing after can re-allow (guards run after the
 	// waterfall precisely so that listener order cannot override them). A
 	// panicking guard denies (GUARD_FAILED).
@@ -345,12 +358,12 @@ func (r *Registry) policy(ctx context.Context, em host.Emitter, exec *Execution)
 			ran++
 			if res, denied := runGuard(g.fn, exec); denied {
 				st.done(StageEnd{Error: res.Error.clone(), Guards: ran})
-				return res, false
+				return dec, res, false
 			}
 		}
 	}
 	st.done(StageEnd{Guards: ran})
-	return Result{}, true
+	return dec, Result{}, true
 }
 
 // execute is stages 6–7, for a call that policy allowed. Every failure
@@ -410,7 +423,7 @@ func endExecute(ctx context.Context, exec *Execution, res Result, err error) Res
 
 func allowBase(context.Context) (PreDecision, error) { return PreDecision{Kind: Allow}, nil }
 
-// approve is stage 4. It returns ok only for an allowed-once answer given
+// approve is stage 5. It returns ok only for an allowed-once answer given
 // while ctx was not done.
 func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) (Result, bool) {
 	required := "Tool call denied: approval is required"
@@ -428,7 +441,7 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	if exec.tool != nil {
 		req.Call = exec.tool.PresentCall(exec.Args())
 	}
-	outcome, err := safeApprove(ctx, ap, req)
+	outcome, err := SafeApprove(ctx, ap, req)
 	// The decision is taken here, once: after the caller withdrew the
 	// request no answer grants anything (and the body would not start
 	// anyway: dispatch checks ctx again).
@@ -451,7 +464,11 @@ func (r *Registry) approve(ctx context.Context, exec *Execution, reason string) 
 	return failure(CodeApprovalFailed, "ApprovalFailed", fmt.Sprintf("Tool call denied: the approval service answered with an unknown outcome %q", outcome)), false
 }
 
-func safeApprove(ctx context.Context, ap Approver, req ApprovalRequest) (o ApprovalOutcome, err error) {
+// SafeApprove calls ap.Approve(ctx, req) under containment, as the
+// pipeline's approval stage does: a panic is returned as an error ("the
+// approval service panicked: ..."). For code outside the pipeline that
+// asks the approval service itself (an MCP server's elicitation, say).
+func SafeApprove(ctx context.Context, ap Approver, req ApprovalRequest) (o ApprovalOutcome, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = errors.New(panicMessage("the approval service", v))
@@ -479,9 +496,11 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 // (ABORTED_BEFORE_DISPATCH). The body runs under wctx, additionally
 // cancelled with the caller's ctx, so a wrapper that replaced the context
 // cannot detach the body from the caller, and cancellable by the end of
-// the stage (see bodies). The body is registered with the execution before
-// it starts (bodies.begin), so the end of the tools/execute stage either
-// waits for it or refuses it.
+// the stage (see bodies), and bounded by the tool's declared Timeout: when
+// that deadline fires first and the run ends aborted, the result is
+// TOOL_TIMEOUT (cause a *[TimeoutError]). The body is registered with the
+// execution before it starts (bodies.begin), so the end of the
+// tools/execute stage either waits for it or refuses it.
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
@@ -517,8 +536,13 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 		// Unwinding here is runtime.Goexit: runBody contains panics.
 		exec.bodies.end(slot, !returned)
 	}()
-	body, st := exec.beginStage(body, TraceDispatch)
-	res := r.runBody(body, t, exec)
+	// The tool's declared Timeout is enforced here, whether or not a
+	// timeout policy is mounted (a policy's budget for the same tool,
+	// derived earlier, fires first and is reported by the policy).
+	body, budget, stop := withBudget(body, t)
+	defer stop()
+	sctx, st := exec.beginStage(body, TraceDispatch)
+	res := budget.expired(body, r.runBody(sctx, t, exec))
 	returned = true
 	return st.result(res)
 }

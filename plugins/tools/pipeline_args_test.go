@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -65,7 +63,7 @@ func TestP3_ArgReadsAPropertyByItsNameWhateverItsCharacters(t *testing.T) {
 
 // TestP3_ArgWalksObjectsAndArraysByKeys: several keys walk down objects by
 // name and arrays by index (decimal, no sign or leading zero, as a JSON
-// Pointer); ArgPath keeps gjson's syntax for those who want it.
+// Pointer).
 func TestP3_ArgWalksObjectsAndArraysByKeys(t *testing.T) {
 	args := []byte(`{"outer.key":{"inner|key":[10,{"#":"deep","0":"zero"}]},"file":{"path":"nested"},"file.path":"flat","list":[1,2,3]}`)
 	withExecution(t, args, func(x *tools.Execution) {
@@ -95,15 +93,6 @@ func TestP3_ArgWalksObjectsAndArraysByKeys(t *testing.T) {
 		}
 		if got := x.Arg(); got.Raw != x.ArgsString() {
 			t.Errorf("Arg() = %s, want the whole object", got.Raw)
-		}
-		if got := x.ArgPath("file.path").String(); got != "nested" {
-			t.Errorf(`ArgPath("file.path") = %q: ArgPath is gjson syntax`, got)
-		}
-		if got := x.ArgPath("list.#").Int(); got != 3 {
-			t.Errorf(`ArgPath("list.#") = %d`, got)
-		}
-		if got := x.ArgPath(gjson.Escape("file.path")).String(); got != "flat" {
-			t.Errorf("ArgPath(escaped) = %q", got)
 		}
 	})
 }

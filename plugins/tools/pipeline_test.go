@@ -50,7 +50,7 @@ func TestP1_PhaseOrder(t *testing.T) {
 	for _, s := range tools.Stages {
 		names = append(names, s.Name)
 	}
-	if !slices.Equal(names, []string{"snapshot", "validate-args", "pre-execute", "approval", "guards", "execute", "dispatch", "post-execute", "finalize", "result"}) {
+	if !slices.Equal(names, []string{"snapshot", "validate-args", "pre-execute", "guards", "approval", "execute", "dispatch", "post-execute", "finalize", "result"}) {
 		t.Errorf("Stages = %v", names)
 	}
 }

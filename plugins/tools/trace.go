@@ -48,8 +48,8 @@ type Tracer interface {
 }
 
 // CallTrace follows one call. For a call that passes its input checks
-// (stages 1–2) the pipeline calls BeginStage for pre-execute, approval
-// (only on an ask), guards, execute (the tools/execute stage: wrappers
+// (stages 1–2) the pipeline calls BeginStage for pre-execute, guards,
+// approval (only on an ask the guards let through), execute (the tools/execute stage: wrappers
 // and dispatch), dispatch (each run of the tool body) and post-execute,
 // each stage that runs; stages skipped by a denial or failure are not
 // reported. End is called once for every call, rejected ones included.

@@ -89,7 +89,7 @@ func (c *logCall) End(_ context.Context, exec *tools.Execution, res tools.Result
 	c.l.log(s)
 }
 
-func TestT1_TracerSeesEachStageThatRanWithItsOutcome(t *testing.T) {
+func TestO7_TracerSeesEachStageThatRanWithItsOutcome(t *testing.T) {
 	e := newEnv(t)
 	var bodyStage any
 	mustRegister(t, e.reg, e.root, tools.Definition{Name: "t", Description: "T.", Execute: func(ctx context.Context, _ *tools.Execution) (tools.Output, error) {
@@ -135,11 +135,12 @@ func TestT1_TracerSeesEachStageThatRanWithItsOutcome(t *testing.T) {
 		"begin execute a", "begin dispatch a", "end dispatch", "end execute",
 		"begin post-execute a", "end post-execute accept", "call end a",
 
-		"start t", "begin pre-execute b", "end pre-execute ask", "begin approval b", "end approval allowed-once",
-		"begin guards b", "end guards guards=1", "begin execute b", "begin dispatch b", "end dispatch", "end execute",
+		"start t", "begin pre-execute b", "end pre-execute ask", "begin guards b", "end guards guards=1",
+		"begin approval b", "end approval allowed-once", "begin execute b", "begin dispatch b", "end dispatch", "end execute",
 		"begin post-execute b", "end post-execute accept", "call end b",
 
-		"start fail", "begin pre-execute c", "end pre-execute ask", "begin approval c", "end approval APPROVAL_REJECTED",
+		"start fail", "begin pre-execute c", "end pre-execute ask", "begin guards c", "end guards guards=1",
+		"begin approval c", "end approval APPROVAL_REJECTED",
 		"begin post-execute c", "end post-execute accept", "call end c APPROVAL_REJECTED",
 
 		"start fail", "begin pre-execute d", "end pre-execute allow", "begin guards d", "end guards guards=1",
@@ -156,7 +157,7 @@ func TestT1_TracerSeesEachStageThatRanWithItsOutcome(t *testing.T) {
 	}
 }
 
-func TestT1_TracerCannotBreakACall(t *testing.T) {
+func TestO7_TracerCannotBreakACall(t *testing.T) {
 	for _, where := range []string{"start", "begin", "stage-end", "end", "cancel"} {
 		t.Run(where, func(t *testing.T) {
 			e := newEnv(t)
@@ -173,7 +174,7 @@ func TestT1_TracerCannotBreakACall(t *testing.T) {
 	}
 }
 
-func TestT1_SeveralTracersEachFollowTheCall(t *testing.T) {
+func TestO7_SeveralTracersEachFollowTheCall(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, echo("t", "ok"))
 	a, b := &logTracer{}, &logTracer{}
@@ -190,7 +191,7 @@ func TestT1_SeveralTracersEachFollowTheCall(t *testing.T) {
 	}
 }
 
-func TestT1_TracerDiesWithItsFiber(t *testing.T) {
+func TestO7_TracerDiesWithItsFiber(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, echo("t", "ok"))
 	l := &logTracer{}
@@ -232,13 +233,13 @@ func (g goexitTracer) End(_ context.Context, exec *tools.Execution, _ tools.Resu
 	}
 }
 
-// TestT1_GoexitInATracersEndKeepsTheCallsResult: End is called just
+// TestO7_GoexitInATracersEndKeepsTheCallsResult: End is called just
 // before tools/result; a runtime.Goexit there ends the goroutine running
 // the call (Execute does not return), but the call's one tools/result is
 // still emitted, with the call's own result, and End is not called again.
 // It used to be lost: the Goexit handler took the call for one whose
 // tools/result was being delivered.
-func TestT1_GoexitInATracersEndKeepsTheCallsResult(t *testing.T) {
+func TestO7_GoexitInATracersEndKeepsTheCallsResult(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, echo("t", "ok"))
 	var rc recorder
@@ -267,10 +268,10 @@ func TestT1_GoexitInATracersEndKeepsTheCallsResult(t *testing.T) {
 	}
 }
 
-// TestT1_GoexitInATracersEndKeepsBatchResults: the same in ExecuteBatch,
+// TestO7_GoexitInATracersEndKeepsBatchResults: the same in ExecuteBatch,
 // for a parallel call (on a batch goroutine) and an exclusive one (on the
 // calling goroutine): every call gets its own result once, in model order.
-func TestT1_GoexitInATracersEndKeepsBatchResults(t *testing.T) {
+func TestO7_GoexitInATracersEndKeepsBatchResults(t *testing.T) {
 	for _, tc := range []struct {
 		tool     string
 		returned bool

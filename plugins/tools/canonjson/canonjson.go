@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/textcut"
 )
 
 // Default limits used when the corresponding [Options] field is zero or
@@ -680,17 +682,8 @@ func (s *scanner) number() error {
 	return nil
 }
 
-// truncate shortens s to at most n bytes (plus "..."), cutting on a rune
-// boundary so valid UTF-8 stays valid.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
+// truncate shortens s for a message (textcut.Truncate).
+func truncate(s string, n int) string { return textcut.Truncate(s, n) }
 
 // AppendNumber appends f as a canonical JSON number: formatted by the
 // ECMAScript Number::toString algorithm, as JSON.stringify writes it and as

@@ -2,7 +2,8 @@ package schema
 
 import (
 	"strings"
-	"unicode/utf8"
+
+	"github.com/dsh-go/dsh/internal/textcut"
 )
 
 // Small JSON helpers for messages and paths. Canonical JSON itself (reading
@@ -16,17 +17,8 @@ func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-// truncate shortens s to at most n bytes (plus "..."), cutting on a rune
-// boundary so valid UTF-8 stays valid.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
+// truncate shortens s for a message (textcut.Truncate).
+func truncate(s string, n int) string { return textcut.Truncate(s, n) }
 
 // isWS reports whether c is JSON whitespace.
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -2,12 +2,10 @@ package toolstest
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/plugins/tools"
-	"github.com/dsh-go/dsh/plugins/tools/internal/stagerun"
 )
 
 // Unit tests of policies. A policy (a tools/pre-execute listener, a guard,
@@ -41,20 +39,8 @@ func NewExecution(t testing.TB, call tools.Call, d tools.Definition) *tools.Exec
 // or l's error (a panic is recovered as one), or an error when the
 // decision is malformed (see [tools.PreDecision.Validate]; the pipeline
 // fails such a call closed, INVALID_DECISION).
-func RunPreExecute(ctx context.Context, exec *tools.Execution, l events.WaterfallListener[*tools.Execution, tools.PreDecision]) (dec tools.PreDecision, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			dec, err = tools.PreDecision{}, fmt.Errorf("toolstest: the tools/pre-execute listener panicked: %v", v)
-		}
-	}()
-	dec, err = l(ctx, exec, func(context.Context) (tools.PreDecision, error) { return tools.Allowed(), nil })
-	if err != nil {
-		return tools.PreDecision{}, err
-	}
-	if verr := dec.Validate(); verr != nil {
-		return tools.PreDecision{}, verr
-	}
-	return dec, nil
+func RunPreExecute(ctx context.Context, exec *tools.Execution, l events.WaterfallListener[*tools.Execution, tools.PreDecision]) (tools.PreDecision, error) {
+	return tools.Offline{}.PreExecute(ctx, exec, l)
 }
 
 // RunGuard runs g for exec as the pipeline's guard stage does, and reports
@@ -63,7 +49,7 @@ func RunPreExecute(ctx context.Context, exec *tools.Execution, l events.Waterfal
 // denied: ..." with the code DENIED, the error's own [tools.Coder] code,
 // or GUARD_FAILED when g panicked.
 func RunGuard(g tools.Guard, exec *tools.Execution) (res tools.Result, denied bool) {
-	return stagerun.RunGuard.(func(tools.Guard, *tools.Execution) (tools.Result, bool))(g, exec)
+	return tools.Offline{}.Guard(g, exec)
 }
 
 // RunWrapper runs w as the only tools/execute wrapper for exec (nil: no
@@ -76,5 +62,5 @@ func RunGuard(g tools.Guard, exec *tools.Execution) (res tools.Result, denied bo
 // failing w is LISTENER_ERROR (or its error's code), as in the pipeline.
 // A typed tool's body gets the value decoded when the execution was made.
 func RunWrapper(ctx context.Context, exec *tools.Execution, w events.WaterfallListener[*tools.Execution, tools.Result]) tools.Result {
-	return stagerun.RunWrapper.(func(context.Context, *tools.Execution, events.WaterfallListener[*tools.Execution, tools.Result]) tools.Result)(ctx, exec, w)
+	return tools.Offline{}.Execute(ctx, exec, w)
 }
