@@ -75,7 +75,7 @@ func Example_embedding() {
 		Text string `json:"text" desc:"What to remember." dsh:"required"`
 	}
 	var notes []string
-	remember, err := tools.Define(tools.TypedTool[NoteArgs]{
+	remember, err := tools.Define(tools.TypedTool[NoteArgs, tools.Output]{
 		Name:        "remember",
 		Description: "Remember a note for the rest of the session.",
 		Execute: func(ctx context.Context, a NoteArgs, _ *tools.Execution) (tools.Output, error) {

@@ -253,7 +253,7 @@ type CountMeta struct {
 
 // countTool is the typed definition; tools.Define checks it once.
 func countTool() (tools.Definition, error) {
-	return tools.Define(tools.TypedTool[CountArgs]{
+	return tools.Define(tools.TypedTool[CountArgs, tools.Output]{
 		Name:        "count",
 		Description: "Count the words or lines of a text.",
 		Execute: func(ctx context.Context, a CountArgs, _ *tools.Execution) (tools.Output, error) {

@@ -58,7 +58,7 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	}); err != nil {
 		return err
 	}
-	slow, err := tools.Define(tools.TypedTool[struct{}]{
+	slow, err := tools.Define(tools.TypedTool[struct{}, tools.Output]{
 		Name:        "slow_check",
 		Description: "Run the project's slow consistency check.",
 		Timeout:     200 * time.Millisecond,
@@ -81,7 +81,7 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	// turn (no further model call), also from inside a Code Mode program.
 	finish, err := tools.Define(tools.TypedTool[struct {
 		Summary string `json:"summary" required:"true" desc:"What was done, for the user."`
-	}]{
+	}, tools.Output]{
 		Name:        "finish",
 		Description: "Conclude the task with a summary for the user; the session ends after this step.",
 		Execute: func(_ context.Context, a struct {

@@ -88,7 +88,7 @@ func Definition(cfg Config) (tools.Definition, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	return tools.Define(tools.TypedTool[Args]{
+	return tools.Define(tools.TypedTool[Args, tools.Output]{
 		Name:        "bash",
 		Description: "Run a shell command in the workspace and return its combined output and exit code.",
 		Timeout:     cfg.Timeout,

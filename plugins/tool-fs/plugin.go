@@ -99,7 +99,7 @@ type Meta struct {
 
 // Definitions returns the three tool definitions bound to ws.
 func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
-	read, err := tools.Define(tools.TypedTool[ReadArgs]{
+	read, err := tools.Define(tools.TypedTool[ReadArgs, tools.Output]{
 		Name:        "read",
 		Description: "Read a text file from the workspace. Optionally start at a 1-based line (offset) and return at most limit lines.",
 		// Reading changes nothing: reads may run alongside each other.
@@ -118,7 +118,7 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	write, err := tools.Define(tools.TypedTool[WriteArgs]{
+	write, err := tools.Define(tools.TypedTool[WriteArgs, tools.Output]{
 		Name:        "write",
 		Description: "Create or overwrite a file in the workspace with the given content. Parent directories are created.",
 		// A write is a barrier: a read beside it could see either content.
@@ -134,7 +134,7 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	edit, err := tools.Define(tools.TypedTool[EditArgs]{
+	edit, err := tools.Define(tools.TypedTool[EditArgs, tools.Output]{
 		Name:        "edit",
 		Description: "Replace one exact, unique occurrence of old_string with new_string in a workspace file.",
 		Concurrency: tools.Exclusive,

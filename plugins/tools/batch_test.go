@@ -256,7 +256,7 @@ func TestB1_ConcurrencyIsParallelOnlyWhenTheToolDeclaresTheCallSafe(t *testing.T
 	must2(t)(e.reg.Restrict(other, tools.Restriction{Deny: []string{"par"}}))
 	typed := tools.MustDefine(tools.TypedTool[struct {
 		N int `json:"n" required:"true"`
-	}]{Name: "typed", Description: "Typed parallel tool.", Concurrency: tools.Parallel,
+	}, tools.Output]{Name: "typed", Description: "Typed parallel tool.", Concurrency: tools.Parallel,
 		Execute: func(context.Context, struct {
 			N int `json:"n" required:"true"`
 		}, *tools.Execution) (tools.Output, error) {

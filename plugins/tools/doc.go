@@ -13,7 +13,7 @@
 // registers tools or policy:
 //
 //	var Echo = tools.DefinePlugin("echo", func(c *host.Context, reg *tools.Registry) error {
-//		def, err := tools.Define(tools.TypedTool[EchoArgs]{
+//		def, err := tools.Define(tools.TypedTool[EchoArgs, tools.Output]{
 //			Name: "echo", Description: "Echo a text.",
 //			Execute: func(ctx context.Context, a EchoArgs, _ *tools.Execution) (tools.Output, error) {
 //				return tools.TextOutput(a.Text), nil

@@ -75,7 +75,7 @@ type addArgs struct {
 func ExampleDefine() {
 	h, reg := boot()
 	defer h.Close()
-	def, err := tools.Define(tools.TypedTool[addArgs]{
+	def, err := tools.Define(tools.TypedTool[addArgs, tools.Output]{
 		Name:        "add",
 		Description: "Add two integers.",
 		Execute: func(ctx context.Context, args addArgs, _ *tools.Execution) (tools.Output, error) {

@@ -540,7 +540,7 @@ func (r *Registry) runBody(body context.Context, t *Tool, exec *Execution) Resul
 	case body.Err() != nil:
 		res = aborted(body, CodeAborted)
 	default:
-		return Result{Content: out.Content, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn}
+		return checkOutput(exec, t, Result{Content: out.Content, Value: out.Value, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn})
 	}
 	res.AdditionalContext = out.AdditionalContext
 	return res
@@ -616,7 +616,17 @@ func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, r
 	}
 	switch dec.Kind {
 	case Accept:
-		if dec.Content != nil {
+		if dec.Value != nil {
+			if res.IsError {
+				f := failure(CodeInvalidDecision, "InvalidDecision", "tools/post-execute returned a malformed decision: a value replacement on a failed result")
+				f.AdditionalContext = res.AdditionalContext
+				return f
+			}
+			// A new value is validated again and, without new content,
+			// rendered again.
+			res.Value, res.Content = dec.Value, dec.Content
+			res = checkOutput(exec, exec.tool, res)
+		} else if dec.Content != nil {
 			res.Content = dec.Content
 		}
 	case Block:
@@ -644,6 +654,8 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 	if res.IsError {
 		res.ConcludeTurn = false
 	}
+	res = checkOutput(exec, exec.tool, res)
+	res = r.finalizeContent(exec, res)
 	if meta, err := validateResult(res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
@@ -723,6 +735,15 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 	exec.bodies.settle(ErrAbandoned)
 	if r.resumeResult(ctx, exec) {
+		return
+	}
+	if f := exec.out.finalizing; f != nil {
+		// The Goexit came from the tool's FinalizeContent: the result it
+		// was finalizing stands, its content withheld.
+		res := *f
+		res.Content = withheldContent(exec.name)
+		r.c.Logger().Error().Str("tool", exec.name).Str("call", exec.callID).Msg("FinalizeContent called runtime.Goexit; the call's goroutine is exiting")
+		r.observe(ctx, exec, r.finalize(exec, res))
 		return
 	}
 	r.observe(ctx, exec, r.goexitResult(exec))

@@ -640,7 +640,7 @@ func TestP3_TypedToolCaseVariantKeyCannotSmuggleAValuePastPolicy(t *testing.T) {
 	}
 	e := newEnv(t)
 	var got []string
-	def := tools.MustDefine(tools.TypedTool[args]{
+	def := tools.MustDefine(tools.TypedTool[args, tools.Output]{
 		Name: "read", Description: "Read.",
 		Execute: func(_ context.Context, a args, _ *tools.Execution) (tools.Output, error) {
 			got = append(got, a.Path+"|"+a.Opt.Mode)

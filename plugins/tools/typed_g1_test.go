@@ -53,7 +53,7 @@ func runG1[A any](t *testing.T, args string, policyPath string) *g1Probe[A] {
 	t.Helper()
 	e := newEnv(t)
 	p := &g1Probe[A]{}
-	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[A]{
+	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[A, tools.Output]{
 		Name: "g1", Description: "Probe.",
 		Execute: func(_ context.Context, a A, _ *tools.Execution) (tools.Output, error) {
 			atomic.AddInt32(&p.body, 1)
@@ -205,7 +205,7 @@ func TestG1_ArgumentsThatCannotDecodeAreRefusedBeforePolicy(t *testing.T) {
 func TestG1_EachBodyRunDecodesItsOwnValue(t *testing.T) {
 	e := newEnv(t)
 	var seen []string
-	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[g1Args]{
+	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[g1Args, tools.Output]{
 		Name: "g1", Description: "Probe.",
 		Execute: func(_ context.Context, a g1Args, _ *tools.Execution) (tools.Output, error) {
 			seen = append(seen, a.M["k"].Path)
@@ -236,7 +236,7 @@ func TestG1_EachBodyRunDecodesItsOwnValue(t *testing.T) {
 // card never shows a value the body would not get.
 func TestG1_PresentersSeeOnlyArgumentsThatWouldRun(t *testing.T) {
 	e := newEnv(t)
-	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[g1Args]{
+	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[g1Args, tools.Output]{
 		Name: "g1", Description: "Probe.",
 		Execute: func(context.Context, g1Args, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
 		PresentCall: func(a g1Args) tools.CallView {

@@ -22,14 +22,14 @@ func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
 	// An int argument carries at most ±(2^53-1), like every JSON integer
 	// the pipeline accepts.
 	minSafe, maxSafe := float64(-(1<<53 - 1)), float64(1<<53-1)
-	fromStruct, err := tools.Define(tools.TypedTool[readArgs]{
+	fromStruct, err := tools.Define(tools.TypedTool[readArgs, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(context.Context, readArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromDSL, err := tools.Define(tools.TypedTool[map[string]any]{
+	fromDSL, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Parameters: schema.Spec{
 			"path":   {Type: schema.TypeString, Required: true, Description: "Absolute file path"},
@@ -49,7 +49,7 @@ func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
 	if !strings.Contains(string(fromDSL.Parameters), `"required":["path"]`) {
 		t.Errorf("no required list: %s", fromDSL.Parameters)
 	}
-	if _, err := tools.Define(tools.TypedTool[map[string]any]{Name: "x", Description: "d",
+	if _, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{Name: "x", Description: "d",
 		Parameters: schema.Spec{"a": {Type: "strnig"}}, Execute: func(context.Context, map[string]any, *tools.Execution) (tools.Output, error) {
 			return tools.Output{}, nil
 		}}); !errors.Is(err, tools.ErrInvalidDefinition) {
@@ -61,7 +61,7 @@ func TestT2_ArgsValidatedBeforeExecute(t *testing.T) {
 	e := newEnv(t)
 	var got readArgs
 	ran, policy := 0, 0
-	def := tools.MustDefine(tools.TypedTool[readArgs]{
+	def := tools.MustDefine(tools.TypedTool[readArgs, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(_ context.Context, a readArgs, _ *tools.Execution) (tools.Output, error) {
 			ran++
@@ -98,10 +98,10 @@ func TestT3_TimeoutValidatedAndNeverSentToTheModel(t *testing.T) {
 	body := func(context.Context, map[string]any, *tools.Execution) (tools.Output, error) {
 		return tools.Output{}, nil
 	}
-	if _, err := tools.Define(tools.TypedTool[map[string]any]{Name: "x", Description: "d", Execute: body, Timeout: -time.Second}); !errors.Is(err, tools.ErrInvalidDefinition) {
+	if _, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{Name: "x", Description: "d", Execute: body, Timeout: -time.Second}); !errors.Is(err, tools.ErrInvalidDefinition) {
 		t.Errorf("negative timeout: %v", err)
 	}
-	d, err := tools.Define(tools.TypedTool[map[string]any]{Name: "x", Description: "d", Execute: body, Timeout: 5 * time.Second})
+	d, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{Name: "x", Description: "d", Execute: body, Timeout: 5 * time.Second})
 	if err != nil || d.Timeout != 5*time.Second {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestT3_TimeoutValidatedAndNeverSentToTheModel(t *testing.T) {
 
 func TestT4_PresentersAreSoftValidated(t *testing.T) {
 	e := newEnv(t)
-	def := tools.MustDefine(tools.TypedTool[readArgs]{
+	def := tools.MustDefine(tools.TypedTool[readArgs, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(context.Context, readArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
 		PresentCall: func(a readArgs) tools.CallView {

@@ -42,7 +42,7 @@ type kindArgs struct {
 }
 
 func kindTool(runs *atomic.Int32) tools.Definition {
-	return tools.MustDefine(tools.TypedTool[kindArgs]{
+	return tools.MustDefine(tools.TypedTool[kindArgs, tools.Output]{
 		Name: "kind", Description: "Probe.",
 		Execute: func(_ context.Context, a kindArgs, _ *tools.Execution) (tools.Output, error) {
 			runs.Add(1)
