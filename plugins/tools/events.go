@@ -243,7 +243,7 @@ var (
 	PostExecute = events.NewWaterfall[PostInput, PostDecision](events.Descriptor{
 		Name:     "tools/post-execute",
 		Mode:     events.ModeWaterfall,
-		Doc:      "Inspect a tool call's result: accept (optionally replacing content) or block with feedback; attach additional context.",
+		Doc:      "Inspect a tool call's result: accept (optionally replacing content or, for a declared output, the value) or block with feedback; attach additional context.",
 		Filtered: true,
 		Failure:  events.Propagate,
 	})

@@ -53,9 +53,9 @@ var Stages = []Stage{
 		OnFailure: "DENIED", FailTo: "post-execute"},
 	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR. When the stage returns, bodies still running are cancelled and waited for, and next starts none.",
 		OnFailure: "short-circuit / error", FailTo: "post-execute"},
-	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; cancelled during → ABORTED."},
-	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
-	{Name: "finalize", Doc: "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
+	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; cancelled during → ABORTED; a declared output's value validated (mismatch → INVALID_OUTPUT) and rendered."},
+	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content, or a declared output's value, validated again) or block with feedback (BLOCKED); attach additional context."},
+	{Name: "finalize", Doc: "Check the value against the declared output (else INVALID_OUTPUT), run the tool's FinalizeContent once (content only; a panic withholds it), validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
 	{Name: "result", Event: ResultEvent.Descriptor().Name, Doc: "Observers see the frozen result, exactly once per call; their failures are contained."},
 }
 
@@ -640,8 +640,11 @@ func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, r
 
 func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kind: Accept}, nil }
 
-// Stage 9, finalize: the result gets the call's id, is validated as
-// lossless JSON (content blocks, additional context, meta; error info only
+// Stage 9, finalize: a success's value is checked against the tool's
+// declared output (checkOutput: a value a wrapper made is validated here;
+// one validated at dispatch or post is not checked twice), the tool's
+// FinalizeContent has its one say on the content, then the result gets
+// the call's id, is validated as lossless JSON (content blocks, additional context, meta; error info only
 // on failures), has its meta canonicalized, and is detached from every
 // slice a tool or listener might still hold. An invalid result is replaced
 // by an INVALID_RESULT isError. Every isError result leaves with error
