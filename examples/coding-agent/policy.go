@@ -80,12 +80,12 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	// finish ends the task: its result asks the agent loop to conclude the
 	// turn (no further model call), also from inside a Code Mode program.
 	finish, err := tools.Define(tools.TypedTool[struct {
-		Summary string `json:"summary" required:"true" desc:"What was done, for the user."`
+		Summary string `json:"summary" desc:"What was done, for the user."`
 	}, tools.Output]{
 		Name:        "finish",
 		Description: "Conclude the task with a summary for the user; the session ends after this step.",
 		Execute: func(_ context.Context, a struct {
-			Summary string `json:"summary" required:"true" desc:"What was done, for the user."`
+			Summary string `json:"summary" desc:"What was done, for the user."`
 		}, _ *tools.Execution) (tools.Output, error) {
 			return tools.Output{Content: []tools.Content{tools.Text("done: " + a.Summary)}, ConcludeTurn: true}, nil
 		},

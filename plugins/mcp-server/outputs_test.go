@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -105,4 +106,99 @@ func sameJSON(t *testing.T, a, b any) bool {
 		return out
 	}
 	return reflect.DeepEqual(dec(a), dec(b))
+}
+
+type sdkIn struct {
+	Query   string            `json:"query" jsonschema:"what to look for"`
+	Limit   int               `json:"limit,omitempty"`
+	Level   int8              `json:"level"`
+	Ratio   float64           `json:"ratio,omitzero"`
+	Tags    []string          `json:"tags"`
+	Opt     *string           `json:"opt,omitempty"`
+	Labels  map[string]string `json:"labels,omitempty"`
+	When    time.Time         `json:"when,omitzero"`
+	Filter  sdkFilter         `json:"filter"`
+	Any     any               `json:"any,omitempty"`
+	Skipped string            `json:"-"`
+	sdkEmbedded
+}
+
+type sdkFilter struct {
+	Kinds []uint16 `json:"kinds" jsonschema:"kinds to keep"`
+	Deep  *bool    `json:"deep"`
+}
+
+type sdkEmbedded struct {
+	Promoted string `json:"promoted,omitempty"`
+}
+
+// TestO7_SchemasAreTheGoSDKs: a go-sdk typed tool (mcp.AddTool with In,
+// Out) and the same structs registered here as a TypedTool[In, Out] and
+// served are listed with the same input and output schemas (issue 22
+// item 7: required from the absence of omitempty/omitzero, descriptions
+// from the jsonschema tag, jsonschema-go's inference).
+func TestO7_SchemasAreTheGoSDKs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	// The go-sdk's own server.
+	srv := mcp.NewServer(&mcp.Implementation{Name: "sdk"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "weather", Description: "Weather."}, func(context.Context, *mcp.CallToolRequest, weatherIn) (*mcp.CallToolResult, weatherOut, error) {
+		return nil, weatherOut{}, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "search", Description: "Search."}, func(context.Context, *mcp.CallToolRequest, sdkIn) (*mcp.CallToolResult, sdkFilter, error) {
+		return nil, sdkFilter{}, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	sdkCS, err := mcp.NewClient(&mcp.Implementation{Name: "c"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdkCS.Close()
+	// The same structs here.
+	e := boot(t, tools.Native, mcpserver.Config{})
+	register(t, e.root, e.reg, tools.MustDefine(tools.TypedTool[weatherIn, weatherOut]{Name: "weather", Description: "Weather.",
+		Execute: func(ctx context.Context, in weatherIn, _ *tools.Execution) (weatherOut, error) {
+			return weather(ctx, in), nil
+		}}))
+	register(t, e.root, e.reg, tools.MustDefine(tools.TypedTool[sdkIn, sdkFilter]{Name: "search", Description: "Search.",
+		Execute: func(context.Context, sdkIn, *tools.Execution) (sdkFilter, error) { return sdkFilter{}, nil }}))
+	ours := connect(t, e, nil)
+
+	list := func(cs *mcp.ClientSession) map[string]*mcp.Tool {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*mcp.Tool{}
+		for _, x := range res.Tools {
+			m[x.Name] = x
+		}
+		return m
+	}
+	a, b := list(sdkCS), list(ours)
+	for _, name := range []string{"weather", "search"} {
+		if a[name] == nil || b[name] == nil {
+			t.Fatalf("%s missing: sdk %v, ours %v", name, a[name], b[name])
+		}
+		if !sameJSON(t, a[name].InputSchema, b[name].InputSchema) {
+			t.Errorf("%s input schema:\n go-sdk %s\n   ours %s", name, mustJSON(t, a[name].InputSchema), mustJSON(t, b[name].InputSchema))
+		}
+		if !sameJSON(t, a[name].OutputSchema, b[name].OutputSchema) {
+			t.Errorf("%s output schema:\n go-sdk %s\n   ours %s", name, mustJSON(t, a[name].OutputSchema), mustJSON(t, b[name].OutputSchema))
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -636,7 +636,7 @@ func TestP3_TypedToolCaseVariantKeyCannotSmuggleAValuePastPolicy(t *testing.T) {
 		Path string `json:"path" dsh:"required"`
 		Opt  struct {
 			Mode string `json:"mode"`
-		} `json:"opt"`
+		} `json:"opt,omitzero"`
 	}
 	e := newEnv(t)
 	var got []string

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"time"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 	"github.com/dsh-go/dsh/plugins/tools/schema"
@@ -72,20 +70,26 @@ type TypedTool[In, Out any] struct {
 }
 
 // Define turns a typed tool into a [Definition]. It fails when the spec is
-// malformed (schema.Spec.Validate), cannot be derived from A, or Timeout
-// is negative, or the definition is otherwise invalid
-// ([Definition.Validate]).
+// malformed (schema.Spec.Validate), the parameters cannot be derived from
+// A or the output schema from Out (schema.Infer: an unknown struct tag,
+// a custom json.Marshaler, ...), Timeout is negative, or the definition is
+// otherwise invalid ([Definition.Validate]).
+//
+// A struct A without Parameters gets the schema the MCP go-sdk's
+// mcp.AddTool publishes for it (schema.Infer, github.com/google/jsonschema-go):
+// a field is required unless tagged omitempty or omitzero, its jsonschema
+// tag is its description, and no other keys are allowed.
 //
 // The definition's argument validation runs before any policy and makes
 // sure that the value the body receives is the value policy reads from the
 // frozen JSON. It refuses, as one INVALID_ARGS result listing every
 // violation with its path (so the model can correct itself):
 //
-//   - arguments that fail Parameters (schema.ValidateArgs: missing
-//     required keys, wrong types, bad enum members, values outside a
-//     minimum or maximum, strings not in their format or content encoding,
-//     nested and array-item violations; extra keys are allowed and
-//     defaults are not applied);
+//   - arguments that fail the parameters schema (for a struct A the
+//     inferred schema: missing required keys, keys a struct does not
+//     declare, wrong types, bad enum members, values outside a minimum or
+//     maximum, item counts, base64; for Parameters schema.ValidateArgs,
+//     where extra keys are allowed; defaults are never applied);
 //   - keys that encoding/json would decode into a field of A although they
 //     are not its exact name ("PATH" or "paſh" for "path"), and map keys
 //     not in their canonical form ("01" for the int key 1), at any depth of
@@ -103,33 +107,37 @@ type TypedTool[In, Out any] struct {
 // a body called on an execution that was not validated by this
 // definition.
 func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
-	spec := t.Parameters
-	if spec == nil {
-		rt := reflect.TypeFor[A]()
-		for rt.Kind() == reflect.Pointer {
-			rt = rt.Elem()
-		}
-		if rt.Kind() == reflect.Struct {
-			s, err := schema.FromStruct[A]()
-			if err != nil {
-				return Definition{}, fmt.Errorf("%w %q: deriving parameters from %v: %w", ErrInvalidDefinition, t.Name, rt, err)
-			}
-			spec = s
-		}
-	}
 	if t.Timeout < 0 {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
-	params, err := spec.JSONSchema()
-	if err != nil {
-		return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
+	dec := &typedDecoder[A]{spec: t.Parameters, target: schema.TargetFor[A]()}
+	var params []byte
+	rt := reflect.TypeFor[A]()
+	for rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	if t.Parameters == nil && rt.Kind() == reflect.Struct {
+		// The go-sdk's conventions: the schema jsonschema-go infers.
+		js, err := schema.Infer(rt)
+		if err != nil {
+			return Definition{}, fmt.Errorf("%w %q: deriving parameters from %v: %w", ErrInvalidDefinition, t.Name, rt, err)
+		}
+		if dec.inferred, err = schema.CompileValueSchema(js); err != nil {
+			return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
+		}
+		params = js
+	} else {
+		js, err := t.Parameters.JSONSchema()
+		if err != nil {
+			return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
+		}
+		params = js
 	}
 	name := t.Name
 	body, err := typedBody(t)
 	if err != nil {
 		return Definition{}, err
 	}
-	dec := &typedDecoder[A]{spec: spec, target: schema.TargetFor[A]()}
 	d := Definition{
 		Name:            t.Name,
 		Description:     t.Description,
@@ -190,8 +198,9 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 
 // typedDecoder checks and decodes the arguments of one typed tool.
 type typedDecoder[A any] struct {
-	spec   schema.Spec
-	target *schema.Target
+	spec     schema.Spec
+	inferred *schema.ValueSchema // the schema inferred from A, or nil: spec
+	target   *schema.Target
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
@@ -216,7 +225,11 @@ func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
 // decode validates canonical arguments against the spec and A's keys and
 // decodes them into *a, which must be A's zero value.
 func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
-	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+	if d.inferred != nil {
+		if vs := d.inferred.ValidateArgs(args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+			return vs
+		}
+	} else if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
 	}
 	return d.target.Decode(args, a)
@@ -282,7 +295,7 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 	}
 	out := typed[A]{schema: t.OutputSchema}
 	if len(out.schema) == 0 {
-		s, err := InferSchema(ot)
+		s, err := schema.Infer(ot)
 		if err != nil {
 			return typed[A]{}, invalid("deriving the output schema from %v: %v", ot, err)
 		}
@@ -321,34 +334,4 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 		}
 	}
 	return out, nil
-}
-
-// InferSchema returns the JSON Schema of Go type t as the MCP go-sdk's
-// mcp.AddTool infers it (github.com/google/jsonschema-go's ForType, a
-// pointer described by its element type), in canonical JSON: struct fields
-// are required unless tagged omitempty or omitzero, a jsonschema tag is the
-// description, structs allow no additional properties, slices and
-// pointers also allow null. The result is checked to be in the
-// structured-output subset this package validates
-// (schema.AssertSupportedValueSchema).
-func InferSchema(t reflect.Type) (json.RawMessage, error) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	js, err := jsonschema.ForType(t, &jsonschema.ForOptions{})
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(js)
-	if err != nil {
-		return nil, err
-	}
-	canon, err := canonjson.Canonicalize(b, canonjson.Options{})
-	if err != nil {
-		return nil, err
-	}
-	if err := schema.AssertSupportedValueSchema(canon); err != nil {
-		return nil, err
-	}
-	return canon, nil
 }

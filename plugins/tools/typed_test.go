@@ -43,7 +43,11 @@ func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(fromStruct.Parameters) != string(fromDSL.Parameters) {
+	// The struct follows the go-sdk's conventions (jsonschema-go), the
+	// desc and dsh tags as aliases; the DSL says exactly what it says.
+	wantStruct := `{"type":"object","properties":{"path":{"type":"string","description":"Absolute file path"},"offset":{"type":["null","integer"]},"mode":{"type":"string","enum":["text","binary"]}},"required":["path"],"additionalProperties":false}`
+	wantDSL := `{"type":"object","properties":{"mode":{"type":"string","enum":["text","binary"]},"offset":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"path":{"type":"string","description":"Absolute file path"}},"required":["path"]}`
+	if string(fromStruct.Parameters) != wantStruct || string(fromDSL.Parameters) != wantDSL {
 		t.Errorf("struct %s\n   dsl %s", fromStruct.Parameters, fromDSL.Parameters)
 	}
 	if !strings.Contains(string(fromDSL.Parameters), `"required":["path"]`) {
@@ -80,10 +84,15 @@ func TestT2_ArgsValidatedBeforeExecute(t *testing.T) {
 			t.Errorf("violation %s not listed in %q", want, text(res))
 		}
 	}
-	// Extra keys allowed; decoded into A.
-	res = e.reg.Execute(context.Background(), call("read_file", `{"path":"/etc/hosts","offset":3,"extra":true}`))
+	// Decoded into A; a struct allows no extra keys (additionalProperties
+	// false, as jsonschema-go infers it).
+	res = e.reg.Execute(context.Background(), call("read_file", `{"path":"/etc/hosts","offset":3}`))
 	if res.IsError || got.Path != "/etc/hosts" || got.Offset == nil || *got.Offset != 3 {
 		t.Errorf("%+v %+v", res, got)
+	}
+	res = e.reg.Execute(context.Background(), call("read_file", `{"path":"/etc/hosts","extra":true}`))
+	if code(res) != tools.CodeInvalidArgs || !strings.Contains(text(res), "- /extra: additional property is not allowed") {
+		t.Errorf("extra key: %+v", res)
 	}
 	// A raw tool is not validated by the harness.
 	raw := echo("raw", "ran")

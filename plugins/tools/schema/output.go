@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,8 +82,10 @@ type node struct {
 	enum     []string // canonical scalars
 	constv   *string  // canonical scalar
 	min, max *float64
-	minItems int // -1: none
-	maxItems int // -1: none
+	minItems int  // -1: none
+	maxItems int  // -1: none
+	base64   bool // contentEncoding: base64
+	never    bool // the schema false
 }
 
 // ValueSchema is a compiled structured-output schema: parse it once with
@@ -105,8 +108,8 @@ func (s *ValueSchema) ObjectRoot() bool { return s.root.types == kObject }
 //
 // The schema must be lossless JSON (see [canonjson.Canonicalize]) whose root is an
 // object schema with "type": "object" ([AssertSupportedValueSchema] accepts
-// any root). Every (sub)schema must be a JSON object using only these
-// keywords:
+// any root). Every subschema must be true (any value), false (no value)
+// or a JSON object using only these keywords:
 //
 //   - type: one of object, array, string, number, integer, boolean, null,
 //     or a non-empty array of distinct such names (a value matches when it
@@ -120,6 +123,8 @@ func (s *ValueSchema) ObjectRoot() bool { return s.root.types == kObject }
 //   - items: a single schema (tuple arrays are rejected; only with a type
 //     that includes array, or no type);
 //   - minItems, maxItems: non-negative integers (arrays);
+//   - contentEncoding: "base64" (strings: standard base64 with padding, as
+//     encoding/json carries a []byte);
 //   - minimum, maximum: numbers (inclusive bounds on numbers and integers);
 //   - enum: a non-empty array of strings, numbers, booleans or null, each
 //     matching type when type is given;
@@ -200,6 +205,11 @@ func checkOutputSchema(sn any, path string, vs *[]Violation) *node {
 		*vs = append(*vs, Violation{Path: p, Message: fmt.Sprintf(format, a...)})
 	}
 	n := &node{minItems: -1, maxItems: -1}
+	if b, ok := sn.(bool); ok {
+		// The boolean schemas: true allows any value, false none.
+		n.never = !b
+		return n
+	}
 	m, ok := sn.(map[string]any)
 	if !ok {
 		add(path, "schema must be an object, got %s", jsonKind(sn))
@@ -347,6 +357,13 @@ func checkOutputSchema(sn any, path string, vs *[]Violation) *node {
 			}
 			c, _ := canonScalar(v)
 			n.constv = &c
+		case "contentEncoding":
+			only(kp, k, kString)
+			if v != EncodingBase64 {
+				add(kp, "contentEncoding must be %q, got %s", EncodingBase64, truncate(jsonText(v), 40))
+				continue
+			}
+			n.base64 = true
 		case "description", "title":
 			if _, ok := v.(string); !ok {
 				add(kp, "%s must be a string, got %s", k, jsonKind(v))
@@ -462,6 +479,10 @@ func validateStructured(n *node, val any, path string, vs *[]Violation) {
 	add := func(p, format string, a ...any) {
 		*vs = append(*vs, Violation{Path: p, Message: fmt.Sprintf(format, a...)})
 	}
+	if n.never {
+		add(path, "no value is allowed here (schema false)")
+		return
+	}
 	if n.types != 0 && !valueHasTypes(val, n.types) {
 		got := jsonKind(val)
 		if n.types&(kInteger|kNumber) == kInteger && got == "number" {
@@ -488,7 +509,7 @@ func validateStructured(n *node, val any, path string, vs *[]Violation) {
 			return
 		}
 		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
+		if err != nil && !safeerr.Is(err, strconv.ErrRange) {
 			return // canonical JSON numbers parse
 		}
 		if n.min != nil && f < *n.min {
@@ -496,6 +517,12 @@ func validateStructured(n *node, val any, path string, vs *[]Violation) {
 		}
 		if n.max != nil && f > *n.max {
 			add(path, "must be at most %s, got %s", formatNumber(*n.max), truncate(string(x), 64))
+		}
+	case string:
+		if n.base64 {
+			if _, err := base64.StdEncoding.DecodeString(x); err != nil {
+				add(path, "must be standard base64 (contentEncoding base64): %s", err.Error())
+			}
 		}
 	case map[string]any:
 		for _, name := range n.required {
@@ -525,4 +552,31 @@ func validateStructured(n *node, val any, path string, vs *[]Violation) {
 			}
 		}
 	}
+}
+
+// ValidateArgs checks tool-call arguments (canonical JSON, as produced by
+// [canonjson.CanonicalizeObject]) against s, whose root must accept an
+// object, over one decode: the root must be an object, then s's rules
+// (see [ValueSchema.Validate]); with o.Target, also every key the Go type
+// would read differently from a reader matching names exactly (see
+// [ArgsOptions]). It returns every violation, sorted by path then message,
+// or nil.
+func (s *ValueSchema) ValidateArgs(args []byte, o ArgsOptions) []Violation {
+	v, err := decodeUseNumber(args)
+	if err != nil {
+		return []Violation{{Message: "arguments are not valid JSON: " + err.Error()}}
+	}
+	var vs []Violation
+	if _, ok := v.(map[string]any); !ok {
+		vs = append(vs, Violation{Message: "expected object, got " + jsonKind(v)})
+	} else {
+		validateStructured(s.root, v, "", &vs)
+	}
+	if o.Target != nil {
+		vs = append(vs, o.Target.checkKeys(v)...)
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	return sortViolations(vs)
 }

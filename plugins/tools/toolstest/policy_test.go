@@ -37,8 +37,8 @@ func pipeline(t *testing.T, d tools.Definition, policy func(c *host.Context, reg
 }
 
 type kindArgs struct {
-	Path string `json:"path" jsonschema:"required"`
-	N    int8   `json:"n"`
+	Path string `json:"path"`
+	N    int8   `json:"n,omitempty"`
 }
 
 func kindTool(runs *atomic.Int32) tools.Definition {
