@@ -89,7 +89,7 @@ func checkOutput(exec *Execution, t *Tool, res Result) Result {
 		return outputFailure(res, fmt.Sprintf("tool %q declares an output schema but returned no value", exec.name))
 	}
 	if exec.out.valid == "" || string(res.Value) != exec.out.valid {
-		canon, vs := t.output.Validate(res.Value)
+		canon, vs := t.output.ValidateEncoded(res.Value)
 		if len(vs) > 0 {
 			var b strings.Builder
 			fmt.Fprintf(&b, "tool %q returned a value that does not match its output schema:", exec.name)

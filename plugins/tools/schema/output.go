@@ -75,6 +75,7 @@ func typeNames(mask uint8) []string {
 type node struct {
 	types    uint8 // 0: any type
 	props    map[string]*node
+	propIdx  map[string]int // the index of each declared property
 	required []string
 	closed   bool  // additionalProperties: false
 	addl     *node // additionalProperties as a schema
@@ -261,8 +262,10 @@ func checkOutputSchema(sn any, path string, vs *[]Violation) *node {
 			}
 			only(kp, k, kObject)
 			n.props = make(map[string]*node, len(props))
-			for _, name := range sortedKeys(props) {
+			n.propIdx = make(map[string]int, len(props))
+			for i, name := range sortedKeys(props) {
 				n.props[name] = checkOutputSchema(props[name], kp+"/"+escapePointer(name), vs)
+				n.propIdx[name] = i
 			}
 		case "required":
 			arr, ok := v.([]any)
@@ -463,16 +466,10 @@ func (s *ValueSchema) Validate(value []byte) (json.RawMessage, []Violation) {
 		}
 		return nil, []Violation{{Message: err.Error()}}
 	}
-	val, err := decodeUseNumber(canon)
-	if err != nil {
-		return nil, []Violation{{Message: "value is not JSON: " + err.Error()}}
+	if vs := validateCanon(s.root, canon); len(vs) > 0 {
+		return nil, sortViolations(vs)
 	}
-	var vs []Violation
-	validateStructured(s.root, val, "", &vs)
-	if len(vs) == 0 {
-		return canon, nil
-	}
-	return nil, sortViolations(vs)
+	return canon, nil
 }
 
 func validateStructured(n *node, val any, path string, vs *[]Violation) {
