@@ -148,7 +148,7 @@ func Example_embedding() {
 	// {"level":"info","agent":"ada","call":"call_1","tool":"read","message":"tool result"}
 	// {"level":"info","agent":"ada","call":"call_2","tool":"remember","message":"tool result"}
 	// {"level":"info","agent":"ada","call":"call_3","tool":"write","code":"UNKNOWN_TOOL","message":"tool result"}
-	// {"callId":"call_1","content":[{"type":"text","text":"fix the build\n"}],"isError":false}
+	// {"callId":"call_1","content":[{"type":"text","text":"fix the build\n"}],"isError":false,"value":{"text":"fix the build\n"}}
 	// {"callId":"call_2","content":[{"type":"text","text":"noted"}],"isError":false,"additionalContext":["Notes so far: the build is red"]}
 	// {"callId":"call_3","content":[{"type":"text","text":"Unknown tool \"write\""}],"isError":true,"error":{"name":"UnknownTool","code":"UNKNOWN_TOOL"}}
 	// context: Notes so far: the build is red

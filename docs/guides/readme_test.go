@@ -19,7 +19,7 @@ func Example_readme() {
 	reg, _ := tools.Service.Get(root)
 
 	type GreetArgs struct {
-		Name string `json:"name" dsh:"required" desc:"Who to greet"`
+		Name string `json:"name" jsonschema:"Who to greet"`
 	}
 	greet, _ := tools.Define(tools.TypedTool[GreetArgs, tools.Output]{
 		Name: "greet", Description: "Greet someone.",
