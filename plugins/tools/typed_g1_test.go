@@ -189,6 +189,15 @@ func TestG1_ArgumentsThatCannotDecodeAreRefusedBeforePolicy(t *testing.T) {
 			}
 		})
 	}
+	// A ",string" option, below a map too, is refused when the tool is
+	// defined (jsonschema-go would describe the field as its Go type).
+	type quotedArgs struct {
+		MQ map[string]g1Quoted `json:"mq,omitempty"`
+	}
+	if _, err := tools.Define(tools.TypedTool[quotedArgs, tools.Output]{Name: "q", Description: "d",
+		Execute: func(context.Context, quotedArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil }}); !errors.Is(err, tools.ErrInvalidDefinition) || !strings.Contains(err.Error(), ",string") {
+		t.Errorf("string option below a map: %v", err)
+	}
 	// What does decode still runs.
 	p := runG1[g1Decode](t, `{"n":-5,"i8":-128,"u":7,"f32":1.5,"b":"aGk=","t":"2024-01-02T03:04:05Z","strict":"y","level":"low","mi8":{"k":127},"any":{"x":[1]}}`, "n")
 	if p.res.IsError || p.policy != 2 || p.body != 1 || p.got.I8 != -128 || string(p.got.B) != "hi" || p.got.Level != 3 {

@@ -447,7 +447,7 @@ func canonicalScalar(tok []byte, k uint8) bool {
 		if plain {
 			return string(tok) != "-0"
 		}
-		if bytes.IndexAny(tok, ".eE") < 0 {
+		if !bytes.ContainsAny(tok, ".eE") {
 			return false // a long integer: canonjson decides whether it is safe
 		}
 		f, err := strconv.ParseFloat(string(tok), 64)
