@@ -249,29 +249,6 @@ func (w *canonWalker) object(n *node, i int) int {
 			ktok := w.b[j:ke]
 			raw := ktok[1 : len(ktok)-1]
 			escaped := bytes.IndexByte(raw, '\\') >= 0
-			if w.strict {
-				// Keys: canonical strings, and unique: a declared
-				// property at most once; the keys of a map (or of an object
-				// the schema leaves open) in increasing order, as Go's
-				// encoder writes a map.
-				if !canonicalScalar(ktok, kString) {
-					w.notCanon = true
-					return -1
-				}
-				if p, ok := n.propIdx[string(raw)]; ok && n.addl == nil && !escaped {
-					if p >= 64 || seenProps&(1<<p) != 0 {
-						w.notCanon = true
-						return -1
-					}
-					seenProps |= 1 << p
-				} else {
-					if prevKey != nil && bytes.Compare(prevKey, raw) >= 0 {
-						w.notCanon = true
-						return -1
-					}
-					prevKey = raw
-				}
-			}
 			var key string
 			if escaped {
 				key = unquote(ktok)
@@ -303,6 +280,29 @@ func (w *canonWalker) object(n *node, i int) int {
 				sub = n.props[key]
 			} else {
 				sub = n.props[string(raw)]
+			}
+			if w.strict {
+				// Keys: canonical strings, and unique: a declared
+				// property at most once; the keys of a map (or of an object
+				// the schema leaves open) in increasing order, as Go's
+				// encoder writes a map.
+				if !canonicalScalar(ktok, kString) {
+					w.notCanon = true
+					return -1
+				}
+				if sub != nil && n.addl == nil && !escaped {
+					if sub.idx >= 64 || seenProps&(1<<sub.idx) != 0 {
+						w.notCanon = true
+						return -1
+					}
+					seenProps |= 1 << sub.idx
+				} else {
+					if prevKey != nil && bytes.Compare(prevKey, raw) >= 0 {
+						w.notCanon = true
+						return -1
+					}
+					prevKey = raw
+				}
 			}
 			if sub == nil {
 				sub = n.addl

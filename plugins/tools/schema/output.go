@@ -75,7 +75,7 @@ func typeNames(mask uint8) []string {
 type node struct {
 	types    uint8 // 0: any type
 	props    map[string]*node
-	propIdx  map[string]int // the index of each declared property
+	idx      int // this schema's index among its parent's properties
 	required []string
 	closed   bool  // additionalProperties: false
 	addl     *node // additionalProperties as a schema
@@ -262,10 +262,10 @@ func checkOutputSchema(sn any, path string, vs *[]Violation) *node {
 			}
 			only(kp, k, kObject)
 			n.props = make(map[string]*node, len(props))
-			n.propIdx = make(map[string]int, len(props))
 			for i, name := range sortedKeys(props) {
-				n.props[name] = checkOutputSchema(props[name], kp+"/"+escapePointer(name), vs)
-				n.propIdx[name] = i
+				c := checkOutputSchema(props[name], kp+"/"+escapePointer(name), vs)
+				c.idx = i
+				n.props[name] = c
 			}
 		case "required":
 			arr, ok := v.([]any)
