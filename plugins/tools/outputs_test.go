@@ -230,3 +230,33 @@ func TestO5_TextOnlyValueIsTheText(t *testing.T) {
 		t.Fatal("text-only tool has an output schema")
 	}
 }
+
+// TestO14_PointerOutAndDefinitionRoundTrip: a pointer Out is described by
+// its element, and a nil pointer is the element's zero value (as the
+// go-sdk does); a registered tool's Definition keeps its declared output,
+// render and FinalizeContent.
+func TestO14_PointerOutAndDefinitionRoundTrip(t *testing.T) {
+	e := newEnv(t)
+	d := tools.MustDefine(tools.TypedTool[listArgs, *listing]{
+		Name: "maybe", Description: "Maybe lists.",
+		Execute: func(context.Context, listArgs, *tools.Execution) (*listing, error) { return nil, nil },
+		FinalizeContent: func(*tools.Execution, tools.Result) []tools.Content {
+			return []tools.Content{tools.Text("final")}
+		},
+	})
+	mustRegister(t, e.reg, e.root, d)
+	res := e.reg.Execute(context.Background(), call("maybe", `{"dir":""}`))
+	if res.IsError || string(res.Value) != `{"entries":null,"total":0}` || text(res) != "final" {
+		t.Fatalf("%+v value %s", res, res.Value)
+	}
+	tl, _ := e.reg.Get("maybe", "")
+	back := tl.Definition()
+	if string(back.OutputSchema) != string(tl.OutputSchema()) || back.FinalizeContent == nil || len(back.OutputSchema) == 0 {
+		t.Fatalf("round trip lost the output: %s", back.OutputSchema)
+	}
+	back.Name = "again"
+	mustRegister(t, e.reg, e.root, back)
+	if res := e.reg.Execute(context.Background(), call("again", `{"dir":""}`)); string(res.Value) != `{"entries":null,"total":0}` || text(res) != "final" {
+		t.Fatalf("re-registered: %+v", res)
+	}
+}

@@ -25,7 +25,10 @@ import (
 // mcp.AddTool publishes; a pointer is derived from its element type) unless
 // OutputSchema is set, the body's value is encoded with encoding/json and
 // validated against it, and the content is Render's (the value as JSON by
-// default, a string as its text). Out = [Output] keeps a text-only tool:
+// default, a string as its text). As in the go-sdk, a value that does not
+// match its own derived schema is an error (INVALID_OUTPUT): a nil map in
+// a field without omitempty encodes as null, where the schema says object.
+// Out = [Output] keeps a text-only tool:
 // the body returns its Output as a raw [Definition]'s body does, and no
 // output is declared unless OutputSchema is set (the body then sets
 // Output.Value).
