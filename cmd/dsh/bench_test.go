@@ -40,7 +40,7 @@ func benchGateway(b *testing.B) (authed, open func() *mcp.ClientSession) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := reg.Register(root, tools.MustDefine(tools.TypedTool[benchArgs]{
+	if _, err := reg.Register(root, tools.MustDefine(tools.TypedTool[benchArgs, tools.Output]{
 		Name: "echo", Description: "Echo a text.",
 		Execute: func(_ context.Context, a benchArgs, _ *tools.Execution) (tools.Output, error) {
 			return tools.TextOutput(a.Text), nil

@@ -75,7 +75,7 @@ func Example_embedding() {
 		Text string `json:"text" desc:"What to remember." dsh:"required"`
 	}
 	var notes []string
-	remember, err := tools.Define(tools.TypedTool[NoteArgs]{
+	remember, err := tools.Define(tools.TypedTool[NoteArgs, tools.Output]{
 		Name:        "remember",
 		Description: "Remember a note for the rest of the session.",
 		Execute: func(ctx context.Context, a NoteArgs, _ *tools.Execution) (tools.Output, error) {
@@ -148,7 +148,7 @@ func Example_embedding() {
 	// {"level":"info","agent":"ada","call":"call_1","tool":"read","message":"tool result"}
 	// {"level":"info","agent":"ada","call":"call_2","tool":"remember","message":"tool result"}
 	// {"level":"info","agent":"ada","call":"call_3","tool":"write","code":"UNKNOWN_TOOL","message":"tool result"}
-	// {"callId":"call_1","content":[{"type":"text","text":"fix the build\n"}],"isError":false}
+	// {"callId":"call_1","content":[{"type":"text","text":"fix the build\n"}],"isError":false,"value":{"text":"fix the build\n"}}
 	// {"callId":"call_2","content":[{"type":"text","text":"noted"}],"isError":false,"additionalContext":["Notes so far: the build is red"]}
 	// {"callId":"call_3","content":[{"type":"text","text":"Unknown tool \"write\""}],"isError":true,"error":{"name":"UnknownTool","code":"UNKNOWN_TOOL"}}
 	// context: Notes so far: the build is red

@@ -242,8 +242,8 @@ func Example_pluginInject() {
 // CountArgs are the arguments of the count tool. The schema the model sees
 // is derived from the fields and their tags.
 type CountArgs struct {
-	Text string `json:"text" desc:"The text to count in." dsh:"required"`
-	Unit string `json:"unit,omitempty" desc:"What to count." dsh:"enum=words|lines,default=words"`
+	Text string `json:"text" jsonschema:"The text to count in."`
+	Unit string `json:"unit,omitempty" jsonschema:"What to count." dsh:"enum=words|lines,default=words"`
 }
 
 // CountMeta is the tool's presentation payload, kept on the session log.
@@ -253,7 +253,7 @@ type CountMeta struct {
 
 // countTool is the typed definition; tools.Define checks it once.
 func countTool() (tools.Definition, error) {
-	return tools.Define(tools.TypedTool[CountArgs]{
+	return tools.Define(tools.TypedTool[CountArgs, tools.Output]{
 		Name:        "count",
 		Description: "Count the words or lines of a text.",
 		Execute: func(ctx context.Context, a CountArgs, _ *tools.Execution) (tools.Output, error) {
@@ -313,7 +313,7 @@ func Example_pluginTool() {
 	fmt.Println(bad.Error.Code)
 	fmt.Println(bad.Content[0].Text)
 	// Output:
-	// count {"type":"object","properties":{"text":{"type":"string","description":"The text to count in."},"unit":{"type":"string","description":"What to count.","enum":["words","lines"],"default":"words"}},"required":["text"]}
+	// count {"type":"object","properties":{"text":{"type":"string","description":"The text to count in."},"unit":{"type":"string","description":"What to count.","default":"words","enum":["words","lines"]}},"required":["text"],"additionalProperties":false}
 	// 3 {"n":3}
 	// INVALID_ARGS
 	// invalid arguments for tool "count":

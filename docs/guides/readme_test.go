@@ -19,9 +19,9 @@ func Example_readme() {
 	reg, _ := tools.Service.Get(root)
 
 	type GreetArgs struct {
-		Name string `json:"name" dsh:"required" desc:"Who to greet"`
+		Name string `json:"name" jsonschema:"Who to greet"`
 	}
-	greet, _ := tools.Define(tools.TypedTool[GreetArgs]{
+	greet, _ := tools.Define(tools.TypedTool[GreetArgs, tools.Output]{
 		Name: "greet", Description: "Greet someone.",
 		Execute: func(ctx context.Context, a GreetArgs, _ *tools.Execution) (tools.Output, error) {
 			return tools.TextOutput("hello, " + a.Name), nil

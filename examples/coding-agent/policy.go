@@ -58,17 +58,26 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	}); err != nil {
 		return err
 	}
-	slow, err := tools.Define(tools.TypedTool[struct{}]{
+	// slow_check declares a typed output: its value is a checkReport (what
+	// a Code Mode program or an MCP client gets as structured content),
+	// rendered for the model as one line.
+	slow, err := tools.Define(tools.TypedTool[struct{}, checkReport]{
 		Name:        "slow_check",
 		Description: "Run the project's slow consistency check.",
 		Timeout:     200 * time.Millisecond,
-		Execute: func(ctx context.Context, _ struct{}, _ *tools.Execution) (tools.Output, error) {
+		Execute: func(ctx context.Context, _ struct{}, _ *tools.Execution) (checkReport, error) {
 			select {
 			case <-time.After(5 * time.Second):
-				return tools.Output{Content: []tools.Content{tools.Text("consistent")}}, nil
+				return checkReport{Consistent: true}, nil
 			case <-ctx.Done():
-				return tools.Output{}, fmt.Errorf("slow_check interrupted: %w", context.Cause(ctx))
+				return checkReport{}, fmt.Errorf("slow_check interrupted: %w", context.Cause(ctx))
 			}
+		},
+		Render: func(r checkReport) ([]tools.Content, error) {
+			if r.Consistent {
+				return []tools.Content{tools.Text("consistent")}, nil
+			}
+			return []tools.Content{tools.Text("inconsistent: " + strings.Join(r.Problems, "; "))}, nil
 		},
 	})
 	if err != nil {
@@ -80,12 +89,12 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	// finish ends the task: its result asks the agent loop to conclude the
 	// turn (no further model call), also from inside a Code Mode program.
 	finish, err := tools.Define(tools.TypedTool[struct {
-		Summary string `json:"summary" required:"true" desc:"What was done, for the user."`
-	}]{
+		Summary string `json:"summary" desc:"What was done, for the user."`
+	}, tools.Output]{
 		Name:        "finish",
 		Description: "Conclude the task with a summary for the user; the session ends after this step.",
 		Execute: func(_ context.Context, a struct {
-			Summary string `json:"summary" required:"true" desc:"What was done, for the user."`
+			Summary string `json:"summary" desc:"What was done, for the user."`
 		}, _ *tools.Execution) (tools.Output, error) {
 			return tools.Output{Content: []tools.Content{tools.Text("done: " + a.Summary)}, ConcludeTurn: true}, nil
 		},
@@ -96,3 +105,9 @@ var demoPolicy = host.Define("demo-policy", []host.ServiceKey{tools.Service}, fu
 	_, err = reg.Register(c, finish)
 	return err
 })
+
+// checkReport is slow_check's declared output.
+type checkReport struct {
+	Consistent bool     `json:"consistent"`
+	Problems   []string `json:"problems,omitempty" jsonschema:"what is inconsistent, when something is"`
+}

@@ -152,7 +152,7 @@ func TestApprove_RejectAlwaysWinsOverAllowAlways(t *testing.T) {
 	}}
 	attach(t, r, peer)
 	// touch shows its paths as locations, so rules are scoped to them.
-	d, err := tools.Define(tools.TypedTool[touchArgs]{Name: "touch", Description: "Touch files.",
+	d, err := tools.Define(tools.TypedTool[touchArgs, tools.Output]{Name: "touch", Description: "Touch files.",
 		Execute: func(context.Context, touchArgs, *tools.Execution) (tools.Output, error) {
 			return tools.TextOutput("ok"), nil
 		},

@@ -33,7 +33,7 @@ func BenchmarkExecute(b *testing.B) {
 				b.Fatal(err)
 			}
 			reg, _ := tools.Service.Get(root)
-			def, err := tools.Define(tools.TypedTool[GreetArgs]{Name: "greet", Description: "Greet.",
+			def, err := tools.Define(tools.TypedTool[GreetArgs, tools.Output]{Name: "greet", Description: "Greet.",
 				Execute: func(_ context.Context, a GreetArgs, _ *tools.Execution) (tools.Output, error) {
 					return tools.TextOutput("hello, " + a.Name), nil
 				},

@@ -46,7 +46,7 @@ func Example() {
 	reg, _ := tools.Service.Get(root)
 	bridge, _ := acp.Service.Get(root)
 
-	greet, _ := tools.Define(tools.TypedTool[GreetArgs]{
+	greet, _ := tools.Define(tools.TypedTool[GreetArgs, tools.Output]{
 		Name: "greet", Description: "Greet someone.",
 		Execute: func(ctx context.Context, a GreetArgs, _ *tools.Execution) (tools.Output, error) {
 			return tools.TextOutput("hello, " + a.Name), nil

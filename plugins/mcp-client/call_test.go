@@ -118,7 +118,7 @@ func TestStructuredOutputIsValidatedWhenTheSchemaFits(t *testing.T) {
 	e := newEnv(t)
 	ms := newMemServer(nil)
 	fits := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`)
-	exotic := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","minimum":10}}}`)
+	exotic := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer","multipleOf":10}}}`)
 	add := func(name string, out json.RawMessage, sc any) {
 		ms.srv.AddTool(&mcp.Tool{Name: name, Description: name, InputSchema: json.RawMessage(`{"type":"object"}`), OutputSchema: out},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -128,18 +128,21 @@ func TestStructuredOutputIsValidatedWhenTheSchemaFits(t *testing.T) {
 	add("good", fits, map[string]any{"n": 3})
 	add("bad", fits, map[string]any{"n": "three", "extra": true})
 	add("missing", fits, nil)
-	add("exotic", exotic, map[string]any{"n": 3}) // minimum is outside the subset: passed through
+	add("exotic", exotic, map[string]any{"n": 3}) // multipleOf is outside the subset: passed through
 	add("none", nil, []any{1, 2})
 	dialect := json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`)
 	add("dialect", dialect, map[string]any{"n": "three"}) // a root $schema still validates
 	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
 
 	r := e.call(context.Background(), "mcp__mem__good", nil)
-	if r.IsError || string(r.Meta) != `{"structuredContent":{"n":3}}` || text(r) != `{"n":3}` {
+	if r.IsError || string(r.Value) != `{"n":3}` || r.Meta != nil || text(r) != `{"n":3}` {
 		t.Fatalf("good = %+v meta %s", r, r.Meta)
 	}
+	if tl, _ := e.reg.Get("mcp__mem__good", ""); !strings.Contains(string(tl.OutputSchema()), `"required":["n"]`) {
+		t.Fatalf("declared output %s", tl.OutputSchema())
+	}
 	r = e.call(context.Background(), "mcp__mem__bad", nil)
-	if code(r) != mcpclient.CodeInvalidOutput || !strings.Contains(text(r), "/n") || !strings.Contains(text(r), "/extra") {
+	if code(r) != mcpclient.CodeInvalidOutput || !strings.Contains(text(r), "/n") || !strings.Contains(text(r), "/extra") || !strings.Contains(text(r), `MCP server "mem" violated its own output schema`) {
 		t.Fatalf("bad = %+v", r)
 	}
 	r = e.call(context.Background(), "mcp__mem__missing", nil)
@@ -147,7 +150,7 @@ func TestStructuredOutputIsValidatedWhenTheSchemaFits(t *testing.T) {
 		t.Fatalf("missing = %+v", r)
 	}
 	r = e.call(context.Background(), "mcp__mem__exotic", nil)
-	if r.IsError {
+	if r.IsError || r.Value != nil || string(r.Meta) != `{"structuredContent":{"n":3}}` {
 		t.Fatalf("exotic = %+v", r)
 	}
 	r = e.call(context.Background(), "mcp__mem__dialect", nil)

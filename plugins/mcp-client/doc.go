@@ -36,11 +36,15 @@
 // The input schema is the server's, unvalidated by the harness (the server
 // validates its input); a tool whose schema is not lossless JSON (see
 // package canonjson) is not mounted, and the log says why. A result's content blocks pass through unchanged
-// (binary data as base64); structured content is kept in the result's
-// Meta ({"structuredContent": ...}) and, when the tool declares an output
-// schema inside the structured-output subset (package schema), validated
-// against it: a mismatch or a missing value is MCP_INVALID_OUTPUT. Other
-// output schemas are passed through without validation. An isError result
+// (binary data as base64). A tool whose outputSchema is inside the
+// structured-output subset (package schema, object root) is mounted with
+// it as its declared output (tools.Definition.OutputSchema), and its
+// structured content is the result's canonical value (tools.Result.Value),
+// validated: a mismatch or a missing value is INVALID_OUTPUT, naming the
+// server that broke its own schema. Without a declared output (no
+// outputSchema, or one outside the subset, not validated) structured
+// content is kept in the result's Meta ({"structuredContent": ...}). Empty
+// content is rendered from the structured content. An isError result
 // becomes a tool error (MCP_TOOL_ERROR) whose text is the server's.
 //
 // When the server announces notifications/tools/list_changed the plugin

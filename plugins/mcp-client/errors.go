@@ -21,10 +21,11 @@ const (
 	// CodeServerError: the server answered the call with a JSON-RPC error
 	// (unknown tool, invalid params, internal error).
 	CodeServerError tools.ErrorCode = "MCP_SERVER_ERROR"
-	// CodeInvalidOutput: the tool declared an output schema in the
-	// structured-output subset and its structured content does not match
-	// it (or is missing); the message lists the violations.
-	CodeInvalidOutput tools.ErrorCode = "MCP_INVALID_OUTPUT"
+	// CodeInvalidOutput is tools.CodeInvalidOutput: the tool declared an
+	// output schema in the structured-output subset and the server's
+	// structured content does not match it (or is missing); the message
+	// names the server and lists the violations.
+	CodeInvalidOutput = tools.CodeInvalidOutput
 	// CodeCallTimeout is tools.CodeToolTimeout: the server's
 	// Config.CallTimeout expired and the request was cancelled.
 	CodeCallTimeout = tools.CodeToolTimeout

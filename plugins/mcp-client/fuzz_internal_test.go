@@ -25,10 +25,11 @@ func FuzzFittingOutputSchema(f *testing.F) {
 		if json.Unmarshal([]byte(in), &v) != nil {
 			return
 		}
-		out := fittingOutputSchema(v)
-		if out == nil {
+		vs := fittingOutputSchema(v)
+		if vs == nil {
 			return
 		}
+		out := vs.JSON()
 		if err := schema.AssertSupportedOutputSchema(out); err != nil {
 			t.Fatalf("kept %s: %v", out, err)
 		}

@@ -105,19 +105,22 @@ func TestM1_StdioEverythingServer(t *testing.T) {
 	if r.IsError || !strings.Contains(text(r), "42") {
 		t.Fatalf("get-sum = %+v", r)
 	}
-	// Structured output: declared in the subset, validated, kept in Meta.
+	// Structured output (O6): the outputSchema, in the subset, is the
+	// tool's declared output, and the structured content its validated
+	// canonical value.
 	r = e.call(ctx, "mcp__everything__get-structured-content", map[string]any{"location": "Chicago"})
 	if r.IsError {
 		t.Fatalf("get-structured-content = %+v", r)
 	}
-	var meta struct {
-		StructuredContent struct {
-			Temperature float64 `json:"temperature"`
-			Conditions  string  `json:"conditions"`
-		} `json:"structuredContent"`
+	var value struct {
+		Temperature float64 `json:"temperature"`
+		Conditions  string  `json:"conditions"`
 	}
-	if err := json.Unmarshal(r.Meta, &meta); err != nil || meta.StructuredContent.Conditions == "" {
-		t.Fatalf("structured content in meta = %s (%v)", r.Meta, err)
+	if err := json.Unmarshal(r.Value, &value); err != nil || value.Conditions == "" {
+		t.Fatalf("structured content as the value = %s (%v)", r.Value, err)
+	}
+	if tl, _ := e.reg.Get("mcp__everything__get-structured-content", ""); !strings.Contains(string(tl.OutputSchema()), `"conditions"`) {
+		t.Fatalf("declared output %s", tl.OutputSchema())
 	}
 	// The server's input validation error is a tool error with its text.
 	r = e.call(ctx, "mcp__everything__get-structured-content", map[string]any{"location": "Atlantis"})
@@ -335,8 +338,8 @@ func TestM1_StdioFilesystemServerLeavesNoToolProcessOrGoroutine(t *testing.T) {
 	f := e.mount(mcpclient.Config{Name: "fs", Command: npmpeer.Bin(t, "mcp-server-filesystem"), Args: []string{dir}, Trusted: true})
 	ctx := context.Background()
 	r := e.call(ctx, "mcp__fs__read_text_file", map[string]any{"path": filepath.Join(dir, "a.txt")})
-	if r.IsError || text(r) != "alpha" || !strings.Contains(string(r.Meta), `"content":"alpha"`) {
-		t.Fatalf("read_text_file = %+v meta %s", r, r.Meta)
+	if r.IsError || text(r) != "alpha" || string(r.Value) != `{"content":"alpha"}` {
+		t.Fatalf("read_text_file = %+v value %s", r, r.Value)
 	}
 	r = e.call(ctx, "mcp__fs__write_file", map[string]any{"path": filepath.Join(dir, "b.txt"), "content": "beta"})
 	if r.IsError {

@@ -29,8 +29,9 @@ type remote struct {
 	name    string // the server's name for it
 	regName string
 	// output is the output schema when it fits the structured-output
-	// subset (then structured content is validated), else nil.
-	output []byte
+	// subset, else nil. It is then the mounted tool's declared output: the
+	// structured content is its value, validated.
+	output *schema.ValueSchema
 }
 
 // maxDescription bounds a tool description taken from a server.
@@ -174,6 +175,9 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 		PresentCall: s.presentCall(t.Name, textcut.Valid(title, 256), ann),
 		Annotations: ann,
 	}
+	if rt.output != nil {
+		def.OutputSchema = rt.output.JSON()
+	}
 	if ann != nil && ann.Trusted && ann.ReadOnly {
 		def.Concurrency = tools.Parallel
 	}
@@ -183,11 +187,12 @@ func (s *server) definition(t *mcp.Tool, regName string) (tools.Definition, stri
 	return def, string(fp), nil
 }
 
-// fittingOutputSchema returns the JSON of an output schema when it is in
-// the structured-output subset, else nil. A root "$schema" (the dialect
-// the schema is written in, which servers built on zod always send) is
-// dropped first: it constrains no value.
-func fittingOutputSchema(s any) []byte {
+// fittingOutputSchema returns an output schema compiled when it is in the
+// structured-output subset with an object root (as MCP requires), else
+// nil. A root "$schema" (the dialect the schema is written in, which
+// servers built on zod always send) is dropped first: it constrains no
+// value.
+func fittingOutputSchema(s any) *schema.ValueSchema {
 	out, err := json.Marshal(s)
 	if err != nil {
 		return nil
@@ -201,10 +206,11 @@ func fittingOutputSchema(s any) []byte {
 			}
 		}
 	}
-	if schema.AssertSupportedOutputSchema(out) != nil {
+	vs, err := schema.CompileOutputSchema(out)
+	if err != nil {
 		return nil
 	}
-	return out
+	return vs
 }
 
 // presentCall returns the pending card of a mounted tool: the server and
@@ -268,31 +274,41 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 		return tools.Output{}, failf(CodeToolError, "ToolError", "%s", errorText(s.cfg.Name, content))
 	}
 	out := tools.Output{Content: content}
-	if res.StructuredContent != nil || rt.output != nil {
-		sc, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP server %q: structured content cannot be encoded: %v", s.cfg.Name, err)
+	if res.StructuredContent == nil && rt.output == nil {
+		return out, nil
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP server %q: the structured content of tool %q cannot be encoded: %v", s.cfg.Name, rt.name, err)
+	}
+	if rt.output == nil {
+		// No declared output (none, or one outside the subset): the
+		// structured content is kept, unvalidated, as presentation meta.
+		out.Meta, _ = json.Marshal(struct {
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}{sc})
+		if len(out.Content) == 0 {
+			out.Content = []tools.Content{tools.Text(string(sc))}
 		}
-		if rt.output != nil {
-			if res.StructuredContent == nil {
-				return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP tool %q declares an output schema but returned no structured content", rt.name)
-			}
-			if vs := schema.ValidateStructuredValue(rt.output, sc); len(vs) > 0 {
-				msgs := make([]string, len(vs))
-				for i, v := range vs {
-					msgs[i] = v.String()
-				}
-				return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP tool %q returned structured content that does not match its output schema: %s", rt.name, strings.Join(msgs, "; "))
-			}
+		return out, nil
+	}
+	// The declared output: the structured content is the value. The
+	// pipeline validates it too; checking here names the server that broke
+	// its own schema.
+	if res.StructuredContent == nil {
+		return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP server %q violated its own output schema: tool %q declares one but returned no structured content", s.cfg.Name, rt.name)
+	}
+	canon, vs := rt.output.Validate(sc)
+	if len(vs) > 0 {
+		msgs := make([]string, len(vs))
+		for i, v := range vs {
+			msgs[i] = v.String()
 		}
-		if res.StructuredContent != nil {
-			out.Meta, _ = json.Marshal(struct {
-				StructuredContent json.RawMessage `json:"structuredContent"`
-			}{sc})
-			if len(out.Content) == 0 {
-				out.Content = []tools.Content{tools.Text(string(sc))}
-			}
-		}
+		return tools.Output{}, failf(CodeInvalidOutput, "InvalidOutput", "MCP server %q violated its own output schema: the structured content of tool %q does not match it: %s", s.cfg.Name, rt.name, strings.Join(msgs, "; "))
+	}
+	out.Value = canon
+	if len(out.Content) == 0 {
+		out.Content = nil // rendered from the value
 	}
 	return out, nil
 }

@@ -30,15 +30,19 @@
 //
 // A tool with behaviour hints (tools.Annotations) is served with its title
 // and MCP annotations, and _meta "dsh/annotations" {"trusted": bool}: false
-// when the hints are only what an untrusted server claims. (Output
-// schemas are not served: the registry does not keep them.)
+// when the hints are only what an untrusted server claims. A tool that
+// declares its output (tools.Definition.OutputSchema) with an object root,
+// as MCP requires, is served with it as its outputSchema.
 //
 // # Results
 //
 // A result's content blocks map one to one to MCP content blocks (text,
 // image, audio, embedded resource, resource link) and isError is kept. A
-// successful result whose Meta has a "structuredContent" member (as tools
-// mounted by plugins/mcp-client keep their server's) serves it as
+// successful result of a tool served with an outputSchema carries its
+// canonical value (tools.Result.Value) as structuredContent, beside the
+// content rendered from it; otherwise a successful result whose Meta has a
+// "structuredContent" member (as tools mounted by plugins/mcp-client keep
+// a server's structured content when they declare no output) serves it as
 // structuredContent. An
 // isError result carries its error class in _meta under "dsh/error": the
 // result's error code and name, for example {"code": "DENIED", "name":

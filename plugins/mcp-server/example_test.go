@@ -23,7 +23,7 @@ func Example() {
 	root.Plugin(systemprompt.Plugin, nil)
 	root.Plugin(tools.Plugin, nil)
 	reg, _ := tools.Service.Get(root)
-	reg.Register(root, tools.MustDefine(tools.TypedTool[echoArgs]{
+	reg.Register(root, tools.MustDefine(tools.TypedTool[echoArgs, tools.Output]{
 		Name: "echo", Description: "Echo a text.",
 		Execute: func(ctx context.Context, a echoArgs, _ *tools.Execution) (tools.Output, error) {
 			return tools.TextOutput(a.Text), nil

@@ -38,7 +38,7 @@ func TestNoClientApprovalKeepsAsksFromTheCallingClient(t *testing.T) {
 // blockingTool returns only when its call is cancelled, after signalling
 // started.
 func blockingTool(started chan<- struct{}) tools.Definition {
-	return tools.MustDefine(tools.TypedTool[struct{}]{
+	return tools.MustDefine(tools.TypedTool[struct{}, tools.Output]{
 		Name: "block", Description: "Blocks.",
 		Execute: func(ctx context.Context, _ struct{}, _ *tools.Execution) (tools.Output, error) {
 			started <- struct{}{}

@@ -94,7 +94,7 @@ type echoArgs struct {
 }
 
 func echoTool(name string) tools.Definition {
-	return tools.MustDefine(tools.TypedTool[echoArgs]{
+	return tools.MustDefine(tools.TypedTool[echoArgs, tools.Output]{
 		Name: name, Description: "Echo a text.",
 		Execute: func(ctx context.Context, a echoArgs, _ *tools.Execution) (tools.Output, error) {
 			return tools.TextOutput(a.Text), nil

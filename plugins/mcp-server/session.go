@@ -196,6 +196,12 @@ func (x *session) sync() {
 		}
 		mt := &mcp.Tool{Name: t.Name(), Description: desc, InputSchema: params}
 		fp := desc + "\x00" + string(params)
+		if out := t.OutputSchemaCompiled(); out != nil && out.ObjectRoot() {
+			// A declared output with an object root is published (MCP
+			// requires one); its value is the result's structuredContent.
+			mt.OutputSchema = out.JSON()
+			fp += "\x00out:" + string(mt.OutputSchema.(json.RawMessage))
+		}
 		if a := t.Annotations(); a != nil {
 			mt.Title = a.Title
 			destructive, openWorld := a.Destructive, a.OpenWorld
@@ -310,8 +316,15 @@ func toMCP(r tools.Result) *mcp.CallToolResult {
 		out.Content = append(out.Content, contentToMCP(c))
 	}
 	if !r.IsError {
-		if sc := structured(r.Meta); sc != nil {
-			out.StructuredContent = sc
+		switch {
+		case len(r.Value) > 0 && r.Value[0] == '{':
+			// The value of a declared output with an object root, the
+			// one whose schema is published.
+			out.StructuredContent = r.Value
+		case r.Value == nil:
+			if sc := structured(r.Meta); sc != nil {
+				out.StructuredContent = sc
+			}
 		}
 	}
 	if r.Error != nil || len(r.AdditionalContext) > 0 {

@@ -44,7 +44,7 @@ func TestBashRunsAndRendersTerminalCard(t *testing.T) {
 	if !ok || cv.Title != args.Command || cv.Description != "say hi" || cv.Cwd != dir {
 		t.Fatalf("call card = %#v", cv)
 	}
-	rv, ok := reg.PresentResult("bash", "", raw, tools.ResultData{Content: r.Content, Meta: r.Meta}).(tools.TerminalResult)
+	rv, ok := reg.PresentResult("bash", "", raw, tools.ResultData{Content: r.Content, Value: r.Value}).(tools.TerminalResult)
 	if !ok || rv.ExitCode == nil || *rv.ExitCode != 3 || !strings.Contains(rv.Output, "hi") {
 		t.Fatalf("result card = %#v", rv)
 	}
@@ -53,8 +53,8 @@ func TestBashRunsAndRendersTerminalCard(t *testing.T) {
 func TestBashCapsOutput(t *testing.T) {
 	reg := boot(t, toolbash.Config{MaxOutput: 100})
 	r := run(context.Background(), reg, toolbash.Args{Command: "yes | head -c 10000", Description: "lots"})
-	var m toolbash.Meta
-	if err := json.Unmarshal(r.Meta, &m); err != nil {
+	var m toolbash.Result
+	if err := json.Unmarshal(r.Value, &m); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Output) != 100 || !m.Truncated || !strings.Contains(r.Content[0].Text, "[output truncated]") {
@@ -87,8 +87,8 @@ func TestBashCancellationKillsProcessGroup(t *testing.T) {
 func TestBashTimeoutArgument(t *testing.T) {
 	reg := boot(t, toolbash.Config{})
 	r := run(context.Background(), reg, toolbash.Args{Command: "sleep 30", Description: "slow", TimeoutMs: 100})
-	var m toolbash.Meta
-	if err := json.Unmarshal(r.Meta, &m); err != nil {
+	var m toolbash.Result
+	if err := json.Unmarshal(r.Value, &m); err != nil {
 		t.Fatalf("%v: %+v", err, r)
 	}
 	if m.Signal == "" || !strings.Contains(r.Content[0].Text, "killed by signal") {
@@ -102,5 +102,26 @@ func TestBashSchemaHasNoBudget(t *testing.T) {
 		if s.Name == "bash" && (strings.Contains(string(s.Parameters), "timeoutMs\"") || !strings.Contains(string(s.Parameters), `"command"`)) {
 			t.Fatalf("schema = %s", s.Parameters)
 		}
+	}
+}
+
+// TestO11_BashDeclaresItsOutput: bash's result carries its typed value
+// (exit code, output) under a declared output schema, rendered for the
+// model as the output and the exit status; a result logged before, with
+// the same fields in its meta, still presents.
+func TestO11_BashDeclaresItsOutput(t *testing.T) {
+	reg := boot(t, toolbash.Config{})
+	r := run(context.Background(), reg, toolbash.Args{Command: "printf ok; exit 4", Description: "d"})
+	if r.IsError || string(r.Value) != `{"exitCode":4,"output":"ok"}` || r.Content[0].Text != "ok\n[exit code 4]" {
+		t.Fatalf("%+v value %s", r, r.Value)
+	}
+	tl, _ := reg.Get("bash", "")
+	if s := string(tl.OutputSchema()); !strings.Contains(s, `"exitCode"`) || !strings.Contains(s, `"required":["exitCode","output"]`) {
+		t.Fatalf("output schema %s", s)
+	}
+	raw, _ := json.Marshal(toolbash.Args{Command: "x", Description: "d"})
+	rv, ok := reg.PresentResult("bash", "", raw, tools.ResultData{Meta: json.RawMessage(`{"exitCode":2,"output":"old"}`)}).(tools.TerminalResult)
+	if !ok || *rv.ExitCode != 2 || rv.Output != "old" {
+		t.Fatalf("legacy card %#v", rv)
 	}
 }

@@ -28,8 +28,8 @@ func TestOutput_NonUTF8OutputIsStillAResult(t *testing.T) {
 			if r.IsError {
 				t.Fatalf("isError: %+v", r)
 			}
-			var m toolbash.Meta
-			if err := json.Unmarshal(r.Meta, &m); err != nil {
+			var m toolbash.Result
+			if err := json.Unmarshal(r.Value, &m); err != nil {
 				t.Fatal(err)
 			}
 			if m.ExitCode != 2 || !utf8.ValidString(m.Output) || !strings.HasPrefix(m.Output, "a") || !strings.HasSuffix(r.Content[0].Text, "[exit code 2]") {
@@ -44,8 +44,8 @@ func TestOutput_NonUTF8OutputIsStillAResult(t *testing.T) {
 func TestSignal_NameIsTheSignalName(t *testing.T) {
 	reg := boot(t, toolbash.Config{})
 	r := run(context.Background(), reg, toolbash.Args{Command: "kill -TERM $$", Description: "suicide"})
-	var m toolbash.Meta
-	if err := json.Unmarshal(r.Meta, &m); err != nil {
+	var m toolbash.Result
+	if err := json.Unmarshal(r.Value, &m); err != nil {
 		t.Fatalf("%v: %+v", err, r)
 	}
 	if m.Signal != "SIGTERM" || m.ExitCode != -1 || !strings.HasSuffix(r.Content[0].Text, "[killed by signal SIGTERM]") {

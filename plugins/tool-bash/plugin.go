@@ -43,13 +43,22 @@ type Args struct {
 	TimeoutMs   int    `json:"timeout_ms,omitempty" desc:"Optional time limit in milliseconds; the command's process group is killed when it runs out."`
 }
 
-// Meta is the presentation payload of a bash result.
-type Meta struct {
-	ExitCode  int    `json:"exitCode"`
-	Signal    string `json:"signal,omitempty"`
-	Output    string `json:"output"`
-	Truncated bool   `json:"truncated,omitempty"`
+// Result is bash's declared output: the canonical value of a run (its
+// Result.Value in the registry, structuredContent over MCP, the value a
+// Code Mode program gets). The model reads it rendered as the output
+// followed by the exit status.
+type Result struct {
+	ExitCode  int    `json:"exitCode" jsonschema:"the command's exit code; -1 when a signal killed it"`
+	Signal    string `json:"signal,omitempty" jsonschema:"the signal that killed the command, such as SIGKILL"`
+	Output    string `json:"output" jsonschema:"combined stdout and stderr, cut at the output limit"`
+	Truncated bool   `json:"truncated,omitempty" jsonschema:"the output was longer than the limit"`
 }
+
+// Meta is the presentation payload bash results carried before bash
+// declared its output; logs written then still present with it.
+//
+// Deprecated: a result's value is a [Result].
+type Meta = Result
 
 // Plugin registers the bash tool. It injects the tool registry and takes a
 // Config (or *Config, or nil for the defaults).
@@ -88,15 +97,15 @@ func Definition(cfg Config) (tools.Definition, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	return tools.Define(tools.TypedTool[Args]{
+	return tools.Define(tools.TypedTool[Args, Result]{
 		Name:        "bash",
 		Description: "Run a shell command in the workspace and return its combined output and exit code.",
 		Timeout:     cfg.Timeout,
 		// A command may change anything: never alongside another call.
 		Concurrency: tools.Exclusive,
-		Execute: func(ctx context.Context, a Args, _ *tools.Execution) (tools.Output, error) {
+		Execute: func(ctx context.Context, a Args, _ *tools.Execution) (Result, error) {
 			if a.TimeoutMs < 0 {
-				return tools.Output{}, fmt.Errorf("bash: timeout_ms must not be negative, got %d", a.TimeoutMs)
+				return Result{}, fmt.Errorf("bash: timeout_ms must not be negative, got %d", a.TimeoutMs)
 			}
 			if a.TimeoutMs > 0 {
 				var cancel context.CancelFunc
@@ -105,20 +114,25 @@ func Definition(cfg Config) (tools.Definition, error) {
 			}
 			r, err := execute(ctx, cfg.Shell, cfg.Dir, cfg.Env, a.Command, cfg.MaxOutput, waitDelay)
 			if err != nil {
-				return tools.Output{}, fmt.Errorf("bash: %w", err)
+				return Result{}, fmt.Errorf("bash: %w", err)
 			}
-			meta, err := json.Marshal(Meta{ExitCode: r.ExitCode, Signal: r.Signal, Output: r.Output, Truncated: r.Truncated})
-			if err != nil {
-				return tools.Output{}, err
-			}
-			return tools.Output{Content: []tools.Content{tools.Text(modelText(r))}, Meta: meta}, nil
+			return Result{ExitCode: r.ExitCode, Signal: r.Signal, Output: r.Output, Truncated: r.Truncated}, nil
+		},
+		Render: func(r Result) ([]tools.Content, error) {
+			return []tools.Content{tools.Text(modelText(r))}, nil
 		},
 		PresentCall: func(a Args) tools.CallView {
 			return tools.TerminalCall{Title: a.Command, Description: a.Description, Cwd: cfg.Dir}
 		},
 		PresentResult: func(a Args, r tools.ResultData) tools.ResultView {
-			var m Meta
-			if len(r.Meta) == 0 || json.Unmarshal(r.Meta, &m) != nil {
+			// The value; a result logged before bash declared its output
+			// has the same fields in its meta.
+			raw := r.Value
+			if len(raw) == 0 {
+				raw = r.Meta
+			}
+			var m Result
+			if len(raw) == 0 || json.Unmarshal(raw, &m) != nil {
 				return nil
 			}
 			code := m.ExitCode
@@ -128,7 +142,7 @@ func Definition(cfg Config) (tools.Definition, error) {
 }
 
 // modelText is what the model reads: the output, then the exit status.
-func modelText(r run) string {
+func modelText(r Result) string {
 	s := r.Output
 	if r.Truncated {
 		s += "\n[output truncated]"

@@ -76,6 +76,16 @@ type ReadArgs struct {
 	Limit  int    `json:"limit,omitempty" desc:"Maximum number of lines to return (default: all)."`
 }
 
+// ReadResult is read's declared output: the canonical value a read
+// returns (its Result.Value, structuredContent over MCP, the value a Code
+// Mode program gets). The model reads Text, with a note when it was cut.
+type ReadResult struct {
+	Text string `json:"text" jsonschema:"the lines read, as UTF-8 (other bytes read as U+FFFD)"`
+	Cut  bool   `json:"cut,omitempty" jsonschema:"the lines exceeded the read limit and were cut; read on with offset and limit"`
+	// Limit is the read limit in bytes when Cut.
+	Limit int `json:"limit,omitempty" jsonschema:"the read limit in bytes, when cut"`
+}
+
 // WriteArgs are write's arguments.
 type WriteArgs struct {
 	Path    string `json:"path" dsh:"required" desc:"File path, relative to the workspace root (or absolute inside it)."`
@@ -99,13 +109,20 @@ type Meta struct {
 
 // Definitions returns the three tool definitions bound to ws.
 func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
-	read, err := tools.Define(tools.TypedTool[ReadArgs]{
+	read, err := tools.Define(tools.TypedTool[ReadArgs, ReadResult]{
 		Name:        "read",
 		Description: "Read a text file from the workspace. Optionally start at a 1-based line (offset) and return at most limit lines.",
 		// Reading changes nothing: reads may run alongside each other.
 		Concurrency: tools.Parallel,
-		Execute: func(ctx context.Context, a ReadArgs, _ *tools.Execution) (tools.Output, error) {
+		Execute: func(ctx context.Context, a ReadArgs, _ *tools.Execution) (ReadResult, error) {
 			return doRead(ws, a, maxRead)
+		},
+		Render: func(r ReadResult) ([]tools.Content, error) {
+			text := r.Text
+			if r.Cut {
+				text += fmt.Sprintf("\n[cut: the output exceeded %d bytes; use offset and limit]", r.Limit)
+			}
+			return []tools.Content{tools.Text(text)}, nil
 		},
 		PresentCall: func(a ReadArgs) tools.CallView {
 			loc := tools.Location{Path: a.Path}
@@ -118,7 +135,7 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	write, err := tools.Define(tools.TypedTool[WriteArgs]{
+	write, err := tools.Define(tools.TypedTool[WriteArgs, tools.Output]{
 		Name:        "write",
 		Description: "Create or overwrite a file in the workspace with the given content. Parent directories are created.",
 		// A write is a barrier: a read beside it could see either content.
@@ -134,7 +151,7 @@ func Definitions(ws *Workspace, maxRead int) ([]tools.Definition, error) {
 	if err != nil {
 		return nil, err
 	}
-	edit, err := tools.Define(tools.TypedTool[EditArgs]{
+	edit, err := tools.Define(tools.TypedTool[EditArgs, tools.Output]{
 		Name:        "edit",
 		Description: "Replace one exact, unique occurrence of old_string with new_string in a workspace file.",
 		Concurrency: tools.Exclusive,
@@ -166,15 +183,15 @@ func presentDiff[A any](verb string) func(a A, r tools.ResultData) tools.ResultV
 	}
 }
 
-func doRead(ws *Workspace, a ReadArgs, maxRead int) (tools.Output, error) {
+func doRead(ws *Workspace, a ReadArgs, maxRead int) (ReadResult, error) {
 	root, rel, err := ws.open(a.Path)
 	if err != nil {
-		return tools.Output{}, err
+		return ReadResult{}, err
 	}
 	defer root.Close()
 	f, err := openRegular(root, rel)
 	if err != nil {
-		return tools.Output{}, fmt.Errorf("read %s: %w", a.Path, err)
+		return ReadResult{}, fmt.Errorf("read %s: %w", a.Path, err)
 	}
 	defer f.Close()
 	// Stream the lines [offset, offset+limit), holding at most maxRead+1
@@ -199,7 +216,7 @@ func doRead(ws *Workspace, a ReadArgs, maxRead int) (tools.Output, error) {
 			n++
 		} else if err != bufio.ErrBufferFull {
 			if err != io.EOF {
-				return tools.Output{}, fmt.Errorf("read %s: %w", a.Path, err)
+				return ReadResult{}, fmt.Errorf("read %s: %w", a.Path, err)
 			}
 			break
 		}
@@ -218,11 +235,11 @@ func doRead(ws *Workspace, a ReadArgs, maxRead int) (tools.Output, error) {
 		}
 	}
 	// The result is text: bytes that are not UTF-8 read as U+FFFD.
-	text := strings.ToValidUTF8(string(out), "\uFFFD")
+	r := ReadResult{Text: strings.ToValidUTF8(string(out), "\uFFFD"), Cut: cut}
 	if cut {
-		text += fmt.Sprintf("\n[cut: the output exceeded %d bytes; use offset and limit]", maxRead)
+		r.Limit = maxRead
 	}
-	return tools.Output{Content: []tools.Content{tools.Text(text)}}, nil
+	return r, nil
 }
 
 func doWrite(ws *Workspace, a WriteArgs) (tools.Output, error) {

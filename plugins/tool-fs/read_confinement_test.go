@@ -97,8 +97,11 @@ func TestRead_NonRegularFileIsRefused(t *testing.T) {
 		<-done
 		t.Fatal("read of a FIFO blocked")
 	}
-	for _, tc := range []struct{ tool, path string }{{"read", "."}, {"write", "."}, {"edit", "."}} {
-		var r = call(t, reg, tc.tool, map[string]string{"path": tc.path, "content": "x", "old_string": "a", "new_string": "b"})
+	for _, tc := range []struct {
+		tool string
+		args map[string]string
+	}{{"read", map[string]string{"path": "."}}, {"write", map[string]string{"path": ".", "content": "x"}}, {"edit", map[string]string{"path": ".", "old_string": "a", "new_string": "b"}}} {
+		var r = call(t, reg, tc.tool, tc.args)
 		if !r.IsError || !strings.Contains(text(r), "is a directory") {
 			t.Errorf("%s of a directory = %q (isError %v)", tc.tool, text(r), r.IsError)
 		}

@@ -189,3 +189,19 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestO12_ReadDeclaresItsOutput: read's result carries its typed value
+// (the text, whether it was cut) under a declared output schema; the model
+// reads the text, with the cut note.
+func TestO12_ReadDeclaresItsOutput(t *testing.T) {
+	reg, dir := boot(t)
+	must(t, os.WriteFile(filepath.Join(dir, "v.txt"), []byte("one\ntwo\n"), 0o644))
+	r := call(t, reg, "read", map[string]any{"path": "v.txt", "limit": 1})
+	if r.IsError || string(r.Value) != `{"text":"one\n"}` || text(r) != "one\n" {
+		t.Fatalf("%+v value %s", r, r.Value)
+	}
+	tl, _ := reg.Get("read", "")
+	if s := string(tl.OutputSchema()); !strings.Contains(s, `"required":["text"]`) {
+		t.Fatalf("output schema %s", s)
+	}
+}

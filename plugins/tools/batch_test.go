@@ -255,10 +255,10 @@ func TestB1_ConcurrencyIsParallelOnlyWhenTheToolDeclaresTheCallSafe(t *testing.T
 	other := e.scope(t, "other")
 	must2(t)(e.reg.Restrict(other, tools.Restriction{Deny: []string{"par"}}))
 	typed := tools.MustDefine(tools.TypedTool[struct {
-		N int `json:"n" required:"true"`
-	}]{Name: "typed", Description: "Typed parallel tool.", Concurrency: tools.Parallel,
+		N int `json:"n"`
+	}, tools.Output]{Name: "typed", Description: "Typed parallel tool.", Concurrency: tools.Parallel,
 		Execute: func(context.Context, struct {
-			N int `json:"n" required:"true"`
+			N int `json:"n"`
 		}, *tools.Execution) (tools.Output, error) {
 			return tools.Output{}, nil
 		}})

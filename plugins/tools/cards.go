@@ -191,4 +191,6 @@ type ResultData struct {
 	Content []Content       `json:"content"`
 	IsError bool            `json:"isError"`
 	Meta    json.RawMessage `json:"meta,omitempty"`
+	// Value is the result's canonical value (see [Result].Value).
+	Value json.RawMessage `json:"value,omitempty"`
 }

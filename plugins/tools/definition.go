@@ -12,6 +12,7 @@ import (
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
+	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
 
 // MaxNameLen is the longest accepted tool name, in bytes.
@@ -40,8 +41,17 @@ type ExecuteFunc func(ctx context.Context, exec *Execution) (Output, error)
 // body also returns an error. ConcludeTurn asks the agent loop to end the
 // turn after this step instead of calling the model again; it counts only
 // on a successful result (see [ConcludesTurn]).
+//
+// Value is the canonical value of a tool that declares its output
+// ([Definition].OutputSchema): JSON that must match the schema (a mismatch
+// is an INVALID_OUTPUT error naming the path of each violation). When
+// Content is nil the pipeline renders it from Value
+// ([Definition].RenderOutput). A tool without a declared output leaves
+// Value nil: its value is the text of its content (see
+// [Result.CanonicalValue]).
 type Output struct {
 	Content           []Content
+	Value             json.RawMessage
 	Meta              json.RawMessage
 	AdditionalContext []string
 	ConcludeTurn      bool
@@ -91,12 +101,40 @@ type Definition struct {
 	// shown on cards and in the catalog; policy acts on them only when
 	// they are Trusted. Registration copies them.
 	Annotations *Annotations
+	// OutputSchema, when set, declares the tool's output: the JSON Schema
+	// of its canonical value, in the structured-output subset
+	// (schema.AssertSupportedValueSchema; any root type). A successful
+	// result then carries a value ([Result].Value) that matches it: the
+	// body's [Output].Value, or a tools/post-execute replacement, each
+	// validated (a mismatch, or no value, is INVALID_OUTPUT with the path
+	// of every violation). Empty means text-only output: the tool's value
+	// is the text of its content. It is stored canonicalized.
+	OutputSchema json.RawMessage
+	// RenderOutput, optional with OutputSchema, turns a validated value
+	// into the model-facing content when the body (or a post-execute
+	// replacement of the value) gives none. Nil renders the value as its
+	// JSON text, a string value as the string itself. An error or panic is
+	// an INVALID_OUTPUT result. It must be pure and not block.
+	RenderOutput func(value json.RawMessage) ([]Content, error)
+	// FinalizeContent, optional, runs exactly once for every normalized
+	// result of a call that resolved to this tool, successes and failures
+	// alike (including those that never reached post-execute: invalid
+	// arguments, a runtime.Goexit), synchronously, on the goroutine that
+	// finalizes the call, just before the result is validated and frozen.
+	// It receives a copy of the result and returns the final model-facing
+	// content, or nil to keep it (a non-nil empty slice empties it). It
+	// cannot change anything else: not the code, the error info, the value
+	// or the additional context. A panic is contained (logged, like a
+	// listener's) and fails closed: the content is replaced by a note that
+	// it was withheld. Use it for what the tool owns about its final text,
+	// such as a redaction.
+	FinalizeContent func(exec *Execution, r Result) []Content
 }
 
 // Validate checks d without registering it. Every problem is reported,
 // joined; the error wraps [ErrInvalidDefinition].
 func (d Definition) Validate() error {
-	_, err := d.canonicalParameters()
+	_, _, err := d.canonicalParameters()
 	return err
 }
 
@@ -121,7 +159,7 @@ func validateName(name string) error {
 // emptyParameters is the schema of a tool without parameters.
 const emptyParameters = `{"type":"object","properties":{}}`
 
-func (d Definition) canonicalParameters() (string, error) {
+func (d Definition) canonicalParameters() (string, *schema.ValueSchema, error) {
 	var errs []error
 	if err := validateName(d.Name); err != nil {
 		errs = append(errs, err)
@@ -152,10 +190,19 @@ func (d Definition) canonicalParameters() (string, error) {
 			params = string(canon)
 		}
 	}
-	if len(errs) > 0 {
-		return "", fmt.Errorf("%w %q: %w", ErrInvalidDefinition, d.Name, errors.Join(errs...))
+	var out *schema.ValueSchema
+	if len(d.OutputSchema) > 0 {
+		var err error
+		if out, err = schema.CompileValueSchema(d.OutputSchema); err != nil {
+			errs = append(errs, fmt.Errorf("output schema: %w", err))
+		}
+	} else if d.RenderOutput != nil {
+		errs = append(errs, errors.New("RenderOutput without an OutputSchema (a text-only tool has nothing to render)"))
 	}
-	return params, nil
+	if len(errs) > 0 {
+		return "", nil, fmt.Errorf("%w %q: %w", ErrInvalidDefinition, d.Name, errors.Join(errs...))
+	}
+	return params, out, nil
 }
 
 // Tool is a registered tool: a frozen snapshot of its [Definition] taken at
@@ -175,14 +222,18 @@ type Tool struct {
 	layer         host.ScopeKey
 	concurrency   ConcurrencyRule
 	annotations   *Annotations
+	output        *schema.ValueSchema // nil: text-only
+	render        func(json.RawMessage) ([]Content, error)
+	finalizeC     func(*Execution, Result) []Content
 }
 
 func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
-	params, err := d.canonicalParameters()
+	params, out, err := d.canonicalParameters()
 	if err != nil {
 		return nil, err
 	}
 	return &Tool{
+		output: out, render: d.RenderOutput, finalizeC: d.FinalizeContent,
 		name: d.Name, description: d.Description, params: params,
 		exec: d.Execute, presentCall: d.PresentCall, presentResult: d.PresentResult,
 		timeout: d.Timeout, validate: d.ValidateArgs, layer: layer,
@@ -228,9 +279,23 @@ func (t *Tool) Definition() Definition {
 		Name: t.name, Description: t.description, Parameters: json.RawMessage(t.params),
 		Execute: t.exec, PresentCall: t.presentCall, PresentResult: t.presentResult,
 		Timeout: t.timeout, ValidateArgs: t.validate, Concurrency: t.concurrency,
-		Annotations: copyAnnotations(t.annotations),
+		Annotations: copyAnnotations(t.annotations), OutputSchema: t.OutputSchema(),
+		RenderOutput: t.render, FinalizeContent: t.finalizeC,
 	}
 }
+
+// OutputSchema returns a copy of the tool's declared output schema
+// (canonical JSON), or nil for a text-only tool.
+func (t *Tool) OutputSchema() json.RawMessage {
+	if t.output == nil {
+		return nil
+	}
+	return t.output.JSON()
+}
+
+// OutputSchemaCompiled returns the tool's compiled output schema, or nil
+// for a text-only tool.
+func (t *Tool) OutputSchemaCompiled() *schema.ValueSchema { return t.output }
 
 // PresentCall renders a pending call of t with args, or returns nil when t
 // has no presenter, the presenter declines, or it panics (display must

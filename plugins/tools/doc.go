@@ -6,14 +6,15 @@
 // Tool plugins register tools; the agent runtime executes the model's tool
 // calls through the registry; policy plugins decide, around each call,
 // whether and how it runs. A tool is a [Definition] (name, description,
-// JSON Schema parameters, body, optional presentation cards and timeout);
-// [Define] builds one from a Go argument type, whose fields give the schema
-// and against which the arguments are validated and decoded before any
-// policy runs. [DefinePlugin] is the usual way to write a plugin that
+// JSON Schema parameters, body, optional declared output, presentation
+// cards and timeout); [Define] builds one from a Go argument type, whose
+// fields give the schema (as the MCP go-sdk's mcp.AddTool derives it) and
+// against which the arguments are validated and decoded before any policy
+// runs, and from a Go output type. [DefinePlugin] is the usual way to write a plugin that
 // registers tools or policy:
 //
 //	var Echo = tools.DefinePlugin("echo", func(c *host.Context, reg *tools.Registry) error {
-//		def, err := tools.Define(tools.TypedTool[EchoArgs]{
+//		def, err := tools.Define(tools.TypedTool[EchoArgs, tools.Output]{
 //			Name: "echo", Description: "Echo a text.",
 //			Execute: func(ctx context.Context, a EchoArgs, _ *tools.Execution) (tools.Output, error) {
 //				return tools.TextOutput(a.Text), nil
@@ -76,6 +77,22 @@
 // caller, every post-execute listener and every tools/result observer get
 // their own copy (PostInput.Result and ResultNotice.Result copy on each
 // call), so nobody can change what another sees.
+//
+// # Declared outputs
+//
+// A tool may declare its output ([Definition].OutputSchema: a JSON Schema
+// in the structured-output subset of package schema) and a render from
+// its value to model-facing content ([Definition].RenderOutput; JSON text
+// by default, a string as itself). A [TypedTool] with Out other than
+// [Output] declares the schema derived from Out, as the MCP go-sdk does. A
+// success then carries the canonical value ([Result].Value: validated, a
+// mismatch is INVALID_OUTPUT naming each violation's path) beside its
+// content; post-execute may replace the value (validated and rendered
+// again) or the content; tools/result, mounted MCP tools
+// (structuredContent) and served ones carry both. A text-only tool's value
+// is its text ([Result.CanonicalValue]). [Definition].FinalizeContent has
+// the tool's last word on the content of every result of a call, once,
+// failures included.
 //
 // # Code Mode
 //

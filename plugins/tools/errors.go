@@ -74,6 +74,13 @@ const (
 	// UTF-8, an unknown content type, a missing required content field,
 	// meta that is not lossless JSON, error info on a success).
 	CodeInvalidResult ErrorCode = "INVALID_RESULT"
+	// CodeInvalidOutput: a tool that declares its output
+	// ([Definition].OutputSchema) produced a value that does not match the
+	// schema (the message lists every violation with its path), no value,
+	// or a value it cannot render; or a tool without a declared output
+	// returned a value. A mounted MCP server that violates its own
+	// outputSchema gets it too.
+	CodeInvalidOutput ErrorCode = "INVALID_OUTPUT"
 	// CodeToolTimeout: the tool's time budget expired: its declared
 	// Timeout (enforced by the registry) or a budget of the timeout
 	// policy (plugins/timeout-policy).

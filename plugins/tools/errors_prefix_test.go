@@ -19,7 +19,7 @@ func TestErrorsCarryThePackagePrefix(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"Definition.Validate": func() error { return tools.Definition{Name: "a b"}.Validate() },
 		"Define": func() error {
-			_, err := tools.Define(tools.TypedTool[struct{}]{Name: "x", Description: "d", Timeout: -1})
+			_, err := tools.Define(tools.TypedTool[struct{}, tools.Output]{Name: "x", Description: "d", Timeout: -1})
 			return err
 		},
 		"Register duplicate": func() error { _, err := e.reg.Register(e.root, echo("dup", "x")); return err },

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/dsh-go/dsh/events"
@@ -79,7 +80,10 @@ const (
 // PostDecision is the result of the tools/post-execute waterfall.
 // Accept keeps the result, replacing its content
 // when Content is non-nil (an empty non-nil slice replaces it with
-// nothing). Block turns it into an isError (code BLOCKED) whose content is
+// nothing), and its value when Value is non-nil (only on a success of a
+// tool that declares its output: the new value is validated against the
+// schema, INVALID_OUTPUT when it does not match, and the content is
+// rendered from it unless Content replaces it too). Block turns it into an isError (code BLOCKED) whose content is
 // Feedback. Either may attach AdditionalContext, which is appended after
 // the tool's and wrappers'. The zero value, an unknown kind, Block without
 // feedback, Accept with feedback or Block with content fail closed as
@@ -87,6 +91,7 @@ const (
 type PostDecision struct {
 	Kind              PostKind
 	Content           []Content
+	Value             json.RawMessage
 	Feedback          string
 	AdditionalContext string
 }
@@ -125,6 +130,9 @@ func (d PostDecision) check() error {
 		}
 		if d.Content != nil {
 			return fmt.Errorf("block decision with content (its content is the feedback)")
+		}
+		if d.Value != nil {
+			return fmt.Errorf("block decision with a value (a blocked result has none)")
 		}
 	case "":
 		return fmt.Errorf("zero post-execute decision (no kind)")
@@ -235,7 +243,7 @@ var (
 	PostExecute = events.NewWaterfall[PostInput, PostDecision](events.Descriptor{
 		Name:     "tools/post-execute",
 		Mode:     events.ModeWaterfall,
-		Doc:      "Inspect a tool call's result: accept (optionally replacing content) or block with feedback; attach additional context.",
+		Doc:      "Inspect a tool call's result: accept (optionally replacing content or, for a declared output, the value) or block with feedback; attach additional context.",
 		Filtered: true,
 		Failure:  events.Propagate,
 	})

@@ -66,8 +66,8 @@ func ExamplePreExecute() {
 }
 
 type addArgs struct {
-	A int `json:"a" dsh:"required"`
-	B int `json:"b" dsh:"required"`
+	A int `json:"a" jsonschema:"the first addend"`
+	B int `json:"b"`
 }
 
 // Define a typed tool from a struct: the schema is derived from the fields
@@ -75,7 +75,7 @@ type addArgs struct {
 func ExampleDefine() {
 	h, reg := boot()
 	defer h.Close()
-	def, err := tools.Define(tools.TypedTool[addArgs]{
+	def, err := tools.Define(tools.TypedTool[addArgs, tools.Output]{
 		Name:        "add",
 		Description: "Add two integers.",
 		Execute: func(ctx context.Context, args addArgs, _ *tools.Execution) (tools.Output, error) {
@@ -93,7 +93,7 @@ func ExampleDefine() {
 	fmt.Println(bad.Error.Code)
 	fmt.Println(bad.Content[0].Text)
 	// Output:
-	// {"type":"object","properties":{"a":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"b":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991}},"required":["a","b"]}
+	// {"type":"object","properties":{"a":{"type":"integer","description":"the first addend"},"b":{"type":"integer"}},"required":["a","b"],"additionalProperties":false}
 	// 5
 	// INVALID_ARGS
 	// invalid arguments for tool "add":

@@ -147,6 +147,8 @@ type Execution struct {
 	// running the call touches them.
 	final    Result
 	emitting bool
+	// out is the state of the call's declared output (outputs.go).
+	out outputState
 	// bodies coordinates tool bodies with the end of the tools/execute
 	// stage.
 	bodies bodies
@@ -363,6 +365,11 @@ type Result struct {
 	// Meta is the tool's opaque presentation payload (lossless JSON) from a
 	// successful execute.
 	Meta json.RawMessage `json:"meta,omitempty"`
+	// Value is the canonical value of a successful call of a tool that
+	// declares its output ([Definition].OutputSchema): canonical JSON that
+	// matched the schema (MCP's structuredContent). Nil on a failure and
+	// for a text-only tool; see [Result.CanonicalValue].
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // Clone returns a deep copy of r.
@@ -370,6 +377,7 @@ func (r Result) Clone() Result {
 	r.Content = slices.Clone(r.Content)
 	r.AdditionalContext = slices.Clone(r.AdditionalContext)
 	r.Meta = slices.Clone(r.Meta)
+	r.Value = slices.Clone(r.Value)
 	if r.Error != nil {
 		e := *r.Error
 		r.Error = &e
@@ -380,7 +388,7 @@ func (r Result) Clone() Result {
 // Data returns what presentResult receives about r (a copy).
 func (r Result) Data() ResultData {
 	c := r.Clone()
-	return ResultData{Content: c.Content, IsError: c.IsError, Meta: c.Meta}
+	return ResultData{Content: c.Content, IsError: c.IsError, Meta: c.Meta, Value: c.Value}
 }
 
 // Validate reports whether r is losslessly JSON-serializable: valid content

@@ -17,7 +17,7 @@ func ExampleDefinePlugin() {
 		Text string `json:"text" dsh:"required"`
 	}
 	echo := tools.DefinePlugin("echo", func(c *host.Context, reg *tools.Registry) error {
-		def, err := tools.Define(tools.TypedTool[EchoArgs]{
+		def, err := tools.Define(tools.TypedTool[EchoArgs, tools.Output]{
 			Name: "echo", Description: "Echo a text.",
 			Execute: func(_ context.Context, a EchoArgs, _ *tools.Execution) (tools.Output, error) {
 				return tools.TextOutput(a.Text), nil

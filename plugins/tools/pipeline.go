@@ -53,9 +53,9 @@ var Stages = []Stage{
 		OnFailure: "not granted", FailTo: "post-execute"},
 	{Name: "execute", Event: ExecuteEvent.Descriptor().Name, Doc: "Wrappers around dispatch may derive the cancellation context, retry or short-circuit; a failing wrapper → LISTENER_ERROR. When the stage returns, bodies still running are cancelled and waited for, and next starts none.",
 		OnFailure: "short-circuit / error", FailTo: "post-execute"},
-	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; the tool's declared Timeout expired → TOOL_TIMEOUT; cancelled during → ABORTED."},
-	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content) or block with feedback (BLOCKED); attach additional context."},
-	{Name: "finalize", Doc: "Validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
+	{Name: "dispatch", Doc: "Run the tool body: unknown (or, under tools mode code, called directly) → UNKNOWN_TOOL; the caller cancelled before, whatever context the wrapper passed → ABORTED_BEFORE_DISPATCH; error, panic or Goexit → its code or TOOL_ERROR; the tool's declared Timeout expired → TOOL_TIMEOUT; cancelled during → ABORTED; a declared output's value validated (mismatch → INVALID_OUTPUT) and rendered."},
+	{Name: "post-execute", Event: PostExecute.Descriptor().Name, Doc: "Accept (optionally replacing content, or a declared output's value, validated again) or block with feedback (BLOCKED); attach additional context."},
+	{Name: "finalize", Doc: "Check the value against the declared output (else INVALID_OUTPUT), run the tool's FinalizeContent once (content only; a panic withholds it), validate the result as lossless JSON (else INVALID_RESULT) and freeze it."},
 	{Name: "result", Event: ResultEvent.Descriptor().Name, Doc: "Observers see the frozen result, exactly once per call; their failures are contained."},
 }
 
@@ -564,7 +564,7 @@ func (r *Registry) runBody(body context.Context, t *Tool, exec *Execution) Resul
 	case body.Err() != nil:
 		res = aborted(body, CodeAborted)
 	default:
-		return Result{Content: out.Content, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn}
+		return checkOutput(exec, t, Result{Content: out.Content, Value: out.Value, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn})
 	}
 	res.AdditionalContext = out.AdditionalContext
 	return res
@@ -640,7 +640,17 @@ func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, r
 	}
 	switch dec.Kind {
 	case Accept:
-		if dec.Content != nil {
+		if dec.Value != nil {
+			if res.IsError {
+				f := failure(CodeInvalidDecision, "InvalidDecision", "tools/post-execute returned a malformed decision: a value replacement on a failed result")
+				f.AdditionalContext = res.AdditionalContext
+				return f
+			}
+			// A new value is validated again and, without new content,
+			// rendered again.
+			res.Value, res.Content = dec.Value, dec.Content
+			res = checkOutput(exec, exec.tool, res)
+		} else if dec.Content != nil {
 			res.Content = dec.Content
 		}
 	case Block:
@@ -654,8 +664,11 @@ func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, r
 
 func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kind: Accept}, nil }
 
-// Stage 9, finalize: the result gets the call's id, is validated as
-// lossless JSON (content blocks, additional context, meta; error info only
+// Stage 9, finalize: a success's value is checked against the tool's
+// declared output (checkOutput: a value a wrapper made is validated here;
+// one validated at dispatch or post is not checked twice), the tool's
+// FinalizeContent has its one say on the content, then the result gets
+// the call's id, is validated as lossless JSON (content blocks, additional context, meta; error info only
 // on failures), has its meta canonicalized, and is detached from every
 // slice a tool or listener might still hold. An invalid result is replaced
 // by an INVALID_RESULT isError. Every isError result leaves with error
@@ -668,6 +681,8 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 	if res.IsError {
 		res.ConcludeTurn = false
 	}
+	res = checkOutput(exec, exec.tool, res)
+	res = r.finalizeContent(exec, res)
 	if meta, err := validateResult(res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
@@ -747,6 +762,15 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 	exec.bodies.settle(ErrAbandoned)
 	if r.resumeResult(ctx, exec) {
+		return
+	}
+	if f := exec.out.finalizing; f != nil {
+		// The Goexit came from the tool's FinalizeContent: the result it
+		// was finalizing stands, its content withheld.
+		res := *f
+		res.Content = withheldContent(exec.name)
+		r.c.Logger().Error().Str("tool", exec.name).Str("call", exec.callID).Msg("FinalizeContent called runtime.Goexit; the call's goroutine is exiting")
+		r.observe(ctx, exec, r.finalize(exec, res))
 		return
 	}
 	r.observe(ctx, exec, r.goexitResult(exec))

@@ -636,11 +636,11 @@ func TestP3_TypedToolCaseVariantKeyCannotSmuggleAValuePastPolicy(t *testing.T) {
 		Path string `json:"path" dsh:"required"`
 		Opt  struct {
 			Mode string `json:"mode"`
-		} `json:"opt"`
+		} `json:"opt,omitzero"`
 	}
 	e := newEnv(t)
 	var got []string
-	def := tools.MustDefine(tools.TypedTool[args]{
+	def := tools.MustDefine(tools.TypedTool[args, tools.Output]{
 		Name: "read", Description: "Read.",
 		Execute: func(_ context.Context, a args, _ *tools.Execution) (tools.Output, error) {
 			got = append(got, a.Path+"|"+a.Opt.Mode)

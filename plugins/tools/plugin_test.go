@@ -26,7 +26,7 @@ func TestPluginRunsAloneWithOneTypedTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	def, err := tools.Define(tools.TypedTool[addArgs]{
+	def, err := tools.Define(tools.TypedTool[addArgs, tools.Output]{
 		Name:        "add",
 		Description: "Add two integers.",
 		Execute: func(_ context.Context, args addArgs, _ *tools.Execution) (tools.Output, error) {

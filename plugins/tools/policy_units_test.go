@@ -37,7 +37,7 @@ type trackedArgs struct {
 // the tool's next call).
 func TestG1_ADeniedCallKeepsNoDecodedValue(t *testing.T) {
 	e := newEnv(t)
-	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[trackedArgs]{
+	mustRegister(t, e.reg, e.root, tools.MustDefine(tools.TypedTool[trackedArgs, tools.Output]{
 		Name: "tracked", Description: "Probe.",
 		Execute: func(context.Context, trackedArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
 	}))

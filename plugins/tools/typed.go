@@ -12,29 +12,53 @@ import (
 	"github.com/dsh-go/dsh/plugins/tools/schema"
 )
 
-// TypedTool is the author-facing form of a typed tool: the parameters are a schema DSL ([schema.Spec]) and the
-// body and presenters receive decoded arguments of type A.
+// TypedTool is the author-facing form of a typed tool, in the shape of
+// the MCP go-sdk's ToolHandlerFor[In, Out]: the body receives decoded
+// arguments of type In and returns a value of type Out.
 //
-// A is usually a struct whose fields and tags describe the parameters
+// In is usually a struct whose fields and tags describe the parameters
 // (see schema.FromStruct); Parameters may then be left nil and is derived
-// from A. For the DSL form use A = map[string]any and set
-// Parameters.
-type TypedTool[A any] struct {
+// from In. For the DSL form use In = map[string]any and set Parameters.
+//
+// Out is the tool's declared output: its JSON Schema is derived from Out
+// as github.com/google/jsonschema-go infers it (what the go-sdk's
+// mcp.AddTool publishes; a pointer is derived from its element type) unless
+// OutputSchema is set, the body's value is encoded with encoding/json and
+// validated against it, and the content is Render's (the value as JSON by
+// default, a string as its text). As in the go-sdk, a value that does not
+// match its own derived schema is an error (INVALID_OUTPUT): a nil map in
+// a field without omitempty encodes as null, where the schema says object.
+// Out = [Output] keeps a text-only tool:
+// the body returns its Output as a raw [Definition]'s body does, and no
+// output is declared unless OutputSchema is set (the body then sets
+// Output.Value).
+type TypedTool[In, Out any] struct {
 	Name        string
 	Description string
-	// Parameters is the DSL schema. Nil derives it from A when A is a
-	// struct (or pointer to one); for other A, nil means "no parameters".
+	// Parameters is the DSL schema. Nil derives it from In when In is a
+	// struct (or pointer to one); for other In, nil means "no parameters".
 	Parameters schema.Spec
 	// Execute runs with arguments that passed validation and decoded into
-	// A. It must not be nil.
-	Execute func(ctx context.Context, args A, exec *Execution) (Output, error)
+	// In. It must not be nil.
+	Execute func(ctx context.Context, args In, exec *Execution) (Out, error)
+	// OutputSchema, when set, is the declared output schema (see
+	// [Definition].OutputSchema) instead of the one derived from Out.
+	OutputSchema json.RawMessage
+	// Render, when set, turns the value into model-facing content (after
+	// it was validated; a post-execute replacement is decoded into Out
+	// first). Nil renders the value as JSON ([RenderJSON]). Not allowed
+	// with Out = Output.
+	Render func(value Out) ([]Content, error)
+	// FinalizeContent is the tool's last word on the content of every
+	// result (see [Definition].FinalizeContent).
+	FinalizeContent func(exec *Execution, r Result) []Content
 	// PresentCall, when set, renders a pending call. It is only called with
-	// arguments that satisfy Parameters and decode into A; otherwise the
+	// arguments that satisfy Parameters and decode into In; otherwise the
 	// tool presents nothing (nil), as for logged arguments of an older
 	// shape.
-	PresentCall func(args A) CallView
+	PresentCall func(args In) CallView
 	// PresentResult renders a completed call; same rules.
-	PresentResult func(args A, r ResultData) ResultView
+	PresentResult func(args In, r ResultData) ResultView
 	// Timeout is the optional cooperative budget;
 	// it must not be negative. Zero means none.
 	Timeout time.Duration
@@ -43,23 +67,32 @@ type TypedTool[A any] struct {
 	// [ConcurrencyFunc] reading the validated arguments (exec.Arg,
 	// exec.Decode), or nil for exclusive.
 	Concurrency ConcurrencyRule
+	// Annotations optionally carries behaviour hints (see
+	// [Definition].Annotations).
+	Annotations *Annotations
 }
 
 // Define turns a typed tool into a [Definition]. It fails when the spec is
-// malformed (schema.Spec.Validate), cannot be derived from A, or Timeout
-// is negative, or the definition is otherwise invalid
-// ([Definition.Validate]).
+// malformed (schema.Spec.Validate), the parameters cannot be derived from
+// A or the output schema from Out (schema.Infer: an unknown struct tag,
+// a custom json.Marshaler, ...), Timeout is negative, or the definition is
+// otherwise invalid ([Definition.Validate]).
+//
+// A struct A without Parameters gets the schema the MCP go-sdk's
+// mcp.AddTool publishes for it (schema.Infer, github.com/google/jsonschema-go):
+// a field is required unless tagged omitempty or omitzero, its jsonschema
+// tag is its description, and no other keys are allowed.
 //
 // The definition's argument validation runs before any policy and makes
 // sure that the value the body receives is the value policy reads from the
 // frozen JSON. It refuses, as one INVALID_ARGS result listing every
 // violation with its path (so the model can correct itself):
 //
-//   - arguments that fail Parameters (schema.ValidateArgs: missing
-//     required keys, wrong types, bad enum members, values outside a
-//     minimum or maximum, strings not in their format or content encoding,
-//     nested and array-item violations; extra keys are allowed and
-//     defaults are not applied);
+//   - arguments that fail the parameters schema (for a struct A the
+//     inferred schema: missing required keys, keys a struct does not
+//     declare, wrong types, bad enum members, values outside a minimum or
+//     maximum, item counts, base64; for Parameters schema.ValidateArgs,
+//     where extra keys are allowed; defaults are never applied);
 //   - keys that encoding/json would decode into a field of A although they
 //     are not its exact name ("PATH" or "paſh" for "path"), and map keys
 //     not in their canonical form ("01" for the int key 1), at any depth of
@@ -76,36 +109,48 @@ type TypedTool[A any] struct {
 // frozen arguments afresh, so no two body runs share a value, and so does
 // a body called on an execution that was not validated by this
 // definition.
-func Define[A any](t TypedTool[A]) (Definition, error) {
-	spec := t.Parameters
-	if spec == nil {
-		rt := reflect.TypeFor[A]()
-		for rt.Kind() == reflect.Pointer {
-			rt = rt.Elem()
-		}
-		if rt.Kind() == reflect.Struct {
-			s, err := schema.FromStruct[A]()
-			if err != nil {
-				return Definition{}, fmt.Errorf("%w %q: deriving parameters from %v: %w", ErrInvalidDefinition, t.Name, rt, err)
-			}
-			spec = s
-		}
-	}
+func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 	if t.Timeout < 0 {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
-	params, err := spec.JSONSchema()
-	if err != nil {
-		return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
+	dec := &typedDecoder[A]{spec: t.Parameters, target: schema.TargetFor[A]()}
+	var params []byte
+	rt := reflect.TypeFor[A]()
+	for rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
 	}
-	name, body := t.Name, t.Execute
-	dec := &typedDecoder[A]{spec: spec, target: schema.TargetFor[A]()}
+	if t.Parameters == nil && rt.Kind() == reflect.Struct {
+		// The go-sdk's conventions: the schema jsonschema-go infers.
+		js, err := schema.Infer(rt)
+		if err != nil {
+			return Definition{}, fmt.Errorf("%w %q: deriving parameters from %v: %w", ErrInvalidDefinition, t.Name, rt, err)
+		}
+		if dec.inferred, err = schema.CompileValueSchema(js); err != nil {
+			return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
+		}
+		params = js
+	} else {
+		js, err := t.Parameters.JSONSchema()
+		if err != nil {
+			return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
+		}
+		params = js
+	}
+	name := t.Name
+	body, err := typedBody(t)
+	if err != nil {
+		return Definition{}, err
+	}
 	d := Definition{
-		Name:        t.Name,
-		Description: t.Description,
-		Parameters:  params,
-		Timeout:     t.Timeout,
-		Concurrency: t.Concurrency,
+		Name:            t.Name,
+		Description:     t.Description,
+		Parameters:      params,
+		Timeout:         t.Timeout,
+		Concurrency:     t.Concurrency,
+		Annotations:     t.Annotations,
+		FinalizeContent: t.FinalizeContent,
+		OutputSchema:    body.schema,
+		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
 			v := &decoded[A]{by: dec}
 			if vs := dec.decode(exec.argBytes(), &v.value); len(vs) > 0 {
@@ -115,7 +160,7 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 			return nil
 		},
 	}
-	if body != nil {
+	if body := body.run; body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
 				return body(ctx, v.value, exec)
@@ -156,8 +201,9 @@ func Define[A any](t TypedTool[A]) (Definition, error) {
 
 // typedDecoder checks and decodes the arguments of one typed tool.
 type typedDecoder[A any] struct {
-	spec   schema.Spec
-	target *schema.Target
+	spec     schema.Spec
+	inferred *schema.ValueSchema // the schema inferred from A, or nil: spec
+	target   *schema.Target
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
@@ -182,7 +228,11 @@ func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
 // decode validates canonical arguments against the spec and A's keys and
 // decodes them into *a, which must be A's zero value.
 func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
-	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+	if d.inferred != nil {
+		if vs := d.inferred.ValidateArgs(args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+			return vs
+		}
+	} else if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
 	}
 	return d.target.Decode(args, a)
@@ -200,7 +250,7 @@ func (d *typedDecoder[A]) soft(args json.RawMessage) (a A, ok bool) {
 
 // MustDefine is [Define] that panics on error, for package-level tool
 // declarations whose validity is a programming matter.
-func MustDefine[A any](t TypedTool[A]) Definition {
+func MustDefine[A, Out any](t TypedTool[A, Out]) Definition {
 	d, err := Define(t)
 	if err != nil {
 		panic(err)
@@ -213,4 +263,78 @@ func MustDefine[A any](t TypedTool[A]) Definition {
 func IsArgsError(err error) bool {
 	var c Coder
 	return safeerr.Is(err, schema.ErrInvalidArgs) || safeerr.AsAny(err, &c) && ErrorCode(c.Code()) == CodeInvalidArgs
+}
+
+// typed is the output half of a typed tool, as a [Definition] takes it.
+type typed[A any] struct {
+	run    func(ctx context.Context, args A, exec *Execution) (Output, error)
+	schema json.RawMessage
+	render func(json.RawMessage) ([]Content, error)
+}
+
+var outputType = reflect.TypeFor[Output]()
+
+// typedBody turns t's body and output into a definition's: with Out =
+// Output as they are; otherwise the declared schema (t.OutputSchema, or
+// derived from Out), a body that encodes its value, and a render that
+// decodes it for t.Render.
+func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
+	invalid := func(format string, a ...any) error {
+		return fmt.Errorf("%w %q: %s", ErrInvalidDefinition, t.Name, fmt.Sprintf(format, a...))
+	}
+	ot := reflect.TypeFor[Out]()
+	if ot == outputType {
+		if t.Render != nil {
+			return typed[A]{}, invalid("Render with Out = tools.Output (set Content in the Output, or declare a typed Out)")
+		}
+		var run func(context.Context, A, *Execution) (Output, error)
+		if body := t.Execute; body != nil {
+			run = func(ctx context.Context, a A, exec *Execution) (Output, error) {
+				o, err := body(ctx, a, exec)
+				return any(o).(Output), err
+			}
+		}
+		return typed[A]{run: run, schema: t.OutputSchema}, nil
+	}
+	out := typed[A]{schema: t.OutputSchema}
+	if len(out.schema) == 0 {
+		s, err := schema.Infer(ot)
+		if err != nil {
+			return typed[A]{}, invalid("deriving the output schema from %v: %v", ot, err)
+		}
+		out.schema = s
+	}
+	// A nil pointer is encoded as the zero value of its element, as the
+	// go-sdk does: the schema describes the element.
+	var elemZero any
+	if ot.Kind() == reflect.Pointer {
+		elemZero = reflect.Zero(ot.Elem()).Interface()
+	}
+	if body := t.Execute; body != nil {
+		out.run = func(ctx context.Context, a A, exec *Execution) (Output, error) {
+			o, err := body(ctx, a, exec)
+			if err != nil {
+				return Output{}, err
+			}
+			var v any = o
+			if elemZero != nil && reflect.ValueOf(v).IsNil() {
+				v = elemZero
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return Output{}, &Error{Info: ErrorInfo{Name: "InvalidOutput", Code: CodeInvalidOutput}, Message: fmt.Sprintf("tool %q: its value cannot be encoded as JSON: %s", t.Name, safeerr.Text(err))}
+			}
+			return Output{Value: b}, nil
+		}
+	}
+	if render := t.Render; render != nil {
+		out.render = func(value json.RawMessage) ([]Content, error) {
+			var o Out
+			if err := json.Unmarshal(value, &o); err != nil {
+				return nil, fmt.Errorf("decoding the value for Render: %w", err)
+			}
+			return render(o)
+		}
+	}
+	return out, nil
 }

@@ -30,7 +30,7 @@ var benchTypedCall = json.RawMessage(`{"path":"/src/main.go","offset":10,"limit"
 // validation, the key check, decoding into the Go type and the body.
 func BenchmarkTypedExecute(b *testing.B) {
 	e := newEnv(b)
-	mustRegister(b, e.reg, e.root, tools.MustDefine(tools.TypedTool[benchTypedArgs]{
+	mustRegister(b, e.reg, e.root, tools.MustDefine(tools.TypedTool[benchTypedArgs, tools.Output]{
 		Name: "typed", Description: "Reads its arguments.",
 		Execute: func(_ context.Context, a benchTypedArgs, _ *tools.Execution) (tools.Output, error) {
 			return tools.Output{Content: []tools.Content{tools.Text(a.Path)}}, nil

@@ -22,14 +22,14 @@ func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
 	// An int argument carries at most ±(2^53-1), like every JSON integer
 	// the pipeline accepts.
 	minSafe, maxSafe := float64(-(1<<53 - 1)), float64(1<<53-1)
-	fromStruct, err := tools.Define(tools.TypedTool[readArgs]{
+	fromStruct, err := tools.Define(tools.TypedTool[readArgs, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(context.Context, readArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromDSL, err := tools.Define(tools.TypedTool[map[string]any]{
+	fromDSL, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Parameters: schema.Spec{
 			"path":   {Type: schema.TypeString, Required: true, Description: "Absolute file path"},
@@ -43,13 +43,17 @@ func TestT1_DefineFromStructAndDSLAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(fromStruct.Parameters) != string(fromDSL.Parameters) {
+	// The struct follows the go-sdk's conventions (jsonschema-go), the
+	// desc and dsh tags as aliases; the DSL says exactly what it says.
+	wantStruct := `{"type":"object","properties":{"path":{"type":"string","description":"Absolute file path"},"offset":{"type":["null","integer"]},"mode":{"type":"string","enum":["text","binary"]}},"required":["path"],"additionalProperties":false}`
+	wantDSL := `{"type":"object","properties":{"mode":{"type":"string","enum":["text","binary"]},"offset":{"type":"integer","minimum":-9007199254740991,"maximum":9007199254740991},"path":{"type":"string","description":"Absolute file path"}},"required":["path"]}`
+	if string(fromStruct.Parameters) != wantStruct || string(fromDSL.Parameters) != wantDSL {
 		t.Errorf("struct %s\n   dsl %s", fromStruct.Parameters, fromDSL.Parameters)
 	}
 	if !strings.Contains(string(fromDSL.Parameters), `"required":["path"]`) {
 		t.Errorf("no required list: %s", fromDSL.Parameters)
 	}
-	if _, err := tools.Define(tools.TypedTool[map[string]any]{Name: "x", Description: "d",
+	if _, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{Name: "x", Description: "d",
 		Parameters: schema.Spec{"a": {Type: "strnig"}}, Execute: func(context.Context, map[string]any, *tools.Execution) (tools.Output, error) {
 			return tools.Output{}, nil
 		}}); !errors.Is(err, tools.ErrInvalidDefinition) {
@@ -61,7 +65,7 @@ func TestT2_ArgsValidatedBeforeExecute(t *testing.T) {
 	e := newEnv(t)
 	var got readArgs
 	ran, policy := 0, 0
-	def := tools.MustDefine(tools.TypedTool[readArgs]{
+	def := tools.MustDefine(tools.TypedTool[readArgs, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(_ context.Context, a readArgs, _ *tools.Execution) (tools.Output, error) {
 			ran++
@@ -80,10 +84,15 @@ func TestT2_ArgsValidatedBeforeExecute(t *testing.T) {
 			t.Errorf("violation %s not listed in %q", want, text(res))
 		}
 	}
-	// Extra keys allowed; decoded into A.
-	res = e.reg.Execute(context.Background(), call("read_file", `{"path":"/etc/hosts","offset":3,"extra":true}`))
+	// Decoded into A; a struct allows no extra keys (additionalProperties
+	// false, as jsonschema-go infers it).
+	res = e.reg.Execute(context.Background(), call("read_file", `{"path":"/etc/hosts","offset":3}`))
 	if res.IsError || got.Path != "/etc/hosts" || got.Offset == nil || *got.Offset != 3 {
 		t.Errorf("%+v %+v", res, got)
+	}
+	res = e.reg.Execute(context.Background(), call("read_file", `{"path":"/etc/hosts","extra":true}`))
+	if code(res) != tools.CodeInvalidArgs || !strings.Contains(text(res), "- /extra: additional property is not allowed") {
+		t.Errorf("extra key: %+v", res)
 	}
 	// A raw tool is not validated by the harness.
 	raw := echo("raw", "ran")
@@ -98,10 +107,10 @@ func TestT3_TimeoutValidatedAndNeverSentToTheModel(t *testing.T) {
 	body := func(context.Context, map[string]any, *tools.Execution) (tools.Output, error) {
 		return tools.Output{}, nil
 	}
-	if _, err := tools.Define(tools.TypedTool[map[string]any]{Name: "x", Description: "d", Execute: body, Timeout: -time.Second}); !errors.Is(err, tools.ErrInvalidDefinition) {
+	if _, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{Name: "x", Description: "d", Execute: body, Timeout: -time.Second}); !errors.Is(err, tools.ErrInvalidDefinition) {
 		t.Errorf("negative timeout: %v", err)
 	}
-	d, err := tools.Define(tools.TypedTool[map[string]any]{Name: "x", Description: "d", Execute: body, Timeout: 5 * time.Second})
+	d, err := tools.Define(tools.TypedTool[map[string]any, tools.Output]{Name: "x", Description: "d", Execute: body, Timeout: 5 * time.Second})
 	if err != nil || d.Timeout != 5*time.Second {
 		t.Fatal(err)
 	}
@@ -119,7 +128,7 @@ func TestT3_TimeoutValidatedAndNeverSentToTheModel(t *testing.T) {
 
 func TestT4_PresentersAreSoftValidated(t *testing.T) {
 	e := newEnv(t)
-	def := tools.MustDefine(tools.TypedTool[readArgs]{
+	def := tools.MustDefine(tools.TypedTool[readArgs, tools.Output]{
 		Name: "read_file", Description: "Read a file.",
 		Execute: func(context.Context, readArgs, *tools.Execution) (tools.Output, error) { return tools.Output{}, nil },
 		PresentCall: func(a readArgs) tools.CallView {

@@ -70,14 +70,14 @@ func ExampleValidateArgs() {
 func ExampleAssertSupportedOutputSchema() {
 	err := schema.AssertSupportedOutputSchema([]byte(`{
 	  "type": "object",
-	  "properties": {"name": {"type": "string", "pattern": "^a"}, "tags": {"type": ["array", "null"]}},
+	  "properties": {"name": {"type": "string", "pattern": "^a"}, "tags": {"type": ["array", "list"]}},
 	  "required": ["name", "age"]
 	}`))
 	fmt.Println(err)
 	// Output:
 	// unsupported output schema:
 	// - /properties/name/pattern: unsupported keyword "pattern"
-	// - /properties/tags/type: type arrays are not supported; use a single type string
+	// - /properties/tags/type/1: unsupported type "list"
 	// - /required/1: required property "age" is not declared in properties
 }
 

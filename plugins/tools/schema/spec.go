@@ -439,7 +439,7 @@ var (
 // tags, promote them), named by a valid json tag name or else the Go
 // name; json:"-" and unexported fields are skipped. Other tags:
 //
-//   - desc:"..." sets the description;
+//   - jsonschema:"..." (or its alias desc:"...") sets the description;
 //   - dsh:"..." holds comma-separated options: "required", "enum=a|b|c"
 //     (members parsed according to the field's type) and "default=..."
 //     (parsed likewise; JSON for object and array fields). Because a default
@@ -460,7 +460,10 @@ var (
 // json.Unmarshaler without text methods is described by its Go kind (its
 // decoder has the last word). A property is required only when tagged
 // dsh:"required"; a pointer field is how the Go side represents an absent
-// optional value.
+// optional value. (tools.Define derives a struct's schema with [Infer]
+// instead, as the MCP go-sdk does: there a field is required unless
+// tagged omitempty or omitzero.) A field with any other tag (see [Infer])
+// is refused.
 //
 // FromStruct fails (wrapping [ErrInvalidSpec]) for a non-struct T, recursive
 // types (a Spec cannot express them), channels, functions, complex numbers,
@@ -511,11 +514,20 @@ func (d *deriver) structSpec(t reflect.Type, path string) (Spec, error) {
 		if f.quoted {
 			return nil, d.errorf(fpath, `json ",string" option is not supported`)
 		}
+		if err := checkTags(f.sf.Tag); err != nil {
+			return nil, d.errorf(fpath, "field %s.%s: %v", t, f.sf.Name, err)
+		}
 		p, err := d.prop(f.sf.Type, fpath)
 		if err != nil {
 			return nil, err
 		}
 		p.Description = f.sf.Tag.Get("desc")
+		if js, ok := f.sf.Tag.Lookup("jsonschema"); ok {
+			if _, both := f.sf.Tag.Lookup("desc"); both {
+				return nil, d.errorf(fpath, "both a jsonschema and a desc tag (desc is an alias of jsonschema)")
+			}
+			p.Description = js
+		}
 		if err := applyDshTag(&p, f.sf.Tag.Get("dsh")); err != nil {
 			return nil, d.errorf(fpath, "%v", err)
 		}

@@ -18,7 +18,7 @@ type ReadArgs struct {
 }
 
 // readFile is a typed tool; its body stands in for reading a file.
-var readFile = tools.MustDefine(tools.TypedTool[ReadArgs]{
+var readFile = tools.MustDefine(tools.TypedTool[ReadArgs, tools.Output]{
 	Name:        "read_file",
 	Description: "Read a file.",
 	Execute: func(ctx context.Context, a ReadArgs, _ *tools.Execution) (tools.Output, error) {

@@ -37,12 +37,12 @@ func pipeline(t *testing.T, d tools.Definition, policy func(c *host.Context, reg
 }
 
 type kindArgs struct {
-	Path string `json:"path" jsonschema:"required"`
-	N    int8   `json:"n"`
+	Path string `json:"path"`
+	N    int8   `json:"n,omitempty"`
 }
 
 func kindTool(runs *atomic.Int32) tools.Definition {
-	return tools.MustDefine(tools.TypedTool[kindArgs]{
+	return tools.MustDefine(tools.TypedTool[kindArgs, tools.Output]{
 		Name: "kind", Description: "Probe.",
 		Execute: func(_ context.Context, a kindArgs, _ *tools.Execution) (tools.Output, error) {
 			runs.Add(1)
