@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
@@ -215,7 +216,9 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	if err != nil {
 		return argsFailure(call.Name, err), false
 	}
-	exec.args, exec.raw = string(canon), canon
+	// canon is fresh and never written again (the package's decoders only
+	// read exec.raw), so args shares its bytes, as strings.Builder does.
+	exec.args, exec.raw = unsafe.String(unsafe.SliceData(canon), len(canon)), canon
 
 	// Stage 2, validate-args: a typed tool (Define) checks the arguments
 	// against its schema; every violation is listed in the INVALID_ARGS
