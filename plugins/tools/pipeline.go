@@ -715,8 +715,18 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 			}
 		}
 	}()
-	_ = host.Emit(context.WithoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
+	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
 	returned = true
+}
+
+// withoutCancel is context.WithoutCancel, except that the background
+// context, which has nothing to strip, is returned as it is: no wrapper to
+// allocate, and the host's dispatch memo recognizes it.
+func withoutCancel(ctx context.Context) context.Context {
+	if ctx == context.Background() {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // goexit completes a call whose goroutine is exiting through
