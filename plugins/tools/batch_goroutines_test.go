@@ -38,7 +38,9 @@ func TestB2_GoroutinesStayWithinTheCap(t *testing.T) {
 		const maxParallel = 4
 		before := runtime.NumGoroutine()
 		done := make(chan []tools.Result)
-		go func() { done <- e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{MaxParallel: maxParallel}) }()
+		go func() {
+			done <- e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{MaxParallel: maxParallel})
+		}()
 		synctest.Wait() // c0 is held; every other call dispatched and waits for its turn
 		during := runtime.NumGoroutine() - before
 		close(release)
