@@ -11,25 +11,32 @@ import (
 	"time"
 )
 
-// Compare runs one round per benchmark iteration: a called n times, then
-// base called n times, each timed. It reports the median per-round ratio
+// Compare runs one round per benchmark iteration: a called n times and
+// base called n times (which goes first alternates), each timed. It reports the median per-round ratio
 // a/base as "<name>" (a dimensionless metric, so name it like "emit/loop"),
 // and the median and p10 ns per call of each as "a-ns", "a-p10-ns",
 // "base-ns" and "base-p10-ns".
 func Compare(b *testing.B, name string, n int, a, base func()) {
 	b.Helper()
 	var ratios, as, bs []float64
-	for b.Loop() {
+	timed := func(f func()) float64 {
 		t0 := time.Now()
 		for range n {
-			a()
+			f()
 		}
-		t1 := time.Now()
-		for range n {
-			base()
+		return float64(time.Since(t0).Nanoseconds())
+	}
+	for round := 0; b.Loop(); round++ {
+		// Which goes first alternates, so that neither always runs on
+		// caches (or a CPU frequency) the other left.
+		var da, db float64
+		if round%2 == 0 {
+			da = timed(a)
+			db = timed(base)
+		} else {
+			db = timed(base)
+			da = timed(a)
 		}
-		t2 := time.Now()
-		da, db := float64(t1.Sub(t0).Nanoseconds()), float64(t2.Sub(t1).Nanoseconds())
 		if db <= 0 {
 			db = 1
 		}
