@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 
 	"github.com/dsh-go/dsh/host"
@@ -225,23 +226,30 @@ func (b *batchRun) handOff(e *entry) {
 }
 
 // push queues e on q (b.queue or b.suffixes) for a worker: an idle one,
-// or a new one when the work waiting outnumbers the workers free to take
-// it and fewer than cap+1 run (so trivial calls reuse one or two workers,
-// slow ones get up to the cap); a suffix gets a worker whatever the count
-// (it is handed over by a goroutine that cannot run it: see nextSuffix).
+// or a new one when no worker is free (starting, looking for work or
+// idle) and fewer than cap+1 run; a suffix gets a worker whatever the
+// count (it is handed over by a goroutine that cannot run it: see
+// nextSuffix). A worker that takes work while more waits than the free
+// workers can take starts another (see take): so trivial calls reuse one
+// or two workers, slow ones get one each, up to the cap.
 func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
 	*q = append(*q, e)
-	if b.idle > 0 {
+	switch {
+	case b.idle > 0:
 		b.cond.Signal()
-	}
-	if pending := len(b.queue) - b.head + len(b.suffixes); pending > b.free && b.workers < b.s.cap+1 || q == &b.suffixes && b.free == 0 {
-		b.workers++
-		b.free++
-		b.wg.Add(1)
-		go b.worker()
+	case b.free == 0 && (b.workers < b.s.cap+1 || q == &b.suffixes):
+		b.spawnLocked()
 	}
 	b.mu.Unlock()
+}
+
+// spawnLocked starts a worker; b.mu held.
+func (b *batchRun) spawnLocked() {
+	b.workers++
+	b.free++
+	b.wg.Add(1)
+	go b.worker()
 }
 
 // worker runs queued work, suffixes first, until the chain ended and
@@ -255,10 +263,7 @@ func (b *batchRun) worker() {
 			b.mu.Lock()
 			b.workers--
 			if len(b.suffixes)+len(b.queue)-b.head > b.free {
-				b.workers++
-				b.free++
-				b.wg.Add(1)
-				go b.worker()
+				b.spawnLocked()
 			}
 			b.mu.Unlock()
 		}
@@ -267,6 +272,14 @@ func (b *batchRun) worker() {
 	growStack(len(b.calls))
 	for {
 		b.mu.Lock()
+		// Before sleeping, yield a few times: the chain is usually about
+		// to hand over the next call, and waking a sleeping worker costs
+		// more than a trivial call.
+		for spin := 0; spin < workerSpins && len(b.suffixes) == 0 && b.head == len(b.queue) && !b.chainEnd; spin++ {
+			b.mu.Unlock()
+			runtime.Gosched()
+			b.mu.Lock()
+		}
 		for len(b.suffixes) == 0 && b.head == len(b.queue) && !b.chainEnd {
 			b.idle++
 			b.cond.Wait()
@@ -293,6 +306,10 @@ func (b *batchRun) worker() {
 			return
 		}
 		b.free--
+		if len(b.queue)-b.head+len(b.suffixes) > b.free+b.idle && b.workers < b.s.cap+1 {
+			// More waits than the free workers can take: one more.
+			b.spawnLocked()
+		}
 		b.mu.Unlock()
 		if dispatch {
 			e = b.s.dispatchHalf(b.ctx, e)
@@ -831,3 +848,6 @@ func growStack(i int) byte {
 }
 
 const growBytes = 4 << 10
+
+// workerSpins is how many times an idle worker yields before it sleeps.
+const workerSpins = 20
