@@ -74,12 +74,6 @@ const (
 	stageResult
 )
 
-// The event names read on every Execute.
-var (
-	executeEventName = ExecuteEvent.Descriptor().Name
-	resultEventName  = ResultEvent.Descriptor().Name
-)
-
 // ErrAbandoned is the cause a tool body's context is cancelled with when
 // the tools/execute stage returns while the body still runs (a wrapper
 // returned without waiting for next, for instance a naive
@@ -379,7 +373,7 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 		res Result
 		err error
 	)
-	if r.h.ListenerCount(executeEventName) == 0 {
+	if r.h.Listening(ExecuteEvent.Descriptor()) == 0 {
 		// No wrapper anywhere: dispatch is called once, here, under the
 		// caller's own context.
 		res = r.dispatch(ctx, nil, exec)
@@ -704,7 +698,7 @@ func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
 // contained here.
 func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) {
 	exec.emitting = true
-	if r.h.ListenerCount(resultEventName) == 0 {
+	if r.h.Listening(ResultEvent.Descriptor()) == 0 {
 		return
 	}
 	returned := false
