@@ -9,6 +9,7 @@ import (
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/benchratio"
 )
 
 var benchSizes = []int{1, 4, 16}
@@ -163,4 +164,23 @@ func BenchmarkServiceGet(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkEmitVsLoop: an emit to one listener against calling the same
+// function in a plain loop, interleaved (goal: emit/loop ≤ 5).
+func BenchmarkEmitVsLoop(b *testing.B) {
+	h := host.New()
+	defer h.Close()
+	if _, err := host.On(h.Root(), evPing, func(_ context.Context, p string) error { sink += len(p); return nil }); err != nil {
+		b.Fatal(err)
+	}
+	fns := []func(context.Context, string) error{func(_ context.Context, p string) error { sink += len(p); return nil }}
+	ctx, em := context.Background(), h.Root().Emitter()
+	benchratio.Compare(b, "emit/loop", 1000,
+		func() { _ = host.Emit(ctx, em, evPing, "payload") },
+		func() {
+			for _, f := range fns {
+				_ = f(ctx, "payload")
+			}
+		})
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -161,17 +161,28 @@ func (em Emitter) accepts(d *events.Descriptor, l *listener) bool {
 //   - child: the wrapper for a dispatch made directly under this one (a
 //     listener dispatching with the context it was given);
 //   - Host.memo: the wrapper of the last top-level context, reused when the
-//     next top-level dispatch passes an identical context. Contexts are
-//     compared only when their dynamic types are identical and strictly
-//     comparable (no interface, map, slice or func inside), so comparing
-//     can never panic, and equal values behave identically. The memo keeps
-//     that one context reachable until the next top-level dispatch with a
-//     different one.
+//     next top-level dispatch passes the identical context: the same
+//     interface words (dynamic type and data pointer, see identity), which
+//     is the same value, never a different one that merely compares equal.
+//     Comparing two words can never panic or call user code, and costs
+//     less than comparing the interfaces. The memo keeps that one context
+//     reachable until the next top-level dispatch with a different one.
 type dispatchCtx struct {
 	context.Context
-	depth  int
-	strict bool // Context's dynamic type is strictly comparable
-	child  atomic.Pointer[dispatchCtx]
+	id    ctxIdentity // identity(Context), for the memo
+	depth int
+	child atomic.Pointer[dispatchCtx]
+}
+
+// ctxIdentity is the two words of a context.Context interface value.
+type ctxIdentity struct{ tab, data unsafe.Pointer }
+
+// identity returns ctx's interface words. Equal identities are the same
+// dynamic type (itabs are unique per interface and type) and the same data
+// word: the same pointer, or the same boxed copy, which Go never mutates;
+// so two contexts with equal identities are one value and behave alike.
+func identity(ctx context.Context) ctxIdentity {
+	return *(*ctxIdentity)(unsafe.Pointer(&ctx))
 }
 
 type depthKey struct{}
@@ -183,8 +194,26 @@ func (c *dispatchCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// enter returns the context listeners of one dispatch run under.
+// enter returns the context listeners of one dispatch run under. The
+// memo hit, the steady state of a top-level dispatch, is small enough to
+// be inlined into every dispatcher; the rest is enterSlow.
 func (em Emitter) enter(ctx context.Context, d *events.Descriptor) (context.Context, error) {
+	if m := em.h.memoFor(ctx); m != nil {
+		return m, nil
+	}
+	return em.enterSlow(ctx, d)
+}
+
+// memoFor returns the memoized wrapper of ctx (Host.memo) if it is
+// ctx's, else nil.
+func (h *Host) memoFor(ctx context.Context) *dispatchCtx {
+	if m := h.memo.Load(); m != nil && m.id == identity(ctx) {
+		return m
+	}
+	return nil
+}
+
+func (em Emitter) enterSlow(ctx context.Context, d *events.Descriptor) (context.Context, error) {
 	h := em.h
 	if dc, ok := ctx.(*dispatchCtx); ok {
 		// Nested directly under a dispatch.
@@ -194,11 +223,12 @@ func (em Emitter) enter(ctx context.Context, d *events.Descriptor) (context.Cont
 		if c := dc.child.Load(); c != nil {
 			return c, nil
 		}
-		c := &dispatchCtx{Context: dc, depth: dc.depth + 1}
+		c := &dispatchCtx{Context: dc, id: identity(dc), depth: dc.depth + 1}
 		dc.child.Store(c) // a racing store installs an equivalent wrapper
 		return c, nil
 	}
-	if m := h.memo.Load(); m != nil && m.strict && reflect.TypeOf(m.Context) == reflect.TypeOf(ctx) && m.Context == ctx {
+	id := identity(ctx)
+	if m := h.memo.Load(); m != nil && m.id == id {
 		return m, nil
 	}
 	depth := 0
@@ -208,35 +238,11 @@ func (em Emitter) enter(ctx context.Context, d *events.Descriptor) (context.Cont
 	if depth >= h.maxDepth {
 		return nil, fmt.Errorf("host: dispatching %s at depth %d: %w", d.Name, depth, ErrRecursion)
 	}
-	c := &dispatchCtx{Context: ctx, depth: depth + 1}
-	if depth == 0 && strictlyComparable(reflect.TypeOf(ctx)) {
-		c.strict = true
+	c := &dispatchCtx{Context: ctx, id: id, depth: depth + 1}
+	if depth == 0 {
 		h.memo.Store(c)
 	}
 	return c, nil
-}
-
-// strictlyComparable reports whether == on two values of type t can never
-// panic and compares them completely: no interfaces (whose dynamic values may
-// be incomparable), maps, slices or funcs anywhere inside.
-func strictlyComparable(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128,
-		reflect.String, reflect.Pointer, reflect.Chan, reflect.UnsafePointer:
-		return true
-	case reflect.Array:
-		return strictlyComparable(t.Elem())
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if !strictlyComparable(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // failure applies the descriptor's failure policy to a listener error: it
@@ -282,7 +288,7 @@ func callListener[P any](ctx context.Context, d *events.Descriptor, l *listener,
 // returned, and are joined for a parallel one. Emit checks ctx only before
 // starting. It is safe for concurrent use and holds no lock while a
 // listener runs.
-func Emit[P any](ctx context.Context, em Emitter, ev *events.Event[P], p P) error {
+func Emit[P any](ctx context.Context, em Emitter, ev *events.Event[P], p P) (err error) {
 	d := ev.Descriptor()
 	ls := em.h.listeners(d.ID())
 	if len(ls) == 0 {
@@ -291,16 +297,52 @@ func Emit[P any](ctx context.Context, em Emitter, ev *events.Event[P], p P) erro
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	lctx, err := em.enter(ctx, d)
-	if err != nil {
-		return err
+	m := em.h.memoFor(ctx) // enter's steady state, inlined
+	lctx := context.Context(m)
+	if m == nil {
+		if lctx, err = em.enterSlow(ctx, d); err != nil {
+			return err
+		}
 	}
 	if d.Mode == events.ModeParallel {
 		return emitParallel(lctx, em, d, ls, p)
 	}
-	for i := 0; i < len(ls); {
+	// The first run of listeners is emitRun inlined by hand (one call
+	// less on the common path); after a failure emitRest goes on.
+	cur := 0
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if v := recover(); v != nil {
+			err = emitRest(lctx, em, d, ls, cur, recovered(d, ls[cur], v), p)
+		}
+	}()
+	filtered := d.Filtered
+	for ; cur < len(ls); cur++ {
+		l := ls[cur]
+		if l.removed.Load() || filtered && l.scope != "" && l.scope != em.scope {
+			continue // !em.accepts(d, l), with d.Filtered read once
+		}
+		if err := l.fn.(events.Listener[P])(lctx, p); err != nil {
+			returned = true
+			return emitRest(lctx, em, d, ls, cur, err, p)
+		}
+	}
+	returned = true
+	return nil
+}
+
+// emitRest applies the failure policy to ls[i]'s failure ferr and, when it
+// is contained, calls the listeners after it.
+func emitRest[P any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, i int, ferr error, p P) error {
+	if err := em.failure(d, ls[i], ferr); err != nil {
+		return err
+	}
+	for i++; i < len(ls); {
 		var err error
-		if i, err = emitRun(lctx, em, d, ls, i, p); err != nil {
+		if i, err = emitRun(ctx, em, d, ls, i, p); err != nil {
 			if err = em.failure(d, ls[i-1], err); err != nil {
 				return err
 			}
@@ -324,10 +366,11 @@ func emitRun[P any](ctx context.Context, em Emitter, d *events.Descriptor, ls []
 			next, err = cur+1, recovered(d, ls[cur], v)
 		}
 	}()
+	filtered := d.Filtered
 	for ; cur < len(ls); cur++ {
 		l := ls[cur]
-		if !em.accepts(d, l) {
-			continue
+		if l.removed.Load() || filtered && l.scope != "" && l.scope != em.scope {
+			continue // !em.accepts(d, l), with d.Filtered read once
 		}
 		if err := l.fn.(events.Listener[P])(ctx, p); err != nil {
 			returned = true

@@ -173,6 +173,12 @@ func (h *Host) ListenerCount(name string) int {
 	return len(h.listeners(x.Descriptor().ID()))
 }
 
+// Listening returns the number of listeners registered on h for d's event
+// (0 when d is not declared on h). Unlike [Host.ListenerCount] it takes no
+// lock and looks nothing up by name: it is the dispatcher's cheap "is
+// anyone listening?" check.
+func (h *Host) Listening(d *events.Descriptor) int { return len(h.listeners(d.ID())) }
+
 // Stats is a snapshot of what a host holds, for tests and debugging: a
 // disposed plugin must leave these counts as they were before it loaded.
 type Stats struct {

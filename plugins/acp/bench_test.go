@@ -7,6 +7,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/benchratio"
 	"github.com/dsh-go/dsh/plugins/acp"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -73,4 +74,42 @@ func BenchmarkExecute(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkLoadedVsBaseline: a call of an agent without a session with the
+// plugin loaded, against the same call on a registry without it,
+// alternating in rounds (goal: loaded/baseline ≤ 1.05).
+func BenchmarkLoadedVsBaseline(b *testing.B) {
+	setup := func(loaded bool) *tools.Registry {
+		h := host.New()
+		b.Cleanup(func() { _ = h.Close() })
+		root := h.Root()
+		if _, err := root.Plugin(tools.Plugin, nil); err != nil {
+			b.Fatal(err)
+		}
+		reg, _ := tools.Service.Get(root)
+		def, err := tools.Define(tools.TypedTool[GreetArgs, tools.Output]{Name: "greet", Description: "Greet.",
+			Execute: func(_ context.Context, a GreetArgs, _ *tools.Execution) (tools.Output, error) {
+				return tools.TextOutput("hello, " + a.Name), nil
+			},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := reg.Register(root, def); err != nil {
+			b.Fatal(err)
+		}
+		if loaded {
+			if _, err := root.Plugin(acp.Plugin, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return reg
+	}
+	base, loaded := setup(false), setup(true)
+	call := tools.Call{ID: "c1", Name: "greet", Arguments: []byte(`{"name":"Ada"}`), Agent: "agent-1"}
+	ctx := context.Background()
+	benchratio.Compare(b, "loaded/baseline", 200,
+		func() { _ = loaded.Execute(ctx, call) },
+		func() { _ = base.Execute(ctx, call) })
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/dsh-go/dsh/host"
+	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -66,6 +67,16 @@ type Bridge struct {
 	mu       sync.RWMutex
 	sessions map[host.ScopeKey]*Session
 	closed   bool
+
+	// The listeners are registered through c while a session is attached
+	// (listening holds their disposers), and unregistered when the last
+	// one detaches: a bridge without sessions adds nothing to a call (no
+	// listener makes the pipeline take its wrapper and observer paths).
+	// lmu serializes the changes; each makes the registration match the
+	// sessions present at that moment.
+	c         *host.Context
+	lmu       sync.Mutex
+	listening []host.Disposer
 }
 
 // SessionOptions configure one attached session.
@@ -99,16 +110,52 @@ func (b *Bridge) Attach(scope host.ScopeKey, peer Peer, sessionID acpsdk.Session
 		return nil, fmt.Errorf("acp: Attach: SessionOptions.Cwd %q is not absolute", opts.Cwd)
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.closed {
+		b.mu.Unlock()
 		return nil, ErrSessionClosed
 	}
 	if _, ok := b.sessions[scope]; ok {
+		b.mu.Unlock()
 		return nil, fmt.Errorf("%w: %q", ErrScopeBound, scope)
 	}
 	s := newSession(b, scope, peer, sessionID, opts)
 	b.sessions[scope] = s
+	b.mu.Unlock()
+	if err := b.listen(); err != nil {
+		// The plugin is going away (its fiber accepts no registration).
+		s.Close()
+		return nil, fmt.Errorf("acp: Attach: %w", err)
+	}
 	return s, nil
+}
+
+// listen makes the bridge's listeners registered exactly while a session
+// is attached (see Bridge.listening).
+func (b *Bridge) listen() error {
+	b.lmu.Lock()
+	defer b.lmu.Unlock()
+	b.mu.RLock()
+	want := len(b.sessions) > 0
+	b.mu.RUnlock()
+	switch {
+	case want && b.listening == nil:
+		ds, err := b.install(b.c)
+		if err != nil {
+			for _, d := range ds {
+				_ = d()
+			}
+			return err
+		}
+		b.listening = ds
+	case !want && b.listening != nil:
+		var errs []error
+		for _, d := range b.listening {
+			errs = append(errs, d())
+		}
+		b.listening = nil
+		return errors.Join(errs...)
+	}
+	return nil
 }
 
 // Session returns the session attached to scope, if any.
@@ -133,6 +180,9 @@ func (b *Bridge) detach(s *Session) {
 		delete(b.sessions, s.scope)
 	}
 	b.mu.Unlock()
+	if err := b.listen(); err != nil {
+		b.log.Error().Str("error", safeerr.Text(err)).Msg("acp: unregistering the bridge's listeners failed")
+	}
 }
 
 // Close closes every attached session and refuses new ones. Disposing the
@@ -152,32 +202,39 @@ func (b *Bridge) Close() error {
 	return nil
 }
 
-// install registers the bridge's three listeners on c.
-func (b *Bridge) install(c *host.Context) error {
-	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+// install registers the bridge's three listeners on c and returns their
+// disposers (those registered so far, on an error).
+func (b *Bridge) install(c *host.Context) (ds []host.Disposer, err error) {
+	add := func(d host.Disposer, err error) error {
+		if err == nil {
+			ds = append(ds, d)
+		}
+		return err
+	}
+	if err := add(host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
 		if s := b.session(e.Agent()); s != nil {
 			s.started(ctx, e)
 		}
 		return next(ctx)
-	}, host.Prepend()); err != nil {
-		return err
+	}, host.Prepend())); err != nil {
+		return ds, err
 	}
-	if _, err := host.OnWaterfall(c, tools.ExecuteEvent, func(ctx context.Context, e *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
+	if err := add(host.OnWaterfall(c, tools.ExecuteEvent, func(ctx context.Context, e *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 		if s := b.session(e.Agent()); s != nil && e.Tool() != nil { // an unknown tool has no body to run
 			s.running(ctx, e)
 		}
 		return next(ctx)
-	}, host.Prepend()); err != nil {
-		return err
+	}, host.Prepend())); err != nil {
+		return ds, err
 	}
-	_, err := host.On(c, tools.ResultEvent, func(ctx context.Context, n tools.ResultNotice) error {
+	err = add(host.On(c, tools.ResultEvent, func(ctx context.Context, n tools.ResultNotice) error {
 		e := n.Execution()
 		if s := b.session(e.Agent()); s != nil {
 			s.finished(ctx, e, n.Result())
 		}
 		return nil
-	})
-	return err
+	}))
+	return ds, err
 }
 
 // Session is one agent scope's ACP session. It is safe for concurrent use.

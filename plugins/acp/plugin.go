@@ -71,8 +71,9 @@ func (plugin) Apply(c *host.Context) error {
 	return nil
 }
 
-// Install makes a bridge and registers its listeners through c (global
-// listeners: they act only for calls of attached scopes). Everything is
+// Install makes a bridge that registers its listeners through c (global
+// listeners: they act only for calls of attached scopes) while at least
+// one session is attached, so that calls cost nothing more while none is. Everything is
 // undone, and every session closed, when c's fiber is disposed. It
 // provides no service; [Plugin] does.
 func Install(c *host.Context, cfg Config) (*Bridge, error) {
@@ -92,11 +93,8 @@ func Install(c *host.Context, cfg Config) (*Bridge, error) {
 	if l := c.Logger(); l != nil {
 		log = *l
 	}
-	b := &Bridge{cfg: cfg, log: log, life: c.Lifetime(), sessions: map[host.ScopeKey]*Session{}}
+	b := &Bridge{cfg: cfg, log: log, life: c.Lifetime(), sessions: map[host.ScopeKey]*Session{}, c: c}
 	if _, err := c.Track(host.EffectCustom, "acp: close sessions", b.Close); err != nil {
-		return nil, err
-	}
-	if err := b.install(c); err != nil {
 		return nil, err
 	}
 	return b, nil

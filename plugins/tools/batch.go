@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 
 	"github.com/dsh-go/dsh/host"
@@ -121,6 +122,9 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	b.s = newSched(r, opts.MaxParallel)
 	b.s.handOff = b.handOff
 	b.s.done = b.done
+	b.s.parked, b.s.entries = make([]bool, len(calls)), b.entries
+	b.s.unparked = b.nextSuffix
+	b.cond.L = &b.mu
 	returned := false
 	defer func() {
 		if !returned {
@@ -172,13 +176,22 @@ type batchRun struct {
 	stop       context.CancelCauseFunc
 	wg         sync.WaitGroup
 
-	// The workers that run parallel calls' rest: a worker that finished
-	// one waits (idle) for the next until the chain has entered every
-	// call, so that a batch reuses a few goroutines (and their grown
-	// stacks) instead of starting one per call.
+	// The workers that run parallel calls' rest, at most cap+1 at once
+	// (cap dispatches, one suffix: suffixes run one at a time, in model
+	// order), started as work comes and reused until the chain ended.
+	// A worker never waits for a suffix turn: a call whose dispatch ended
+	// before the previous call's tools/result is parked (sched.parked),
+	// and the worker that finishes the previous call runs its suffix next
+	// (suffixes). Under mu; cond wakes idle workers.
 	mu       sync.Mutex
-	idle     []chan func() // each idle worker's inbox
-	chainEnd bool          // every call entered: no more work comes
+	cond     sync.Cond
+	queue    []*entry // entered parallel calls waiting for a worker (FIFO from head)
+	head     int
+	suffixes []*entry // unparked calls whose suffix turn came
+	workers  int      // running worker goroutines
+	free     int      // workers not running a call: starting, looking for work, or idle
+	idle     int      // workers waiting in cond
+	chainEnd bool     // every call entered: no more dispatch work comes
 }
 
 // chain runs the calls from i on, in order: each call's policy prefix
@@ -192,7 +205,8 @@ func (b *batchRun) chain(i int) {
 		exec := &Execution{}
 		res, st := b.s.enter(b.ctx, e, exec, c)
 		if e.class == Parallel {
-			b.submit(func() { b.s.complete(b.ctx, e, exec, c.Name, res, st) })
+			e.exec, e.res, e.st, e.tool = exec, res, st, c.Name
+			b.push(&b.queue, e)
 			continue
 		}
 		b.s.complete(b.ctx, e, exec, c.Name, res, st)
@@ -211,51 +225,118 @@ func (b *batchRun) handOff(e *entry) {
 	b.endChain()
 }
 
-// submit runs work on an idle worker, or on a new one.
-func (b *batchRun) submit(work func()) {
+// push queues e on q (b.queue or b.suffixes) for a worker: an idle one,
+// or a new one when no worker is free (starting, looking for work or
+// idle) and fewer than cap+1 run; a suffix gets a worker whatever the
+// count (it is handed over by a goroutine that cannot run it: see
+// nextSuffix). A worker that takes work while more waits than the free
+// workers can take starts another (see take): so trivial calls reuse one
+// or two workers, slow ones get one each, up to the cap.
+func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
-	if n := len(b.idle); n > 0 {
-		inbox := b.idle[n-1]
-		b.idle = b.idle[:n-1]
-		b.mu.Unlock()
-		inbox <- work
-		return
+	*q = append(*q, e)
+	switch {
+	case b.idle > 0:
+		b.cond.Signal()
+	case b.free == 0 && (b.workers < b.s.cap+1 || q == &b.suffixes):
+		b.spawnLocked()
 	}
 	b.mu.Unlock()
-	b.wg.Add(1)
-	go b.worker(work)
 }
 
-// worker runs work, then whatever it is handed while idle, until the
-// chain ended.
-func (b *batchRun) worker(work func()) {
-	defer b.wg.Done()
-	growStack(len(b.calls))
-	inbox := make(chan func(), 1)
-	for {
-		work()
-		b.mu.Lock()
-		if b.chainEnd {
+// spawnLocked starts a worker; b.mu held.
+func (b *batchRun) spawnLocked() {
+	b.workers++
+	b.free++
+	b.wg.Add(1)
+	go b.worker()
+}
+
+// worker runs queued work, suffixes first, until the chain ended and
+// nothing is left.
+func (b *batchRun) worker() {
+	exited := true
+	defer func() {
+		if exited {
+			// runtime.Goexit in a call's half: the call completed (see
+			// sched.goexit); the work left goes on with the others.
+			b.mu.Lock()
+			b.workers--
+			if len(b.suffixes)+len(b.queue)-b.head > b.free {
+				b.spawnLocked()
+			}
 			b.mu.Unlock()
+		}
+		b.wg.Done()
+	}()
+	growStack(len(b.calls))
+	for {
+		b.mu.Lock()
+		// Before sleeping, yield a few times: the chain is usually about
+		// to hand over the next call, and waking a sleeping worker costs
+		// more than a trivial call.
+		for spin := 0; spin < workerSpins && len(b.suffixes) == 0 && b.head == len(b.queue) && !b.chainEnd; spin++ {
+			b.mu.Unlock()
+			runtime.Gosched()
+			b.mu.Lock()
+		}
+		for len(b.suffixes) == 0 && b.head == len(b.queue) && !b.chainEnd {
+			b.idle++
+			b.cond.Wait()
+			b.idle--
+		}
+		var e *entry
+		dispatch := false
+		switch {
+		case len(b.suffixes) > 0:
+			e = b.suffixes[0]
+			b.suffixes = b.suffixes[1:]
+			if len(b.suffixes) == 0 {
+				b.suffixes = nil
+			}
+		case b.head < len(b.queue):
+			e, dispatch = b.queue[b.head], true
+			b.queue[b.head] = nil
+			b.head++
+		default: // the chain ended and nothing is left
+			b.workers--
+			b.free--
+			b.mu.Unlock()
+			exited = false
 			return
 		}
-		b.idle = append(b.idle, inbox)
+		b.free--
+		if len(b.queue)-b.head+len(b.suffixes) > b.free+b.idle && b.workers < b.s.cap+1 {
+			// More waits than the free workers can take: one more.
+			b.spawnLocked()
+		}
 		b.mu.Unlock()
-		var ok bool
-		if work, ok = <-inbox; !ok {
-			return
+		if dispatch {
+			e = b.s.dispatchHalf(b.ctx, e)
 		}
+		// Then the suffixes whose turn came: this call's, and each parked
+		// one after it, one at a time in model order.
+		for e != nil {
+			e = b.s.suffixHalf(b.ctx, e)
+		}
+		b.mu.Lock()
+		b.free++
+		b.mu.Unlock()
 	}
+}
+
+// nextSuffix hands a parked call whose suffix turn came to a worker, from
+// a goroutine that does not run it (the chain's, finishing an exclusive
+// call, or one exiting through runtime.Goexit).
+func (b *batchRun) nextSuffix(e *entry) {
+	b.push(&b.suffixes, e)
 }
 
 // endChain records that every call entered, and lets the idle workers go.
 func (b *batchRun) endChain() {
 	b.mu.Lock()
 	b.chainEnd = true
-	for _, inbox := range b.idle {
-		close(inbox)
-	}
-	b.idle = nil
+	b.cond.Broadcast()
 	b.mu.Unlock()
 }
 
@@ -305,14 +386,17 @@ type sched struct {
 	slotFree chan struct{} // closed (and cleared) when a slot frees; nil when nobody waits
 	released int           // entries [0, released) left the policy prefix
 	finished int           // entries [0, finished) finished
-	waiters  []waiter      // calls waiting for released or finished to grow
-}
-
-// waiter is a call waiting until *counter reaches n.
-type waiter struct {
-	counter *int
-	n       int
-	ready   chan struct{}
+	// waiters are the calls waiting for released (0) or finished (1) to
+	// reach a mark, by mark: a counter that moves wakes exactly the marks
+	// it passed.
+	waiters [2]map[int][]chan struct{}
+	// parked (ExecuteBatch only; nil for Code Mode) marks the calls whose
+	// dispatch ended before their suffix turn: instead of a goroutine
+	// waiting, the call that finishes before one runs its suffix
+	// (finishEntry), or hands it to unparked.
+	parked   []bool
+	entries  []entry // the batch's entries, for parked
+	unparked func(e *entry)
 }
 
 func newSched(r *Registry, maxParallel int) *sched {
@@ -335,6 +419,14 @@ type entry struct {
 	// call is the call as submitted (Code Mode logs it).
 	call Call
 	em   host.Emitter
+
+	// A parallel call of ExecuteBatch between its halves: what enter
+	// left for the worker, then what dispatch left for the suffix.
+	exec     *Execution
+	res      Result
+	st       step
+	tool     string
+	internal bool // the pipeline panicked in dispatch: res is final
 
 	class       Concurrency
 	didRelease  bool
@@ -436,9 +528,92 @@ func (s *sched) complete(ctx context.Context, e *entry, exec *Execution, tool st
 	}
 	s.suffixTurn(e)
 	s.r.observe(ctx, exec, res)
-	s.finish(ctx, e, exec, res, false)
+	if next := s.finish(ctx, e, exec, res, false); next != nil {
+		s.unparked(next)
+	}
 	finished = true
 	return res
+}
+
+// dispatchHalf is the first half of complete for a parallel call of
+// ExecuteBatch, on a worker: dispatch (stages 6–7) when the call holds a
+// slot, the slot given back. Then, if the previous call finished, it
+// returns e for suffixHalf; else e is parked, and the worker that
+// finishes the previous call runs its suffix (nil). On runtime.Goexit the
+// call is completed (see goexit) and the goroutine exits.
+func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
+	finished := false
+	defer func() {
+		if !finished {
+			// Reached only by runtime.Goexit: the dispatch contains
+			// every panic.
+			s.goexit(ctx, e, e.exec, e.res)
+		}
+	}()
+	if e.st == stepDispatch {
+		e.res, e.internal = s.dispatchOnly(ctx, e)
+	}
+	finished = true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finished < e.index {
+		s.parked[e.index] = true
+		return nil
+	}
+	return e
+}
+
+// dispatchOnly runs e's dispatch and gives its slot back; internal
+// reports a panic of the pipeline itself, whose INTERNAL result is final.
+func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, internal bool) {
+	internal = true
+	defer s.r.contain(e.exec, e.tool, &res)
+	res = s.r.execute(ctx, e.em, e.exec)
+	if e.slot {
+		s.releaseSlot(e)
+	}
+	return res, false
+}
+
+// suffixHalf is the second half of complete for a parallel call of
+// ExecuteBatch, once its suffix turn came: post-execute, finalize,
+// tools/result and the done hook. It returns the next call if it is
+// parked (its suffix is to run now). On runtime.Goexit the call is
+// completed (see goexit) and the goroutine exits.
+func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
+	exec, res := e.exec, e.res
+	finished := false
+	defer func() {
+		if !finished {
+			// Reached only by runtime.Goexit: suffixStages contains
+			// every panic.
+			s.goexit(ctx, e, exec, res)
+		}
+	}()
+	if e.slot { // a panic of the pipeline left it
+		s.releaseSlot(e)
+	}
+	e.suffixReady = true
+	if !e.internal {
+		res = s.suffixStages(ctx, e, exec, res)
+	}
+	s.r.observe(ctx, exec, res)
+	next = s.finish(ctx, e, exec, res, false)
+	finished = true
+	return next
+}
+
+// suffixStages is stages 8–9 of a call (finalize only for a final
+// result); it contains any panic of the pipeline itself.
+func (s *sched) suffixStages(ctx context.Context, e *entry, exec *Execution, in Result) (res Result) {
+	r := s.r
+	defer r.contain(exec, e.tool, &res)
+	if e.st == stepFinal {
+		return r.finalize(exec, in)
+	}
+	res = r.post(ctx, e.em, exec, in)
+	exec.stage = stageFinalize
+	return r.finalize(exec, res)
 }
 
 // tail is stages 6–9 of a call after enter; it contains any panic of the
@@ -495,10 +670,21 @@ func (s *sched) wait(counter *int, n int) {
 		s.mu.Unlock()
 		return
 	}
+	k := s.waitIndex(counter)
+	if s.waiters[k] == nil {
+		s.waiters[k] = make(map[int][]chan struct{})
+	}
 	ready := make(chan struct{})
-	s.waiters = append(s.waiters, waiter{counter, n, ready})
+	s.waiters[k][n] = append(s.waiters[k][n], ready)
 	s.mu.Unlock()
 	<-ready
+}
+
+func (s *sched) waitIndex(counter *int) int {
+	if counter == &s.released {
+		return 0
+	}
+	return 1
 }
 
 // advance records that entry i released the entry or finished (entries
@@ -506,24 +692,29 @@ func (s *sched) wait(counter *int, n int) {
 // back (see finishEntry).
 func (s *sched) advance(counter *int, i int) {
 	s.mu.Lock()
-	*counter = max(*counter, i+1)
-	s.wakeLocked()
+	s.moveLocked(counter, i+1)
 	s.mu.Unlock()
 }
 
-// wakeLocked wakes the waiters whose counter reached their mark; s.mu
-// held.
-func (s *sched) wakeLocked() {
-	kept := s.waiters[:0]
-	for _, w := range s.waiters {
-		if *w.counter >= w.n {
-			close(w.ready)
-		} else {
-			kept = append(kept, w)
-		}
+// moveLocked moves counter up to n (never down) and wakes the waiters of
+// the marks it passed: amortized O(1) per entry, however many wait.
+// s.mu held.
+func (s *sched) moveLocked(counter *int, n int) {
+	old := *counter
+	if n <= old {
+		return
 	}
-	clear(s.waiters[len(kept):])
-	s.waiters = kept
+	*counter = n
+	ws := s.waiters[s.waitIndex(counter)]
+	if len(ws) == 0 {
+		return
+	}
+	for m := old + 1; m <= n; m++ {
+		for _, ready := range ws[m] {
+			close(ready)
+		}
+		delete(ws, m)
+	}
 }
 
 // finishEntry records that e finished (and released the entry, if it had
@@ -531,17 +722,29 @@ func (s *sched) wakeLocked() {
 // after it released the entry, possibly after later calls released it
 // too: released then stays where they moved it (setting it to e.index+1
 // made the next call wait for a later call's result, and a dispatch slot
-// go unused meanwhile).
-func (s *sched) finishEntry(e *entry, exiting bool) {
+// go unused meanwhile). It returns the next call when that call is parked
+// (its dispatch ended, it waits for its suffix turn, which has come) for
+// the caller to run its suffix; an exiting caller hands it to unparked
+// instead.
+func (s *sched) finishEntry(e *entry, exiting bool) (next *entry) {
 	released := e.didRelease
 	e.didRelease = true
 	s.mu.Lock()
-	s.released, s.finished = max(s.released, e.index+1), max(s.finished, e.index+1)
-	s.wakeLocked()
+	s.moveLocked(&s.released, e.index+1)
+	s.moveLocked(&s.finished, e.index+1)
+	if n := s.finished; n < len(s.parked) && s.parked[n] {
+		s.parked[n] = false
+		next = &s.entries[n]
+	}
 	s.mu.Unlock()
 	if !released && exiting && s.handOff != nil {
 		s.handOff(e)
 	}
+	if next != nil && exiting {
+		s.unparked(next)
+		next = nil
+	}
+	return next
 }
 
 // releaseSlot gives e's slot back and wakes whoever waits for one.
@@ -585,15 +788,16 @@ func (s *sched) suffixTurn(e *entry) {
 
 // finish ends e after its tools/result: the done hook, then the entry
 // and suffix turns pass on (even when the hook calls runtime.Goexit).
-// exiting says that the goroutine is exiting (runtime.Goexit).
-func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result, exiting bool) {
+// exiting says that the goroutine is exiting (runtime.Goexit). It returns
+// the parked call whose suffix is now to run (see finishEntry), if any.
+func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result, exiting bool) (next *entry) {
 	returned := false
 	defer func() {
 		if e.over {
 			return
 		}
 		e.over = true
-		s.finishEntry(e, exiting || !returned)
+		next = s.finishEntry(e, exiting || !returned)
 	}()
 	if !e.doneRan {
 		e.doneRan = true
@@ -602,6 +806,7 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 		}
 	}
 	returned = true
+	return nil
 }
 
 // goexit completes a call whose goroutine is exiting through
@@ -619,7 +824,7 @@ func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Resul
 	if e.class == Parallel {
 		s.release(e, true)
 	}
-	defer func() { s.finish(ctx, e, exec, res, true) }()
+	defer func() { _ = s.finish(ctx, e, exec, res, true) }()
 	if s.r.resumeResult(ctx, exec) {
 		res = exec.final
 		return
@@ -643,3 +848,6 @@ func growStack(i int) byte {
 }
 
 const growBytes = 4 << 10
+
+// workerSpins is how many times an idle worker yields before it sleeps.
+const workerSpins = 20

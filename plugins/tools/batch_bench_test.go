@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/dsh-go/dsh/internal/benchratio"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -76,24 +79,17 @@ func BenchmarkBatchOverhead(b *testing.B) {
 		for i := range calls {
 			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: name, Arguments: benchArgs}
 		}
-		// Both measured alternately in one loop, so that the load of a
-		// shared machine weighs on both alike: ratio = batch / sequential.
+		// Both measured alternately in rounds, so that the load of a
+		// shared machine weighs on both alike: the median per-round ratio
+		// batch / sequential.
 		b.Run(name+"/ratio", func(b *testing.B) {
-			var seqTime, batchTime time.Duration
-			for b.Loop() {
-				t0 := time.Now()
-				for _, c := range calls {
-					sink = e.reg.Execute(ctx, c)
-				}
-				t1 := time.Now()
-				sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9]
-				t2 := time.Now()
-				seqTime += t1.Sub(t0)
-				batchTime += t2.Sub(t1)
-			}
-			b.ReportMetric(float64(batchTime)/float64(seqTime), "batch/sequential")
-			b.ReportMetric(float64(seqTime.Nanoseconds())/float64(b.N), "sequential-ns/op")
-			b.ReportMetric(float64(batchTime.Nanoseconds())/float64(b.N), "batch-ns/op")
+			benchratio.Compare(b, "batch/sequential", 20,
+				func() { sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9] },
+				func() {
+					for _, c := range calls {
+						sink = e.reg.Execute(ctx, c)
+					}
+				})
 		})
 		b.Run(name+"/sequential-Execute", func(b *testing.B) {
 			b.ReportAllocs()
@@ -126,5 +122,50 @@ func BenchmarkRunCodePromiseAll100(b *testing.B) {
 		if sink = e.reg.Execute(context.Background(), c); sink.IsError || text(sink) != "100" {
 			b.Fatal(sink)
 		}
+	}
+}
+
+// BenchmarkBatchScaling: batches of 1, 10, 100 and 1,000 trivial parallel
+// calls against the same calls run by Execute one after another,
+// interleaved (goal: ≤ 1.3×). peak-goroutines is the most goroutines
+// running at once beyond those before the batch, as seen by the bodies of
+// one untimed batch of the same size (goal: ≤ MaxParallel + a constant).
+func BenchmarkBatchScaling(b *testing.B) {
+	e := newEnv(b)
+	par := trivial()
+	par.Name, par.Concurrency = "trivial-parallel", tools.Parallel
+	mustRegister(b, e.reg, e.root, par)
+	var peak atomic.Int64
+	counting := par
+	counting.Name = "counting-parallel"
+	counting.Execute = func(ctx context.Context, x *tools.Execution) (tools.Output, error) {
+		if g := int64(runtime.NumGoroutine()); g > peak.Load() {
+			peak.Store(g)
+		}
+		return par.Execute(ctx, x)
+	}
+	mustRegister(b, e.reg, e.root, counting)
+	ctx := context.Background()
+	for _, n := range []int{1, 10, 100, 1000} {
+		calls := make([]tools.Call, n)
+		counted := make([]tools.Call, n)
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: par.Name, Arguments: benchArgs}
+			counted[i] = tools.Call{ID: fmt.Sprint("c", i), Name: counting.Name, Arguments: benchArgs}
+		}
+		b.Run(fmt.Sprintf("calls=%d", n), func(b *testing.B) {
+			peak.Store(0)
+			before := runtime.NumGoroutine()
+			_ = e.reg.ExecuteBatch(ctx, counted, tools.BatchOptions{})
+			rounds := max(1, 1000/n)
+			benchratio.Compare(b, "batch/sequential", rounds,
+				func() { sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[n-1] },
+				func() {
+					for _, c := range calls {
+						sink = e.reg.Execute(ctx, c)
+					}
+				})
+			b.ReportMetric(float64(peak.Load()-int64(before)), "peak-goroutines")
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
@@ -71,12 +72,6 @@ const (
 	stagePostExecute
 	stageFinalize
 	stageResult
-)
-
-// The event names read on every Execute.
-var (
-	executeEventName = ExecuteEvent.Descriptor().Name
-	resultEventName  = ResultEvent.Descriptor().Name
 )
 
 // ErrAbandoned is the cause a tool body's context is cancelled with when
@@ -215,7 +210,9 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	if err != nil {
 		return argsFailure(call.Name, err), false
 	}
-	exec.args, exec.raw = string(canon), canon
+	// canon is fresh and never written again (the package's decoders only
+	// read exec.raw), so args shares its bytes, as strings.Builder does.
+	exec.args, exec.raw = unsafe.String(unsafe.SliceData(canon), len(canon)), canon
 
 	// Stage 2, validate-args: a typed tool (Define) checks the arguments
 	// against its schema; every violation is listed in the INVALID_ARGS
@@ -389,7 +386,7 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 		res Result
 		err error
 	)
-	if r.h.ListenerCount(executeEventName) == 0 {
+	if r.h.Listening(ExecuteEvent.Descriptor()) == 0 {
 		// No wrapper anywhere: dispatch is called once, here, under the
 		// caller's own context.
 		res = r.dispatch(ctx, nil, exec)
@@ -740,7 +737,7 @@ func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
 // contained here.
 func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) {
 	exec.emitting = true
-	if r.h.ListenerCount(resultEventName) == 0 {
+	if r.h.Listening(ResultEvent.Descriptor()) == 0 {
 		return
 	}
 	returned := false
@@ -751,8 +748,18 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 			}
 		}
 	}()
-	_ = host.Emit(context.WithoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
+	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
 	returned = true
+}
+
+// withoutCancel is context.WithoutCancel, except that the background
+// context, which has nothing to strip, is returned as it is: no wrapper to
+// allocate, and the host's dispatch memo recognizes it.
+func withoutCancel(ctx context.Context) context.Context {
+	if ctx == context.Background() {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // goexit completes a call whose goroutine is exiting through

@@ -1,6 +1,7 @@
 package canonjson
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
@@ -142,6 +143,16 @@ func Canonicalize(raw []byte, opts Options) ([]byte, error) {
 	if len(raw) > maxBytes {
 		return nil, &Error{Offset: maxBytes, Reason: fmt.Sprintf("input is %d bytes, larger than the %d-byte limit", len(raw), maxBytes)}
 	}
+	if IsCanonical(raw, opts) {
+		// Already canonical (a scan, no allocation): the output is a copy.
+		return bytes.Clone(raw), nil
+	}
+	return canonicalize(raw, maxDepth)
+}
+
+// canonicalize is Canonicalize's full scanner (the slow path), for input
+// within the size limit.
+func canonicalize(raw []byte, maxDepth int) ([]byte, error) {
 	s := &scanner{in: raw, maxDepth: maxDepth, out: make([]byte, 0, len(raw))}
 	s.skipWS()
 	if err := s.value(); err != nil {
@@ -159,6 +170,9 @@ func Canonicalize(raw []byte, opts Options) ([]byte, error) {
 // treated as "no arguments" and canonicalize to "{}". Any other non-object
 // value is rejected with an [*Error].
 func CanonicalizeObject(raw []byte, opts Options) ([]byte, error) {
+	if isCanonicalObject(raw, opts) {
+		return bytes.Clone(raw), nil
+	}
 	_, maxBytes := opts.limits()
 	if len(raw) <= maxBytes {
 		t := strings.Trim(string(raw), " \t\r\n")

@@ -21,7 +21,11 @@
 // [CanonicalizeObject] is the form for tool-call arguments (an object; no
 // input or null means {}), [CanonicalizeValue] canonicalizes a Go value, and
 // [AppendString] and [AppendNumber] let an encoder that writes JSON by hand
-// write exactly what Canonicalize would.
+// write exactly what Canonicalize would. [IsCanonical] reports, by a scan
+// that allocates nothing, that input is already canonical; Canonicalize and
+// CanonicalizeObject take that fast path first (input from a canonicalizing
+// client, or their own output, costs a scan and a copy), and fall back to
+// the full scanner, which decides everything else.
 //
 // Every function is safe for concurrent use, does no I/O and is total on
 // hostile input: it returns an error, never panics, and bounds its work by
