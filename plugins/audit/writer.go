@@ -1,0 +1,223 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// OnFull says what happens to a call whose entry record finds the write
+// queue full.
+type OnFull string
+
+const (
+	// Block waits for room up to BlockTimeout, then fails the call
+	// closed.
+	Block OnFull = "block"
+	// Fail fails the call closed at once.
+	Fail OnFull = "fail"
+)
+
+// WriterConfig bounds the write queue.
+type WriterConfig struct {
+	// Queue is the number of entry records that may wait to be written
+	// (default 4096). A call's completion always has room: each call in
+	// the queue or in flight holds at most one entry and one completion,
+	// so the queue holds at most Queue entries plus one completion per
+	// call in flight.
+	Queue int
+	// OnFull is Block (default) or Fail.
+	OnFull OnFull
+	// BlockTimeout bounds the wait for room under Block, and the wait
+	// for a call's entry record to be written (default 2s). Past it the
+	// call is failed closed (AUDIT_UNAVAILABLE); no record is dropped
+	// silently.
+	BlockTimeout time.Duration
+	// MaxBatch bounds the records written per transaction (default 512).
+	MaxBatch int
+}
+
+func (c *WriterConfig) defaults() {
+	if c.Queue <= 0 {
+		c.Queue = 4096
+	}
+	if c.OnFull == "" {
+		c.OnFull = Block
+	}
+	if c.BlockTimeout <= 0 {
+		c.BlockTimeout = 2 * time.Second
+	}
+	if c.MaxBatch <= 0 {
+		c.MaxBatch = 512
+	}
+}
+
+type wop struct {
+	call  Call
+	entry bool
+	done  chan error // entry records: told when written (or not)
+}
+
+// writer is the bounded write queue and its one writing goroutine, which
+// writes what is queued in batches, one transaction each.
+type writer struct {
+	store Store
+	cfg   WriterConfig
+	log   *zerolog.Logger
+
+	mu      sync.Mutex
+	q       []wop
+	entries int           // entry records queued
+	room    chan struct{} // closed when entries drop (replaced after)
+	wake    chan struct{} // cap 1
+	closed  bool
+
+	stopped chan struct{}
+
+	// Written, Failed count records written and records that could not
+	// be written (each logged at error level).
+	Written, Failed atomic.Int64
+}
+
+func newWriter(store Store, cfg WriterConfig, log *zerolog.Logger) *writer {
+	cfg.defaults()
+	w := &writer{store: store, cfg: cfg, log: log, room: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// enqueueEntry queues a call's entry record, waiting for room as the
+// config says. The returned channel tells when it is written.
+func (w *writer) enqueueEntry(ctx context.Context, c Call) (<-chan error, error) {
+	done := make(chan error, 1)
+	var timer *time.Timer
+	for {
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return nil, ErrClosed
+		}
+		if w.entries < w.cfg.Queue {
+			w.entries++
+			w.q = append(w.q, wop{call: c, entry: true, done: done})
+			w.mu.Unlock()
+			w.signal()
+			return done, nil
+		}
+		room := w.room
+		w.mu.Unlock()
+		if w.cfg.OnFull == Fail {
+			return nil, fmt.Errorf("%w (%d entry records waiting; audit.onFull is \"fail\")", ErrQueueFull, w.cfg.Queue)
+		}
+		if timer == nil {
+			timer = time.NewTimer(w.cfg.BlockTimeout)
+			defer timer.Stop()
+		}
+		select {
+		case <-room:
+		case <-timer.C:
+			return nil, fmt.Errorf("%w (no room within %v)", ErrQueueFull, w.cfg.BlockTimeout)
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// enqueueFinal queues a completed record: always taken (see
+// WriterConfig.Queue), unless the writer is closed, which is reported.
+func (w *writer) enqueueFinal(c Call) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		w.Failed.Add(1)
+		w.log.Error().Str("record", c.ID).Str("tool", c.Tool).Msg("audit: record not written: the recorder is closed")
+		return
+	}
+	w.q = append(w.q, wop{call: c})
+	w.mu.Unlock()
+	w.signal()
+}
+
+func (w *writer) signal() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *writer) run() {
+	defer close(w.stopped)
+	for {
+		w.mu.Lock()
+		for len(w.q) == 0 {
+			if w.closed {
+				w.mu.Unlock()
+				return
+			}
+			w.mu.Unlock()
+			<-w.wake
+			w.mu.Lock()
+		}
+		n := min(len(w.q), w.cfg.MaxBatch)
+		batch := make([]wop, n)
+		copy(batch, w.q)
+		w.q = append(w.q[:0:0], w.q[n:]...)
+		w.mu.Unlock()
+		w.write(batch)
+	}
+}
+
+func (w *writer) write(batch []wop) {
+	calls := make([]Call, len(batch))
+	for i := range batch {
+		calls[i] = batch[i].call
+	}
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 100 * time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = w.store.Write(ctx, calls)
+		cancel()
+		if err == nil {
+			break
+		}
+	}
+	if err != nil {
+		w.Failed.Add(int64(len(batch)))
+		w.log.Error().Err(err).Int("records", len(batch)).Msg("audit: records could not be written; their calls are failed closed where still possible")
+	} else {
+		w.Written.Add(int64(len(batch)))
+	}
+	entries := 0
+	for _, op := range batch {
+		if op.entry {
+			entries++
+			op.done <- err
+		}
+	}
+	if entries > 0 {
+		w.mu.Lock()
+		w.entries -= entries
+		close(w.room)
+		w.room = make(chan struct{})
+		w.mu.Unlock()
+	}
+}
+
+// close writes what is queued and stops the writer.
+func (w *writer) close() {
+	w.mu.Lock()
+	already := w.closed
+	w.closed = true
+	w.mu.Unlock()
+	if !already {
+		w.signal()
+	}
+	<-w.stopped
+}
