@@ -50,7 +50,7 @@ type Call struct {
 }
 
 // Unfinished reports whether the call has no final result on record.
-func (c *Call) Unfinished() bool { return c.Finished.IsZero() }
+func (c Call) Unfinished() bool { return c.Finished.IsZero() }
 
 // Decision is one policy decision on a call and who took it.
 type Decision struct {
