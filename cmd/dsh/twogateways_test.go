@@ -122,4 +122,3 @@ func waitAskState(t *testing.T, console, id string, want audit.AskState) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
