@@ -207,7 +207,7 @@ func (s *consoleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin") // no-referrer would make a form's Origin "null"
 	h.Set("Cache-Control", "no-store")
 	if !s.hosts.ok(r.Host) {
 		http.Error(w, "Host header not allowed (list it in console.allowedHosts)", http.StatusForbidden)
@@ -246,9 +246,13 @@ func (s *consoleServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // sameOrigin refuses a request a browser sent from another origin: an
 // Origin header that is not this console's own origin (or one of
-// console.allowedOrigins), or, without one, Sec-Fetch-Site cross-site.
+// console.allowedOrigins), an opaque origin ("null") unless Sec-Fetch-Site
+// says same-origin, or, without Origin, Sec-Fetch-Site cross-site.
 func (s *consoleServer) sameOrigin(r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" {
+		if o == "null" { // an opaque origin: only the browser's own word counts
+			return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+		}
 		lo := strings.ToLower(o)
 		for _, a := range s.origins {
 			if lo == a {

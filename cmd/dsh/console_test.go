@@ -144,6 +144,10 @@ func TestConsole_AConsoleRoutedAskIsAnsweredInTheConsoleOnly(t *testing.T) {
 	if st, _ := api(t, "POST", answer, allow, map[string]string{"Authorization": "Bearer " + testConsoleToken, "Origin": "http://evil.example"}); st != http.StatusForbidden {
 		t.Fatalf("cross-origin answer: %d", st)
 	}
+	// An opaque origin (a sandboxed frame, a file: page) is refused too.
+	if st, _ := api(t, "POST", answer, allow, map[string]string{"Authorization": "Bearer " + testConsoleToken, "Origin": "null"}); st != http.StatusForbidden {
+		t.Fatalf("answer from an opaque origin: %d", st)
+	}
 	// DNS rebinding: a foreign Host is refused.
 	req, _ := http.NewRequest("GET", console+"api/asks", nil)
 	req.Host = "evil.example"
