@@ -209,4 +209,3 @@ func TestConsole_BrowserJourney(t *testing.T) {
 		t.Fatalf("%d screenshots", len(entries))
 	}
 }
-
