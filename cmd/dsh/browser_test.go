@@ -121,7 +121,7 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 // the timeline (open in another tab), search for it; then the same with
 // reject.
 func TestConsole_BrowserJourney(t *testing.T) {
-	s, console := consoleServe(t, nil)
+	s, console, _ := consoleServe(t, nil)
 	ctx := browser(t)
 	shot := newShots(t)
 	cs, err := connect(t, s.url, testToken, nil)

@@ -26,7 +26,7 @@ var consoleRE = regexp.MustCompile(`console on (http://[^/ ]+/)`)
 // consoleServe starts `dsh mcp serve --http --console` in process on a
 // config asking for mcp__t__echo and routing those asks to the console,
 // plus extra top-level keys; it returns the MCP and console URLs.
-func consoleServe(t *testing.T, extra map[string]any) (*served, string) {
+func consoleServe(t *testing.T, extra map[string]any) (*served, string, string) {
 	t.Helper()
 	t.Setenv(tokenEnv, testToken)
 	t.Setenv(consoleTokenEnv, testConsoleToken)
@@ -39,7 +39,7 @@ func consoleServe(t *testing.T, extra map[string]any) (*served, string) {
 	}
 	cfg := testServerConfig(t, keys)
 	s := startServe(t, cfg, "127.0.0.1:0", "--console", "127.0.0.1:0")
-	return s, s.stderr.waitFor(t, consoleRE, s.exited)[1]
+	return s, s.stderr.waitFor(t, consoleRE, s.exited)[1], cfg
 }
 
 // api sends a console API request with the given headers.
@@ -115,7 +115,7 @@ func asyncEcho(cs *mcp.ClientSession, text string) <-chan *mcp.CallToolResult {
 // the MCP token cannot answer it, the console token cannot call tools,
 // and a cross-origin or CSRF-less answer is refused.
 func TestConsole_AConsoleRoutedAskIsAnsweredInTheConsoleOnly(t *testing.T) {
-	s, console := consoleServe(t, nil)
+	s, console, _ := consoleServe(t, nil)
 	var elicited atomic.Int32
 	cs, err := connect(t, s.url, testToken, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		elicited.Add(1)

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/plugins/audit"
+)
+
+// dsh audit query and tail read the record the gateway writes.
+func TestAuditCommands_QueryAndTailReadTheRecord(t *testing.T) {
+	s, console, cfg := consoleServe(t, map[string]any{"approval": map[string]any{}}) // no routing: the client is asked
+	cs, err := connect(t, s.url, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The client declared no elicitation: the ask is unavailable, denied.
+	if r := callEcho(t, cs, "first"); !r.IsError {
+		t.Fatalf("ask without a channel: %+v", r)
+	}
+
+	tailOut := newSyncBuf()
+	tctx, stop := context.WithCancel(context.Background())
+	tailDone := make(chan int, 1)
+	go func() {
+		tailDone <- run(tctx, []string{"audit", "tail", "--config", cfg, "--json", "--tool", "mcp__t__*"}, strings.NewReader(""), tailOut, newSyncBuf())
+	}()
+	defer func() {
+		stop()
+		if code := <-tailDone; code != 0 {
+			t.Errorf("tail exited %d", code)
+		}
+	}()
+	_ = console
+	var line []string
+	for i := 0; line == nil; i++ {
+		callEcho(t, cs, "tailed")
+		line = tailOut.waitForOrNil(regexp.MustCompile(`(?m)^(\{.*"args":"\{\\"text\\":\\"tailed\\"\}".*\})$`))
+		if i > 100 {
+			t.Fatalf("tail printed nothing:\n%s", tailOut.String())
+		}
+	}
+	var c audit.Call
+	if err := json.Unmarshal([]byte(line[1]), &c); err != nil || c.Tool != "mcp__t__echo" || c.Code != "APPROVAL_UNAVAILABLE" || c.Identity != "token:default" {
+		t.Fatalf("tailed record: %+v %v", c, err)
+	}
+
+	out := newSyncBuf()
+	if code := run(context.Background(), []string{"audit", "query", "--config", cfg, "--json", "--code", "APPROVAL_UNAVAILABLE"}, strings.NewReader(""), out, newSyncBuf()); code != 0 {
+		t.Fatalf("query exited %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("query: %q", out.String())
+	}
+	for _, l := range lines {
+		var c audit.Call
+		if err := json.Unmarshal([]byte(l), &c); err != nil || c.Code != "APPROVAL_UNAVAILABLE" || len(c.Decisions) < 2 || c.Decisions[1].Channel != "client" {
+			t.Fatalf("query line %q: %+v %v", l, c, err)
+		}
+	}
+	out = newSyncBuf()
+	if code := run(context.Background(), []string{"audit", "query", "--config", cfg, "--tool", "mcp__t__echo", "--limit", "1"}, strings.NewReader(""), out, newSyncBuf()); code != 0 {
+		t.Fatalf("query exited %d", code)
+	}
+	if got := out.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, "mcp__t__echo") || !strings.Contains(got, "APPROVAL_UNAVAILABLE") || !strings.Contains(got, "by rule mcp__t__echo") {
+		t.Fatalf("text query: %q", got)
+	}
+	if code := run(context.Background(), []string{"audit", "query", "--config", cfg, "--since", "yesterday"}, strings.NewReader(""), newSyncBuf(), newSyncBuf()); code != exitUsage {
+		t.Fatalf("bad --since: exit %d", code)
+	}
+}
+
+// waitForOrNil waits briefly for re in the output (nil when it does not
+// come): for a writer that may not have started yet.
+func (s *syncBuf) waitForOrNil(re *regexp.Regexp) []string {
+	for range 20 {
+		if m := re.FindStringSubmatch(s.String()); m != nil {
+			return m
+		}
+		select {
+		case <-s.wrote:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil
+}
