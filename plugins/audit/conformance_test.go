@@ -251,3 +251,24 @@ func TestConformance_RecordsSurviveReopenAndMigrationsRunOnce(t *testing.T) {
 		})
 	}
 }
+
+// Batches may commit in any order (PostgreSQL runs several at once): an
+// entry record written after its completion does not undo it.
+func TestConformance_AnEntryNeverReplacesACompletedRecord(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s audit.Store) {
+		ctx := context.Background()
+		c := call("x", "echo", t0)
+		done := finished(c, "DENIED", time.Millisecond)
+		done.Decisions = append(done.Decisions, audit.Decision{Stage: "guards", Outcome: "deny", By: "guard"})
+		if err := s.Write(ctx, []audit.Call{done}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(ctx, []audit.Call{c}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Call(ctx, "x")
+		if err != nil || got.Unfinished() || got.Code != "DENIED" || len(got.Decisions) != 2 || got.Preview != "hello" || len(got.Stages) != 1 {
+			t.Fatalf("after a late entry record: %+v %v", got, err)
+		}
+	})
+}

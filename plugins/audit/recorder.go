@@ -110,6 +110,9 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 		nop := zerolog.Nop()
 		log = &nop
 	}
+	if cfg.Writer.Writers == 0 && cfg.Store.Kind() == "postgres" {
+		cfg.Writer.Writers = 4
+	}
 	return &Recorder{cfg: cfg, red: red, w: newWriter(cfg.Store, cfg.Writer, log), log: log}, nil
 }
 

@@ -210,6 +210,8 @@ type blockingStore struct {
 	written []audit.Call
 }
 
+func (b *blockingStore) Kind() string { return "blocking" }
+
 func (b *blockingStore) Write(ctx context.Context, calls []audit.Call) error {
 	<-b.release
 	b.mu.Lock()

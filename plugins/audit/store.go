@@ -20,9 +20,9 @@ import (
 type Store interface {
 	// Kind is "sqlite" or "postgres".
 	Kind() string
-	// Write applies a batch of call records (each an upsert of the whole
-	// record: the entry record, then the completed one) in one
-	// transaction, in order.
+	// Write applies a batch of call records in one transaction: each an
+	// upsert of the record, where an entry record (Finished zero) never
+	// replaces a completed one, so batches may commit in any order.
 	Write(ctx context.Context, calls []Call) error
 	// Calls returns the records q selects.
 	Calls(ctx context.Context, q Query) ([]Call, error)
@@ -135,9 +135,15 @@ var SchemaVersion = len(migrations)
 const upsertCall = `INSERT INTO dsh_calls (id, instance, started, finished, identity, session, agent, tool, call_id,
 	args, args_truncated, decisions, stages, code, is_error, duration, result_size, preview)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
-	ON CONFLICT (id) DO UPDATE SET finished = excluded.finished, decisions = excluded.decisions,
-	stages = excluded.stages, code = excluded.code, is_error = excluded.is_error, duration = excluded.duration,
-	result_size = excluded.result_size, preview = excluded.preview`
+	ON CONFLICT (id) DO UPDATE SET
+	decisions = CASE WHEN excluded.finished IS NULL THEN dsh_calls.decisions ELSE excluded.decisions END,
+	stages = CASE WHEN excluded.finished IS NULL THEN dsh_calls.stages ELSE excluded.stages END,
+	code = CASE WHEN excluded.finished IS NULL THEN dsh_calls.code ELSE excluded.code END,
+	is_error = CASE WHEN excluded.finished IS NULL THEN dsh_calls.is_error ELSE excluded.is_error END,
+	duration = CASE WHEN excluded.finished IS NULL THEN dsh_calls.duration ELSE excluded.duration END,
+	result_size = CASE WHEN excluded.finished IS NULL THEN dsh_calls.result_size ELSE excluded.result_size END,
+	preview = CASE WHEN excluded.finished IS NULL THEN dsh_calls.preview ELSE excluded.preview END,
+	finished = COALESCE(excluded.finished, dsh_calls.finished)`
 
 const callColumns = `id, instance, started, finished, identity, session, agent, tool, call_id, args, args_truncated,
 	decisions, stages, code, is_error, duration, result_size, preview`

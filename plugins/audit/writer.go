@@ -39,6 +39,9 @@ type WriterConfig struct {
 	BlockTimeout time.Duration
 	// MaxBatch bounds the records written per transaction (default 512).
 	MaxBatch int
+	// Writers is the number of transactions in flight at once (default
+	// 1; the recorder uses 4 for PostgreSQL, whose commits then overlap).
+	Writers int
 }
 
 func (c *WriterConfig) defaults() {
@@ -53,6 +56,9 @@ func (c *WriterConfig) defaults() {
 	}
 	if c.MaxBatch <= 0 {
 		c.MaxBatch = 512
+	}
+	if c.Writers <= 0 {
+		c.Writers = 1
 	}
 }
 
@@ -75,6 +81,7 @@ type writer struct {
 	room    chan struct{} // closed when entries drop (replaced after)
 	wake    chan struct{} // cap 1
 	closed  bool
+	closing chan struct{} // closed by close
 
 	stopped chan struct{}
 
@@ -85,8 +92,16 @@ type writer struct {
 
 func newWriter(store Store, cfg WriterConfig, log *zerolog.Logger) *writer {
 	cfg.defaults()
-	w := &writer{store: store, cfg: cfg, log: log, room: make(chan struct{}), wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	go w.run()
+	w := &writer{store: store, cfg: cfg, log: log, room: make(chan struct{}), wake: make(chan struct{}, 1),
+		closing: make(chan struct{}), stopped: make(chan struct{})}
+	var wg sync.WaitGroup
+	for range cfg.Writers {
+		wg.Go(w.run)
+	}
+	go func() {
+		wg.Wait()
+		close(w.stopped)
+	}()
 	return w
 }
 
@@ -150,7 +165,6 @@ func (w *writer) signal() {
 }
 
 func (w *writer) run() {
-	defer close(w.stopped)
 	for {
 		w.mu.Lock()
 		for len(w.q) == 0 {
@@ -159,14 +173,21 @@ func (w *writer) run() {
 				return
 			}
 			w.mu.Unlock()
-			<-w.wake
+			select {
+			case <-w.wake:
+			case <-w.closing:
+			}
 			w.mu.Lock()
 		}
 		n := min(len(w.q), w.cfg.MaxBatch)
 		batch := make([]wop, n)
 		copy(batch, w.q)
 		w.q = append(w.q[:0:0], w.q[n:]...)
+		more := len(w.q) > 0
 		w.mu.Unlock()
+		if more {
+			w.signal() // another writer may take the rest meanwhile
+		}
 		w.write(batch)
 	}
 }
@@ -217,7 +238,7 @@ func (w *writer) close() {
 	w.closed = true
 	w.mu.Unlock()
 	if !already {
-		w.signal()
+		close(w.closing)
 	}
 	<-w.stopped
 }
