@@ -113,7 +113,14 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if cfg.Writer.Writers == 0 && cfg.Store.Kind() == "postgres" {
 		cfg.Writer.Writers = 4
 	}
-	return &Recorder{cfg: cfg, red: red, w: newWriter(cfg.Store, cfg.Writer, log), log: log}, nil
+	if s, ok := cfg.Store.(*sqlStore); ok && s.path != "" && cfg.Writer.Journal == "" {
+		cfg.Writer.Journal = JournalPath(s.path, cfg.Instance)
+	}
+	w, err := newWriter(cfg.Store, cfg.Writer, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Recorder{cfg: cfg, red: red, w: w, log: log}, nil
 }
 
 // Redactor returns the recorder's redactor.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +23,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if db := os.Getenv(crashChildEnv); db != "" {
+		crashChild(db)
+		return
+	}
 	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
 		goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
 }
@@ -192,10 +199,18 @@ func TestRecorder_TheEntryRecordIsWrittenBeforeTheBodyRuns(t *testing.T) {
 		for r.ran.Load() == 0 {
 			time.Sleep(time.Millisecond)
 		}
-		// The body runs: its record is already in the store, unfinished.
-		cs, err := s.Calls(context.Background(), audit.Query{Unfinished: true})
-		if err != nil || len(cs) != 1 || cs[0].CallID != "slow" {
-			t.Fatalf("unfinished while running: %+v %v", cs, err)
+		// The body runs: its record is already in the store, unfinished,
+		// or (SQLite) in the entry journal the next open replays.
+		if db := audit.DBPath(s); db != "" {
+			j, err := os.ReadFile(audit.JournalPath(db, "gw1"))
+			if err != nil || !strings.Contains(string(j), `"callId":"slow"`) {
+				t.Fatalf("journal while running: %q %v", j, err)
+			}
+		} else {
+			cs, err := s.Calls(context.Background(), audit.Query{Unfinished: true})
+			if err != nil || len(cs) != 1 || cs[0].CallID != "slow" {
+				t.Fatalf("unfinished while running: %+v %v", cs, err)
+			}
 		}
 		close(r.gate)
 		<-done
@@ -388,4 +403,84 @@ func TestInbox_AnAnswerAfterTheCallerLeftGrantsNothing(t *testing.T) {
 			t.Fatal("the body ran")
 		}
 	})
+}
+
+// crashChildEnv, set to a SQLite path, makes the test binary a gateway
+// that records into it a call whose body blocks, after creating the file
+// "<path>.running"; its parent kills it there.
+const crashChildEnv = "DSH_AUDIT_CRASH_CHILD"
+
+// stuckStore never finishes a write: what reaches the database cannot
+// explain a record found after the crash, only the journal can.
+type stuckStore struct{ audit.Store }
+
+func (stuckStore) Write(ctx context.Context, _ []audit.Call) error {
+	<-ctx.Done()
+	select {} // until killed
+}
+
+func crashChild(db string) {
+	ctx := context.Background()
+	s, err := audit.OpenSQLite(ctx, db)
+	if err != nil {
+		panic(err)
+	}
+	h := host.New()
+	root := h.Root()
+	if _, err := root.Plugin(tools.Plugin, tools.Config{}); err != nil {
+		panic(err)
+	}
+	reg, _ := tools.Service.Get(root)
+	reg.Register(root, tools.MustDefine(tools.TypedTool[echoArgs]{Name: "echo", Description: "Echo.",
+		Execute: func(context.Context, echoArgs, *tools.Execution) (tools.Output, error) {
+			os.WriteFile(db+".running", nil, 0o600)
+			select {}
+		}}))
+	rec, err := audit.NewRecorder(audit.Config{Store: stuckStore{s}, Instance: "crash",
+		Writer: audit.WriterConfig{Journal: audit.JournalPath(db, "crash")}})
+	if err != nil {
+		panic(err)
+	}
+	if err := rec.Install(root, reg); err != nil {
+		panic(err)
+	}
+	reg.Execute(ctx, tools.Call{ID: "mid-call", Name: "echo", Arguments: json.RawMessage(`{"text":"x"}`), Agent: "a"})
+}
+
+// A gateway killed while a call runs leaves the call on record,
+// unfinished, though its entry never reached the database before the
+// kill: the entry journal is replayed at the next open.
+func TestRecorder_SQLiteEntrySurvivesAKill(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "audit.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crashChildEnv+"="+db)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(db + ".running"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal("the child never ran the call")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	s, err := audit.OpenSQLite(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs, err := s.Calls(context.Background(), audit.Query{Unfinished: true})
+	if err != nil || len(cs) != 1 || cs[0].CallID != "mid-call" || cs[0].Tool != "echo" || cs[0].Instance != "crash" {
+		t.Fatalf("after the kill: %+v %v", cs, err)
+	}
+	if m, _ := filepath.Glob(db + ".journal-*"); len(m) != 0 {
+		t.Fatalf("journal left after replay: %v", m)
+	}
 }

@@ -29,7 +29,7 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	}
 	db.SetMaxOpenConns(4)
 	db.SetConnMaxIdleTime(time.Minute)
-	s := &sqlStore{db: db, kind: "sqlite", now: time.Now}
+	s := &sqlStore{db: db, kind: "sqlite", now: time.Now, path: path}
 	s.alive = s.aliveByPID
 	s.notify = func(_ context.Context, n Notice) error {
 		s.subs.publish(n)
@@ -38,6 +38,12 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	if err := s.migrate(ctx, ""); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("audit: sqlite %s: %w", path, err)
+	}
+	// Entries journaled by gateways that stopped mid-call become
+	// unfinished records.
+	if err := replayJournals(ctx, s, path); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return s, nil
 }

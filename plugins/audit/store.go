@@ -229,6 +229,7 @@ func scanAsk(r scanner) (Ask, error) {
 type sqlStore struct {
 	db   *sql.DB
 	kind string
+	path string // SQLite: the database file (entry journals live beside it)
 	now  func() time.Time
 
 	// writeBatch writes calls in one transaction (PostgreSQL pipelines

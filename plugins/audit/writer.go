@@ -42,6 +42,14 @@ type WriterConfig struct {
 	// Writers is the number of transactions in flight at once (default
 	// 1; the recorder uses 4 for PostgreSQL, whose commits then overlap).
 	Writers int
+	// Journal, when set, is the entry journal's path (the recorder sets
+	// it for SQLite: JournalPath): an entry record is appended there, one
+	// write(2), and the call goes on without waiting for the database;
+	// the record survives a crash of the process all the same (the next
+	// open replays the journal). Linger (default 5ms with a journal)
+	// then lets batches gather before each commit.
+	Journal string
+	Linger  time.Duration
 }
 
 func (c *WriterConfig) defaults() {
@@ -60,12 +68,16 @@ func (c *WriterConfig) defaults() {
 	if c.Writers <= 0 {
 		c.Writers = 1
 	}
+	if c.Journal != "" && c.Linger == 0 {
+		c.Linger = 5 * time.Millisecond
+	}
 }
 
 type wop struct {
-	call  Call
-	entry bool
-	done  chan error // entry records: told when written (or not)
+	call      Call
+	entry     bool
+	journaled bool
+	done      chan error // entry records: told when written (or not)
 }
 
 // writer is the bounded write queue and its one writing goroutine, which
@@ -74,6 +86,7 @@ type writer struct {
 	store Store
 	cfg   WriterConfig
 	log   *zerolog.Logger
+	j     *journal
 
 	mu      sync.Mutex
 	q       []wop
@@ -90,19 +103,29 @@ type writer struct {
 	Written, Failed atomic.Int64
 }
 
-func newWriter(store Store, cfg WriterConfig, log *zerolog.Logger) *writer {
+func newWriter(store Store, cfg WriterConfig, log *zerolog.Logger) (*writer, error) {
 	cfg.defaults()
 	w := &writer{store: store, cfg: cfg, log: log, room: make(chan struct{}), wake: make(chan struct{}, 1),
 		closing: make(chan struct{}), stopped: make(chan struct{})}
+	if cfg.Journal != "" {
+		j, err := openJournal(cfg.Journal)
+		if err != nil {
+			return nil, err
+		}
+		w.j = j
+	}
 	var wg sync.WaitGroup
 	for range cfg.Writers {
 		wg.Go(w.run)
 	}
 	go func() {
 		wg.Wait()
+		if w.j != nil {
+			w.j.close()
+		}
 		close(w.stopped)
 	}()
-	return w
+	return w, nil
 }
 
 // enqueueEntry queues a call's entry record, waiting for room as the
@@ -117,10 +140,27 @@ func (w *writer) enqueueEntry(ctx context.Context, c Call) (<-chan error, error)
 			return nil, ErrClosed
 		}
 		if w.entries < w.cfg.Queue {
+			op := wop{call: c, entry: true, done: done}
+			if w.j != nil {
+				// Journaled under mu, so that the journal's order is the
+				// queue's and no truncation falls between the two.
+				ok, err := w.j.append(&c)
+				if err != nil {
+					w.mu.Unlock()
+					return nil, fmt.Errorf("audit: entry journal: %w", err)
+				}
+				if ok {
+					op.journaled = true
+					done <- nil // durable now; the database follows
+				}
+			}
 			w.entries++
-			w.q = append(w.q, wop{call: c, entry: true, done: done})
+			w.q = append(w.q, op)
 			w.mu.Unlock()
 			w.signal()
+			if op.journaled {
+				return closedDone, nil
+			}
 			return done, nil
 		}
 		room := w.room
@@ -157,6 +197,13 @@ func (w *writer) enqueueFinal(c Call) {
 	w.signal()
 }
 
+// closedDone is the done channel of a journaled entry: always ready.
+var closedDone = func() <-chan error {
+	ch := make(chan error)
+	close(ch)
+	return ch
+}()
+
 func (w *writer) signal() {
 	select {
 	case w.wake <- struct{}{}:
@@ -176,6 +223,17 @@ func (w *writer) run() {
 			select {
 			case <-w.wake:
 			case <-w.closing:
+			}
+			w.mu.Lock()
+		}
+		if w.cfg.Linger > 0 && !w.closed && len(w.q) < w.cfg.MaxBatch {
+			// Journaled entries are durable already: let the batch grow.
+			w.mu.Unlock()
+			t := time.NewTimer(w.cfg.Linger)
+			select {
+			case <-t.C:
+			case <-w.closing:
+				t.Stop()
 			}
 			w.mu.Lock()
 		}
@@ -215,12 +273,21 @@ func (w *writer) write(batch []wop) {
 	} else {
 		w.Written.Add(int64(len(batch)))
 	}
-	entries := 0
+	entries, journaled := 0, 0
 	for _, op := range batch {
 		if op.entry {
 			entries++
-			op.done <- err
+			if op.journaled {
+				journaled++
+			} else {
+				op.done <- err
+			}
 		}
+	}
+	if err == nil && w.j != nil {
+		// Entries that could not be written stay in the journal, which
+		// is then kept until the next open replays it.
+		w.j.committed(journaled)
 	}
 	if entries > 0 {
 		w.mu.Lock()
