@@ -164,6 +164,8 @@ type callRec struct {
 	r  *Recorder
 	t0 time.Time
 
+	raw []byte // the call's arguments as given
+
 	mu       sync.Mutex
 	c        Call
 	entered  bool
@@ -228,7 +230,7 @@ func (t tracer) StartCall(call tools.Call) tools.CallTrace {
 	} else {
 		rec.c.Session, rec.c.Agent = string(call.Agent), string(call.Agent)
 	}
-	rec.c.Args, rec.c.ArgsTruncated = r.red.Args(call.Arguments, r.cfg.MaxArgBytes)
+	rec.raw = call.Arguments // redacted once: at pre-execute, or at End for a call rejected before it
 	return rec
 }
 
@@ -296,6 +298,9 @@ func (rec *callRec) End(_ context.Context, _ *tools.Execution, res tools.Result)
 	}
 	c.ResultSize = size
 	c.Preview, _ = Cut(Text(preview), r.cfg.MaxPreviewBytes)
+	if !rec.entered {
+		c.Args, c.ArgsTruncated = r.red.Args(rec.raw, r.cfg.MaxArgBytes)
+	}
 	final := rec.snapshot()
 	rec.mu.Unlock()
 	// A call rejected before pre-execute (INVALID_ARGS) has no entry

@@ -71,7 +71,10 @@ type Notice struct {
 
 // migrations are the schema versions, applied in order at open; each
 // runs once per database, recorded in dsh_schema. The SQL is shared by
-// SQLite and PostgreSQL.
+// SQLite and PostgreSQL; a statement prefixed "postgres:" runs on
+// PostgreSQL only. (SQLite keeps only the time indexes: each index is
+// written with every record, and modernc's SQLite writes a row's pages in
+// Go; a search by tool, identity or code there walks the time index.)
 var migrations = []string{
 	// 1: calls, asks, instances.
 	`CREATE TABLE dsh_calls (
@@ -96,9 +99,9 @@ var migrations = []string{
 	);
 	CREATE INDEX dsh_calls_started ON dsh_calls (started);
 	CREATE INDEX dsh_calls_finished ON dsh_calls (finished);
-	CREATE INDEX dsh_calls_tool ON dsh_calls (tool, started);
-	CREATE INDEX dsh_calls_identity ON dsh_calls (identity, started);
-	CREATE INDEX dsh_calls_code ON dsh_calls (code, started);
+	postgres: CREATE INDEX dsh_calls_tool ON dsh_calls (tool, started);
+	postgres: CREATE INDEX dsh_calls_identity ON dsh_calls (identity, started);
+	postgres: CREATE INDEX dsh_calls_code ON dsh_calls (code, started);
 	CREATE TABLE dsh_asks (
 		id TEXT PRIMARY KEY,
 		call TEXT NOT NULL,
@@ -311,7 +314,14 @@ func (s *sqlStore) migrate(ctx context.Context, lock string) error {
 	}
 	for v := have + 1; v <= len(migrations); v++ {
 		for _, stmt := range strings.Split(migrations[v-1], ";") {
-			if strings.TrimSpace(stmt) == "" {
+			stmt = strings.TrimSpace(stmt)
+			if pg, ok := strings.CutPrefix(stmt, "postgres:"); ok {
+				if s.kind != "postgres" {
+					continue
+				}
+				stmt = pg
+			}
+			if stmt == "" {
 				continue
 			}
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {

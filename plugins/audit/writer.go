@@ -46,8 +46,8 @@ type WriterConfig struct {
 	// it for SQLite: JournalPath): an entry record is appended there, one
 	// write(2), and the call goes on without waiting for the database;
 	// the record survives a crash of the process all the same (the next
-	// open replays the journal). Linger (default 5ms with a journal)
-	// then lets batches gather before each commit.
+	// open replays the journal). Linger
+	// (default 20ms with a journal) then lets batches gather before each commit.
 	Journal string
 	Linger  time.Duration
 }
@@ -69,7 +69,7 @@ func (c *WriterConfig) defaults() {
 		c.Writers = 1
 	}
 	if c.Journal != "" && c.Linger == 0 {
-		c.Linger = 5 * time.Millisecond
+		c.Linger = 20 * time.Millisecond
 	}
 }
 
@@ -237,10 +237,13 @@ func (w *writer) run() {
 			}
 			w.mu.Lock()
 		}
-		n := min(len(w.q), w.cfg.MaxBatch)
-		batch := make([]wop, n)
-		copy(batch, w.q)
-		w.q = append(w.q[:0:0], w.q[n:]...)
+		var batch []wop
+		if len(w.q) <= w.cfg.MaxBatch {
+			batch, w.q = w.q, nil
+		} else {
+			batch = w.q[:w.cfg.MaxBatch:w.cfg.MaxBatch]
+			w.q = append([]wop(nil), w.q[w.cfg.MaxBatch:]...)
+		}
 		more := len(w.q) > 0
 		w.mu.Unlock()
 		if more {
@@ -251,9 +254,19 @@ func (w *writer) run() {
 }
 
 func (w *writer) write(batch []wop) {
-	calls := make([]Call, len(batch))
+	// A call whose completion is in the batch needs no entry record: the
+	// completion carries everything (it is one row either way).
+	final := make(map[string]bool, len(batch))
 	for i := range batch {
-		calls[i] = batch[i].call
+		if !batch[i].entry {
+			final[batch[i].call.ID] = true
+		}
+	}
+	calls := make([]Call, 0, len(batch))
+	for i := range batch {
+		if !batch[i].entry || !final[batch[i].call.ID] {
+			calls = append(calls, batch[i].call)
+		}
 	}
 	var err error
 	for attempt := range 3 {
