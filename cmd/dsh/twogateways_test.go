@@ -83,6 +83,9 @@ func TestConsole_TwoGatewaysSharingPostgres(t *testing.T) {
 		t.Fatalf("call on A: %+v %q\n%s", r.IsError, resultText(r), a.stderr.String())
 	}
 	waitAskState(t, b.console, ask.ID, audit.AskApplied)
+	// Its completion is written (asynchronously: a gateway killed before
+	// then would leave the call unfinished, its outcome unknown).
+	waitCalls(t, b.console, "code=ok", 1)
 
 	// The asking gateway dies mid-ask.
 	_ = asyncEcho(cs, "orphan")
@@ -118,6 +121,22 @@ func waitAskState(t *testing.T, console, id string, want audit.AskState) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("ask %s: %v, want %s", id, m, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitCalls waits until the console's record has n calls matching query.
+func waitCalls(t *testing.T, console, query string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(budget)
+	for {
+		_, m := api(t, "GET", console+"api/calls?"+query, nil, bearer(testConsoleToken))
+		if calls, _ := m["calls"].([]any); len(calls) == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls %s: %v, want %d", query, m, n)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -13,14 +13,15 @@ import (
 	"syscall"
 )
 
-// The entry journal makes an entry record survive a crash of the gateway
+// The journal makes a record survive a crash of the gateway
 // without waiting for a database commit: the entry is appended to a file
 // of the instance's own (one write(2), in the kernel's page cache once it
 // returns, so it outlives the process) and the database gets it with the
 // next batch. The journal is emptied whenever every journaled entry is in
 // the database. A journal whose process is gone (its flock is free) is
 // replayed into the store when the store is next opened: its entries
-// become unfinished records, unless their completed record made it.
+// become unfinished records, unless their completed record made it (a
+// completion is journaled too).
 
 // maxJournal is the journal size past which entries wait for the database
 // again (the writer has fallen behind for long).

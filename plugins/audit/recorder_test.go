@@ -436,6 +436,10 @@ func crashChild(db string) {
 			os.WriteFile(db+".running", nil, 0o600)
 			select {}
 		}}))
+	reg.Register(root, tools.MustDefine(tools.TypedTool[echoArgs]{Name: "fast", Description: "Echo.",
+		Execute: func(_ context.Context, a echoArgs, _ *tools.Execution) (tools.Output, error) {
+			return tools.TextOutput(a.Text), nil
+		}}))
 	rec, err := audit.NewRecorder(audit.Config{Store: stuckStore{s}, Instance: "crash",
 		Writer: audit.WriterConfig{Journal: audit.JournalPath(db, "crash")}})
 	if err != nil {
@@ -444,12 +448,14 @@ func crashChild(db string) {
 	if err := rec.Install(root, reg); err != nil {
 		panic(err)
 	}
+	reg.Execute(ctx, tools.Call{ID: "done", Name: "fast", Arguments: json.RawMessage(`{"text":"x"}`), Agent: "a"})
 	reg.Execute(ctx, tools.Call{ID: "mid-call", Name: "echo", Arguments: json.RawMessage(`{"text":"x"}`), Agent: "a"})
 }
 
 // A gateway killed while a call runs leaves the call on record,
-// unfinished, though its entry never reached the database before the
-// kill: the entry journal is replayed at the next open.
+// unfinished, and the call it completed before on record as completed,
+// though nothing reached the database before the kill: the journal is
+// replayed at the next open.
 func TestRecorder_SQLiteEntrySurvivesAKill(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "audit.db")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -479,6 +485,11 @@ func TestRecorder_SQLiteEntrySurvivesAKill(t *testing.T) {
 	cs, err := s.Calls(context.Background(), audit.Query{Unfinished: true})
 	if err != nil || len(cs) != 1 || cs[0].CallID != "mid-call" || cs[0].Tool != "echo" || cs[0].Instance != "crash" {
 		t.Fatalf("after the kill: %+v %v", cs, err)
+	}
+	// The call that completed before the kill is on record as completed.
+	cs, err = s.Calls(context.Background(), audit.Query{Code: "ok"})
+	if err != nil || len(cs) != 1 || cs[0].CallID != "done" || cs[0].Preview != "x" {
+		t.Fatalf("completed before the kill: %+v %v", cs, err)
 	}
 	if m, _ := filepath.Glob(db + ".journal-*"); len(m) != 0 {
 		t.Fatalf("journal left after replay: %v", m)

@@ -192,7 +192,15 @@ func (w *writer) enqueueFinal(c Call) {
 		w.log.Error().Str("record", c.ID).Str("tool", c.Tool).Msg("audit: record not written: the recorder is closed")
 		return
 	}
-	w.q = append(w.q, wop{call: c})
+	op := wop{call: c}
+	if w.j != nil {
+		// Journaled too, so that a completed call is on record as such
+		// even if the process dies before the batch commits.
+		if ok, err := w.j.append(&c); err == nil && ok {
+			op.journaled = true
+		}
+	}
+	w.q = append(w.q, op)
 	w.mu.Unlock()
 	w.signal()
 }
@@ -288,11 +296,12 @@ func (w *writer) write(batch []wop) {
 	}
 	entries, journaled := 0, 0
 	for _, op := range batch {
+		if op.journaled {
+			journaled++
+		}
 		if op.entry {
 			entries++
-			if op.journaled {
-				journaled++
-			} else {
+			if !op.journaled {
 				op.done <- err
 			}
 		}
