@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -219,7 +222,13 @@ func runConsole(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	live := newLiveHub()
 	live.watch(s)
 	defer live.close()
-	stop, err := serveConsole(*listen, s, live, "", cfg, nil, stderr)
+	// The MCP face's tokens, to refuse a console token equal to one.
+	var mcpAuth *authSetup
+	if a, err := setupAuth(ctx, cfg.HTTP, cfg.File, true, false, os.Getenv, zerolog.Nop()); err == nil {
+		defer a.stop()
+		mcpAuth = a
+	}
+	stop, err := serveConsole(*listen, s, live, "", cfg, mcpAuth, stderr)
 	if err != nil {
 		printErrors(stderr, fmt.Errorf("dsh console --listen %s: %w", *listen, err))
 		return exitUsage

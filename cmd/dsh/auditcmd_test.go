@@ -89,3 +89,38 @@ func (s *syncBuf) waitForOrNil(re *regexp.Regexp) []string {
 	}
 	return nil
 }
+
+// `dsh console` serves the record of a config's store on its own.
+func TestAuditCommands_StandaloneConsoleServesTheRecord(t *testing.T) {
+	s, _, cfg := consoleServe(t, map[string]any{"approval": map[string]any{}})
+	cs, err := connect(t, s.url, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callEcho(t, cs, "standalone")
+	ctx, stop := context.WithCancel(context.Background())
+	errOut := newSyncBuf()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"console", "--config", cfg, "--listen", "127.0.0.1:0"}, strings.NewReader(""), newSyncBuf(), errOut) }()
+	defer func() {
+		stop()
+		if code := <-done; code != 0 {
+			t.Errorf("dsh console exited %d:\n%s", code, errOut.String())
+		}
+	}()
+	console := errOut.waitFor(t, consoleRE, done)[1]
+	deadline := time.Now().Add(budget)
+	for {
+		st, m := api(t, "GET", console+"api/calls?tool=mcp__t__echo", nil, bearer(testConsoleToken))
+		if calls, _ := m["calls"].([]any); st == 200 && len(calls) == 1 && strings.Contains(calls[0].(map[string]any)["args"].(string), "standalone") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("standalone console: %d %v", st, m)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st, _ := api(t, "GET", console+"api/calls", nil, bearer(testToken)); st != 401 {
+		t.Fatalf("MCP token on the standalone console: %d", st)
+	}
+}
