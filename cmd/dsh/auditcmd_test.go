@@ -101,7 +101,9 @@ func TestAuditCommands_StandaloneConsoleServesTheRecord(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	errOut := newSyncBuf()
 	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"console", "--config", cfg, "--listen", "127.0.0.1:0"}, strings.NewReader(""), newSyncBuf(), errOut) }()
+	go func() {
+		done <- run(ctx, []string{"console", "--config", cfg, "--listen", "127.0.0.1:0"}, strings.NewReader(""), newSyncBuf(), errOut)
+	}()
 	defer func() {
 		stop()
 		if code := <-done; code != 0 {
