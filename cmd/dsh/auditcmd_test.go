@@ -126,3 +126,19 @@ func TestAuditCommands_StandaloneConsoleServesTheRecord(t *testing.T) {
 		t.Fatalf("MCP token on the standalone console: %d", st)
 	}
 }
+
+// A reload that changes "approval" (or "audit", "console") says a restart
+// applies it: the running routing stays as it was.
+func TestAuditCommands_ReloadNamesApprovalChangesAsNeedingARestart(t *testing.T) {
+	t.Setenv(tokenEnv, testToken)
+	keys := map[string]any{
+		"mcpServers":  map[string]any{"t": testServerEntry()},
+		"permissions": map[string]any{"ask": []string{"mcp__t__echo"}},
+		"approval":    map[string]any{"approver": "console"},
+	}
+	cfg := writeConfig(t, keys)
+	s := startServe(t, cfg, "127.0.0.1:0", "--watch", "--audit")
+	keys["approval"] = map[string]any{"approver": "client"}
+	rewrite(t, cfg, keys)
+	s.stderr.waitFor(t, regexp.MustCompile(`approval: changed; restart dsh to apply`), s.exited)
+}
