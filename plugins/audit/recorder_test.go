@@ -27,8 +27,7 @@ func TestMain(m *testing.M) {
 		crashChild(db)
 		return
 	}
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).backgroundHealthCheck"),
-		goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"))
+	goleak.VerifyTestMain(m)
 }
 
 type echoArgs struct {
