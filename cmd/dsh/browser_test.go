@@ -161,6 +161,9 @@ func TestConsole_BrowserJourney(t *testing.T) {
 			t.Fatalf("card: %q", card)
 		}
 		rule := text(t, ctx, "article.ask .rule")
+		if left := text(t, ctx, "article.ask .countdown"); !strings.HasSuffix(left, "s left") || !strings.HasPrefix(left, "59m") && !strings.HasPrefix(left, "60m") {
+			t.Fatalf("countdown: %q", left)
+		}
 		if rule != "mcp__t__echo" {
 			t.Fatalf("rule shown: %q", rule)
 		}
@@ -173,6 +176,8 @@ func TestConsole_BrowserJourney(t *testing.T) {
 			shot.take(tc.answer+"-answered"),
 		)
 		flash := text(t, ctx, "#flash")
+		// The answered ask is listed with its fate: applied.
+		do(t, ctx, "the answer applied", chromedp.WaitVisible(chromedp.CSS(".recent tr.state-applied")))
 		if !strings.Contains(flash, "Answered: "+tc.answer) {
 			t.Fatalf("flash: %q", flash)
 		}

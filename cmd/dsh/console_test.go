@@ -32,7 +32,7 @@ func consoleServe(t *testing.T, extra map[string]any) (*served, string, string) 
 	t.Setenv(consoleTokenEnv, testConsoleToken)
 	keys := map[string]any{
 		"permissions": map[string]any{"ask": []string{"mcp__t__echo"}},
-		"approval":    map[string]any{"rules": map[string]string{"mcp__t__echo": "console"}},
+		"approval":    map[string]any{"rules": map[string]string{"mcp__t__echo": "console"}, "timeout": "1h"},
 	}
 	for k, v := range extra {
 		keys[k] = v
@@ -126,7 +126,8 @@ func TestConsole_AConsoleRoutedAskIsAnsweredInTheConsoleOnly(t *testing.T) {
 	}
 	res := asyncEcho(cs, "hello console")
 	a := waitAsk(t, console)
-	if a.Tool != "mcp__t__echo" || a.Rule != "mcp__t__echo" || !strings.Contains(a.Card, "hello console") {
+	if a.Tool != "mcp__t__echo" || a.Rule != "mcp__t__echo" || !strings.Contains(a.Card, "hello console") ||
+		a.Deadline.Sub(a.Created) < 59*time.Minute || a.Deadline.Sub(a.Created) > time.Hour {
 		t.Fatalf("ask: %+v", a)
 	}
 	answer := console + "api/asks/" + a.ID
