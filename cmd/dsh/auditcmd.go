@@ -222,6 +222,17 @@ func runConsole(ctx context.Context, args []string, _ io.Reader, _, stderr io.Wr
 	live := newLiveHub()
 	live.watch(s)
 	defer live.close()
+	if s.Kind() == "sqlite" {
+		// The gateways writing the file are other processes, whose
+		// changes SQLite does not announce: the pages look again.
+		pctx, stopPoll := context.WithCancel(ctx)
+		polled := make(chan struct{})
+		go func() {
+			defer close(polled)
+			live.poll(pctx, 2*time.Second)
+		}()
+		defer func() { stopPoll(); <-polled }()
+	}
 	// The MCP face's tokens, to refuse a console token equal to one.
 	var mcpAuth *authSetup
 	if a, err := setupAuth(ctx, cfg.HTTP, cfg.File, true, false, os.Getenv, zerolog.Nop()); err == nil {

@@ -687,6 +687,23 @@ func (h *liveHub) watch(store audit.Store) {
 	})
 }
 
+// poll tells the streams to look again every interval until ctx is done
+// (a store whose writers are other processes and announce nothing).
+func (h *liveHub) poll(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if h.n.Load() > 0 {
+				h.publish("resync", "{}")
+			}
+		}
+	}
+}
+
 func (h *liveHub) close() {
 	if h.unsub != nil {
 		h.unsub()
