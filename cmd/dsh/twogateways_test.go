@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -140,4 +141,43 @@ func waitCalls(t *testing.T, console, query string, n int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// With SQLite, `dsh console` in another process answers a gateway's ask:
+// the answer is stored, and the gateway, which hears nothing from SQLite,
+// finds it when it looks again.
+func TestConsole_StandaloneConsoleAnswersAGatewayOverSQLite(t *testing.T) {
+	cfg := testServerConfig(t, map[string]any{
+		"permissions": map[string]any{"ask": []string{"mcp__t__echo"}},
+		"approval":    map[string]any{"approver": "console"},
+		"audit":       map[string]any{},
+	})
+	gw := startGatewayProc(t, cfg)
+	t.Setenv(consoleTokenEnv, testConsoleToken)
+	ctx, stop := context.WithCancel(context.Background())
+	errOut := newSyncBuf()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"console", "--config", cfg, "--listen", "127.0.0.1:0"}, strings.NewReader(""), newSyncBuf(), errOut)
+	}()
+	defer func() {
+		stop()
+		if code := <-done; code != 0 {
+			t.Errorf("dsh console exited %d:\n%s", code, errOut.String())
+		}
+	}()
+	console := errOut.waitFor(t, consoleRE, done)[1]
+	cs, err := connect(t, gw.mcp, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := asyncEcho(cs, "over sqlite")
+	ask := waitAsk(t, console)
+	if st, m := api(t, "POST", console+"api/asks/"+ask.ID, url.Values{"answer": {"allow"}}, bearer(testConsoleToken)); st != http.StatusOK {
+		t.Fatalf("answer: %d %v", st, m)
+	}
+	if r := <-res; r.IsError || resultText(r) != "over sqlite" {
+		t.Fatalf("call: %+v %q\n%s", r.IsError, resultText(r), gw.stderr.String())
+	}
+	waitAskState(t, console, ask.ID, audit.AskApplied)
 }
