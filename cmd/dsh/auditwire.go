@@ -44,9 +44,11 @@ func wantsAudit(cfg *dshconfig.Config, flag, console bool) bool {
 	if cfg.Audit != nil || flag || console || cfg.Approval.Approver == "console" {
 		return true
 	}
-	for _, ch := range cfg.Approval.Rules {
-		if ch == "console" {
-			return true
+	for _, m := range []map[string]string{cfg.Approval.Rules, cfg.Approval.Identities} {
+		for _, ch := range m {
+			if ch == "console" {
+				return true
+			}
 		}
 	}
 	return false
@@ -159,10 +161,18 @@ type approvalRouter struct {
 	rules   *permissions.Policy // the console-routed ask rules alone; nil: none
 	deflt   bool                // asks of defaultMode go to the console
 	pol     func() *permissions.Policy
+	// identities routed to the console, and the session's identity.
+	identities map[string]bool
+	identity   func(agent host.ScopeKey) string
 }
 
 func newApprovalRouter(cfg *dshconfig.Config, client tools.Approver, console *audit.Inbox, pol func() *permissions.Policy) (*approvalRouter, error) {
-	r := &approvalRouter{client: client, console: console, all: cfg.Approval.Approver == "console", pol: pol}
+	r := &approvalRouter{client: client, console: console, all: cfg.Approval.Approver == "console", pol: pol, identities: map[string]bool{}}
+	for id, ch := range cfg.Approval.Identities {
+		if ch == "console" {
+			r.identities[id] = true
+		}
+	}
 	var ask []string
 	for rule, ch := range cfg.Approval.Rules {
 		if ch != "console" {
@@ -189,6 +199,9 @@ func newApprovalRouter(cfg *dshconfig.Config, client tools.Approver, console *au
 // toConsole reports whether req goes to the console.
 func (r *approvalRouter) toConsole(req tools.ApprovalRequest) bool {
 	if r.all {
+		return true
+	}
+	if len(r.identities) > 0 && r.identity != nil && r.identities[r.identity(req.Agent)] {
 		return true
 	}
 	var args []byte
@@ -224,12 +237,13 @@ func (r *approvalRouter) Approve(ctx context.Context, req tools.ApprovalRequest)
 
 // routeApprovals provides the router as the approval service of g,
 // replacing the MCP server's (which it calls for the client's asks).
-func routeApprovals(g *gateway, cfg *dshconfig.Config, console *audit.Inbox) error {
+func routeApprovals(g *gateway, cfg *dshconfig.Config, au *auditing) error {
 	client, _ := tools.ApprovalService.Lookup(g.root)
-	r, err := newApprovalRouter(cfg, client, console, func() *permissions.Policy { return g.pol.Load() })
+	r, err := newApprovalRouter(cfg, client, au.inbox, func() *permissions.Policy { return g.pol.Load() })
 	if err != nil {
 		return err
 	}
+	r.identity = func(agent host.ScopeKey) string { return au.session(agent).Identity }
 	if _, err := tools.ApprovalService.Provide(g.root, r); err != nil {
 		return fmt.Errorf("approval routing: %w", err)
 	}

@@ -253,3 +253,46 @@ func TestConsole_TokensAreSeparateAndConfiguredOffLoopback(t *testing.T) {
 }
 
 func consoleConfig() dshconfig.Console { return dshconfig.Console{} }
+
+// "approval.identities" sends every ask of an untrusted caller to the
+// console, while another caller's asks still go to its own client.
+func TestConsole_AnIdentityRoutedToTheConsole(t *testing.T) {
+	const agentTok, personTok = "agent-token-0123456789abcdef0123456789ab", "person-token-0123456789abcdef0123456789a"
+	t.Setenv("AGENT_TOK", agentTok)
+	t.Setenv("PERSON_TOK", personTok)
+	t.Setenv(consoleTokenEnv, testConsoleToken)
+	cfg := testServerConfig(t, map[string]any{
+		"http":        map[string]any{"tokens": map[string]any{"agent": map[string]string{"env": "AGENT_TOK"}, "person": map[string]string{"env": "PERSON_TOK"}}},
+		"permissions": map[string]any{"ask": []string{"mcp__t__echo"}},
+		"approval":    map[string]any{"identities": map[string]string{"token:agent": "console"}},
+	})
+	s := startServe(t, cfg, "127.0.0.1:0", "--console", "127.0.0.1:0")
+	console := s.stderr.waitFor(t, consoleRE, s.exited)[1]
+	var elicited atomic.Int32
+	accept := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		elicited.Add(1)
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}
+	person, err := connect(t, s.url, personTok, accept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := callEcho(t, person, "mine"); r.IsError || elicited.Load() != 1 {
+		t.Fatalf("the person's own ask: %+v, elicited %d", r, elicited.Load())
+	}
+	agent, err := connect(t, s.url, agentTok, accept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := asyncEcho(agent, "agent's")
+	ask := waitAsk(t, console)
+	if ask.Identity != "token:agent" || elicited.Load() != 1 {
+		t.Fatalf("the agent's ask: %+v, elicited %d", ask, elicited.Load())
+	}
+	if st, m := api(t, "POST", console+"api/asks/"+ask.ID, url.Values{"answer": {"reject"}}, bearer(testConsoleToken)); st != 200 {
+		t.Fatalf("reject: %d %v", st, m)
+	}
+	if r := <-res; !r.IsError {
+		t.Fatalf("rejected in the console, yet: %+v", r)
+	}
+}

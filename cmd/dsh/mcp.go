@@ -134,7 +134,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		g.fwd.srv.Store(srv)
 	}
 	if au != nil {
-		if err := routeApprovals(g, cfg, au.inbox); err != nil {
+		if err := routeApprovals(g, cfg, au); err != nil {
 			printErrors(stderr, err)
 			return exitFailure
 		}

@@ -62,8 +62,10 @@ type Audit struct {
 // and `dsh mcp serve --console`, which the client cannot answer). "rules"
 // routes the asks of particular permissions.ask rules (each key must be
 // one of them, character for character) or "defaultMode" (asks no rule
-// made). A call that any console-routed rule matches goes to the console,
-// even when an earlier rule asked.
+// made). "identities" routes every ask of a caller ("token:ci", a JWT
+// subject): an untrusted agent's asks go to a person. An ask goes to the
+// console when any of the three says so: a call that any console-routed
+// rule matches goes there even when an earlier rule asked.
 type Approval struct {
 	// Approver is the default channel: "client" (or "") or "console".
 	Approver string
@@ -71,6 +73,10 @@ type Approval struct {
 	Rules map[string]string
 	// Timeout bounds a console ask's wait (0: as long as the call).
 	Timeout time.Duration
+	// Identities maps caller identities, as the record names them
+	// ("token:ci" for http.tokens.ci, a JWT's subject), to a channel:
+	// every ask of a caller mapped to "console" goes there.
+	Identities map[string]string
 }
 
 // Console is the "console" object: who may open the console.
@@ -187,7 +193,7 @@ func (p *parser) posInt(key string, v value) int {
 }
 
 func (p *parser) approval(v value, cfg *Config) {
-	o, ok := p.object("approval", v, "approver", "rules", "timeout")
+	o, ok := p.object("approval", v, "approver", "rules", "timeout", "identities")
 	if !ok {
 		return
 	}
@@ -203,6 +209,21 @@ func (p *parser) approval(v value, cfg *Config) {
 	}
 	if tv, ok := o.get("timeout"); ok {
 		cfg.Approval.Timeout = p.duration("approval.timeout", tv)
+	}
+	if iv, ok := o.get("identities"); ok {
+		io, ok := iv.(*object)
+		if !ok {
+			p.fail("approval.identities", "must be an object of channels by identity, not %s", kindOf(iv))
+		} else {
+			cfg.Approval.Identities = map[string]string{}
+			for _, m := range io.members {
+				if m.key == "" {
+					p.fail("approval.identities", "an identity must not be empty")
+					continue
+				}
+				cfg.Approval.Identities[m.key] = channel("approval.identities."+m.key, m.val)
+			}
+		}
 	}
 	if rv, ok := o.get("rules"); ok {
 		ro, ok := rv.(*object)

@@ -19,7 +19,7 @@ func TestAudit_KeysAreReadAndCheckedWithFileAndKey(t *testing.T) {
 		"permissions": {"ask": ["mcp__fs__write_file"]},
 		"audit": {"store": "postgres", "dsn": "${DSN}", "instance": "gw-1", "queue": 10, "onFull": "fail",
 			"blockTimeout": "3s", "maxArgBytes": 100, "maxPreviewBytes": 50, "redact": ["*ssn*"]},
-		"approval": {"approver": "client", "rules": {"mcp__fs__write_file": "console", "defaultMode": "console"}, "timeout": "5m"},
+		"approval": {"approver": "client", "rules": {"mcp__fs__write_file": "console", "defaultMode": "console"}, "timeout": "5m", "identities": {"token:ci": "console"}},
 		"console": {"tokens": {"ops": {"env": "OPS_TOKEN"}}, "allowedOrigins": ["https://x.example"]}
 	}`), env)
 	if err != nil {
@@ -30,7 +30,7 @@ func TestAudit_KeysAreReadAndCheckedWithFileAndKey(t *testing.T) {
 		a.BlockTimeout != 3*time.Second || a.MaxArgBytes != 100 || a.MaxPreviewBytes != 50 || len(a.Redact) != 1 {
 		t.Fatalf("audit: %+v", a)
 	}
-	if cfg.Approval.Rules["mcp__fs__write_file"] != "console" || cfg.Approval.Timeout != 5*time.Minute || cfg.Approval.Approver != "client" {
+	if cfg.Approval.Rules["mcp__fs__write_file"] != "console" || cfg.Approval.Timeout != 5*time.Minute || cfg.Approval.Approver != "client" || cfg.Approval.Identities["token:ci"] != "console" {
 		t.Fatalf("approval: %+v", cfg.Approval)
 	}
 	if len(cfg.Console.Tokens) != 1 || cfg.Console.Tokens[0].Env != "OPS_TOKEN" || cfg.Console.Tokens[0].Key != "console.tokens.ops" {
@@ -51,6 +51,7 @@ func TestAudit_KeysAreReadAndCheckedWithFileAndKey(t *testing.T) {
 		{`{"audit": {"colour": 1}}`, "audit.colour: unknown key"},
 		{`{"audit": {"redact": ["[x"]}}`, "audit.redact[0]"},
 		{`{"approval": {"approver": "agent"}}`, "approval.approver"},
+		{`{"approval": {"identities": {"token:ci": "self"}}}`, "approval.identities.token:ci"},
 		{`{"approval": {"rules": {"mcp__fs__read_file": "console"}}}`, "approval.rules.mcp__fs__read_file: is not one of permissions.ask"},
 		{`{"console": {"tokens": {"ops": {"token": "inline"}}}}`, "console.tokens.ops.token: unknown key"},
 	} {
