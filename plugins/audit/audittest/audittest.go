@@ -7,7 +7,6 @@ package audittest
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -106,12 +105,4 @@ func PostgresDSN(t testing.TB) string {
 	}
 	u.Path = "/" + name
 	return u.String()
-}
-
-// Skip reports why kind cannot run here, or "".
-func Skip(kind string) string {
-	if kind == "postgres" && os.Getenv(DSNEnv) == "" && os.Getenv(RequireEnv) != "1" {
-		return fmt.Sprintf("no PostgreSQL server (%s unset)", DSNEnv)
-	}
-	return ""
 }
