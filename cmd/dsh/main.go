@@ -36,7 +36,18 @@
 //
 // An ask goes to the calling client as an elicitation (the client's own
 // consent) unless --asks deny, the default on a non-loopback address,
-// denies it.
+// denies it, or dsh.json's "approval" routes it to the console.
+//
+// # The audit record and the console
+//
+// --audit (or "audit" in dsh.json) records every call in the audit store
+// (plugins/audit: SQLite beside the config, or PostgreSQL). --console ADDR
+// serves the console: the approval inbox of the asks routed there
+// ("approval": {"approver": "console"} or per ask rule), a live timeline
+// and a search over the record, behind its own tokens (console.tokens,
+// $DSH_CONSOLE_TOKEN, or one printed at start on loopback), with Host,
+// Origin and CSRF checks. `dsh console` serves it from the store alone;
+// `dsh audit query|tail` read the record.
 //
 // # Adding a subcommand
 //

@@ -39,6 +39,8 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	verbose := fs.Bool("v", false, "log at debug level (to stderr)")
 	watch := fs.Bool("watch", false, "reload the config file when it changes: new rules and servers apply at once, sessions stay; an invalid file is refused and the running config stays")
 	askTimeout := fs.Duration("ask-timeout", 0, "deny an ask the client has not answered by then (0: wait as long as the call)")
+	auditFlag := fs.Bool("audit", false, "record every call in the audit store (dsh.json \"audit\"; default: SQLite, dsh-audit.db beside the config)")
+	consoleAddr := fs.String("console", "", "serve the console (approval inbox, timeline, search) on this address, e.g. 127.0.0.1:8081; implies --audit")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -99,6 +101,14 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	defer g.Close()
+	var au *auditing
+	if wantsAudit(cfg, *auditFlag, *consoleAddr != "") {
+		if au, err = startAuditing(ctx, g, cfg, log); err != nil {
+			printErrors(stderr, err)
+			return exitUsage
+		}
+		defer au.Close()
+	}
 	lim := withDefaults(cfg.HTTP.Limits)
 	scfg := mcpserver.Config{
 		Implementation:     mcp.Implementation{Name: "dsh", Version: version},
@@ -106,6 +116,9 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Hidden:             func(tool string) bool { return g.pol.Load().DeniesTool(tool) },
 		Upstream:           g.up,
 		NoClientApproval:   *asks == "deny" || (*asks == "" && !loopback),
+	}
+	if au != nil {
+		scfg.OnSession = au.mcpOnSession
 	}
 	if *addr != "" {
 		scfg.MaxSessions, scfg.MaxSessionsPerIdentity = lim.MaxSessions, lim.MaxSessionsPerIdentity
@@ -119,6 +132,20 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	defer srv.Close()
 	if g.fwd != nil {
 		g.fwd.srv.Store(srv)
+	}
+	if au != nil {
+		if err := routeApprovals(g, cfg, au); err != nil {
+			printErrors(stderr, err)
+			return exitFailure
+		}
+	}
+	if *consoleAddr != "" {
+		stopConsole, err := serveConsole(*consoleAddr, au.store, au.live, au.instance, cfg, a, stderr)
+		if err != nil {
+			printErrors(stderr, fmt.Errorf("dsh mcp serve --console %s: %w", *consoleAddr, err))
+			return exitUsage
+		}
+		defer stopConsole()
 	}
 	if *watch {
 		wctx, stop := context.WithCancel(ctx)

@@ -44,6 +44,15 @@ func (g *gateway) reload(cfg *dshconfig.Config) (notes []string, err error) {
 	if !reflect.DeepEqual(cfg.HTTP, g.cfg.HTTP) {
 		notes = append(notes, "http: changed; restart dsh to apply")
 	}
+	for _, k := range []struct {
+		key     string
+		changed bool
+	}{{"audit", !reflect.DeepEqual(cfg.Audit, g.cfg.Audit)}, {"approval", !reflect.DeepEqual(cfg.Approval, g.cfg.Approval)},
+		{"console", !reflect.DeepEqual(cfg.Console, g.cfg.Console)}} {
+		if k.changed {
+			notes = append(notes, k.key+": changed; restart dsh to apply")
+		}
+	}
 	g.pol.Store(pol)
 	want := map[string]dshconfig.Server{}
 	for _, s := range cfg.Servers {

@@ -44,6 +44,14 @@ type Config struct {
 	// HTTP is the "http" object: how `dsh mcp serve --http` authenticates,
 	// which origins and hosts it accepts, and its limits.
 	HTTP HTTP
+	// Audit is the "audit" object: where calls are recorded (nil: not
+	// recorded unless `dsh mcp serve --audit` or --console asks, with
+	// the defaults).
+	Audit *Audit
+	// Approval is the "approval" object: where asks go.
+	Approval Approval
+	// Console is the "console" object: who may open the console.
+	Console Console
 	// Warnings are problems that did not refuse the file: top-level keys
 	// dsh does not use (other clients' settings, such as
 	// "globalShortcut"), each naming file and key.
@@ -216,7 +224,7 @@ func (p *parser) object(key string, v value, known ...string) (*object, bool) {
 
 // topLevelKeys are the top-level keys dsh reads; any other is ignored
 // with a warning unless it looks like a misspelling of one of these.
-var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http"}
+var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http", "audit", "approval", "console"}
 
 func (p *parser) config(root value, cfg *Config) {
 	o, ok := root.(*object)
@@ -236,6 +244,16 @@ func (p *parser) config(root value, cfg *Config) {
 	}
 	if v, ok := o.get("timeouts"); ok {
 		p.timeouts(v, cfg)
+	}
+	if v, ok := o.get("audit"); ok {
+		p.audit(v, cfg)
+	}
+	if v, ok := o.get("approval"); ok {
+		p.approval(v, cfg)
+		p.checkApproval(cfg)
+	}
+	if v, ok := o.get("console"); ok {
+		p.console(v, cfg)
 	}
 	if v, ok := o.get("mode"); ok {
 		if s, ok := p.str("mode", v); ok {

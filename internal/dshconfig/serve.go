@@ -95,45 +95,7 @@ func (p *parser) http(v value, cfg *Config) {
 	}
 	h := HTTP{Key: "http"}
 	if tv, ok := o.get("tokens"); ok {
-		to, ok := tv.(*object)
-		if !ok {
-			p.fail("http.tokens", "must be an object of token sources by identity name, not %s", kindOf(tv))
-		} else {
-			for _, m := range to.members {
-				key := "http.tokens." + m.key
-				if !identityName.MatchString(m.key) {
-					p.fail(key, "an identity name must be 1 to 64 of [A-Za-z0-9_.@-]")
-					continue
-				}
-				so, ok := p.object(key, m.val, "env", "file")
-				if !ok {
-					continue
-				}
-				t := Token{Name: m.key, Key: key}
-				ev, hasEnv := so.get("env")
-				fv, hasFile := so.get("file")
-				switch {
-				case hasEnv == hasFile:
-					p.fail(key, "needs exactly one of \"env\" (a variable holding the token) or \"file\" (a file holding it); a token is never written in dsh.json")
-					continue
-				case hasEnv:
-					if s, ok := p.str(key+".env", ev); ok {
-						if !envName.MatchString(s) {
-							p.fail(key+".env", "%q is not a variable name", s)
-						}
-						t.Env = s
-					}
-				default:
-					if s, ok := p.str(key+".file", fv); ok {
-						t.File = p.expand(key+".file", s)
-						if t.File == "" {
-							p.fail(key+".file", "must be a non-empty path")
-						}
-					}
-				}
-				h.Tokens = append(h.Tokens, t)
-			}
-		}
+		h.Tokens = p.tokens("http.tokens", tv)
 	}
 	if jv, ok := o.get("jwt"); ok {
 		if jo, ok := p.object("http.jwt", jv, "jwksUrl", "issuer", "audience", "identityClaim", "scopes"); ok {

@@ -20,6 +20,10 @@
 //   - [Queue]: a channel of [*Pending] requests an embedding runtime or UI
 //     receives and answers with [Pending.Respond]; [Pending.Done] tells it
 //     when to take a withdrawn request off the screen.
+//   - [Handoff]: a function given each request as a [*Pending] with the
+//     call's context, for an answer that comes from elsewhere (the
+//     console's inbox in plugins/audit stores it and applies a stored
+//     answer with [Pending.Respond], learning whether it was taken).
 //   - [Terminal]: an interactive prompt on an io.Reader/io.Writer pair that
 //     renders the call card ([Render]), asks whether to allow the call once (y/N), and asks
 //     one question at a time however many calls ask at once.
