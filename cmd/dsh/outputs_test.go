@@ -11,13 +11,13 @@ import (
 	"github.com/dsh-go/dsh/internal/npmpeer"
 )
 
-// TestO13_GatewayCarriesOutputSchemaAndStructuredContent: a tool the
+// TestOUT13_GatewayCarriesOutputSchemaAndStructuredContent: a tool the
 // everything server declares with an outputSchema is served by the
 // gateway with it (issue 21: served tools lost outputSchema), and a call
 // returns the server's structured content, validated on the way, beside
 // the content; a go-sdk client (which checks structuredContent against
 // the outputSchema) accepts it.
-func TestO13_GatewayCarriesOutputSchemaAndStructuredContent(t *testing.T) {
+func TestOUT13_GatewayCarriesOutputSchemaAndStructuredContent(t *testing.T) {
 	t.Setenv(tokenEnv, testToken)
 	cfg := writeConfig(t, map[string]any{
 		"mcpServers": map[string]any{"ev": map[string]any{"command": npmpeer.Bin(t, "mcp-server-everything"), "args": []string{"stdio"}}},

@@ -39,12 +39,12 @@ func weather(_ context.Context, in weatherIn) weatherOut {
 	return weatherOut{City: in.City, Conditions: "sunny", Readings: []reading{{"noon", 21.5}}, Scores: map[string]float64{"uv": 3}}
 }
 
-// TestO6_ServedToolsPublishOutputSchemaAndStructuredContent: a tool with a
+// TestOUT6_ServedToolsPublishOutputSchemaAndStructuredContent: a tool with a
 // declared output (object root) is served with its outputSchema, and its
 // result carries the value as structuredContent beside the rendered
 // content; a go-sdk client, which validates structuredContent against the
 // outputSchema, accepts it.
-func TestO6_ServedToolsPublishOutputSchemaAndStructuredContent(t *testing.T) {
+func TestOUT6_ServedToolsPublishOutputSchemaAndStructuredContent(t *testing.T) {
 	e := boot(t, tools.Native, mcpserver.Config{})
 	register(t, e.root, e.reg, tools.MustDefine(tools.TypedTool[weatherIn, weatherOut]{
 		Name: "weather", Description: "Reports the weather.",
@@ -132,12 +132,12 @@ type sdkEmbedded struct {
 	Promoted string `json:"promoted,omitempty"`
 }
 
-// TestO7_SchemasAreTheGoSDKs: a go-sdk typed tool (mcp.AddTool with In,
+// TestOUT7_SchemasAreTheGoSDKs: a go-sdk typed tool (mcp.AddTool with In,
 // Out) and the same structs registered here as a TypedTool[In, Out] and
 // served are listed with the same input and output schemas (issue 22
 // item 7: required from the absence of omitempty/omitzero, descriptions
 // from the jsonschema tag, jsonschema-go's inference).
-func TestO7_SchemasAreTheGoSDKs(t *testing.T) {
+func TestOUT7_SchemasAreTheGoSDKs(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), budget)
 	defer cancel()
 	// The go-sdk's own server.

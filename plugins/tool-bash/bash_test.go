@@ -105,11 +105,11 @@ func TestBashSchemaHasNoBudget(t *testing.T) {
 	}
 }
 
-// TestO11_BashDeclaresItsOutput: bash's result carries its typed value
+// TestOUT11_BashDeclaresItsOutput: bash's result carries its typed value
 // (exit code, output) under a declared output schema, rendered for the
 // model as the output and the exit status; a result logged before, with
 // the same fields in its meta, still presents.
-func TestO11_BashDeclaresItsOutput(t *testing.T) {
+func TestOUT11_BashDeclaresItsOutput(t *testing.T) {
 	reg := boot(t, toolbash.Config{})
 	r := run(context.Background(), reg, toolbash.Args{Command: "printf ok; exit 4", Description: "d"})
 	if r.IsError || string(r.Value) != `{"exitCode":4,"output":"ok"}` || r.Content[0].Text != "ok\n[exit code 4]" {

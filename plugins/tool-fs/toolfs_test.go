@@ -190,10 +190,10 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestO12_ReadDeclaresItsOutput: read's result carries its typed value
+// TestOUT12_ReadDeclaresItsOutput: read's result carries its typed value
 // (the text, whether it was cut) under a declared output schema; the model
 // reads the text, with the cut note.
-func TestO12_ReadDeclaresItsOutput(t *testing.T) {
+func TestOUT12_ReadDeclaresItsOutput(t *testing.T) {
 	reg, dir := boot(t)
 	must(t, os.WriteFile(filepath.Join(dir, "v.txt"), []byte("one\ntwo\n"), 0o644))
 	r := call(t, reg, "read", map[string]any{"path": "v.txt", "limit": 1})

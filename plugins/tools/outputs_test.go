@@ -33,11 +33,11 @@ func listTool(out listing) tools.Definition {
 	})
 }
 
-// TestO1_TypedOutputCarriesValueAndRendersJSON: a TypedTool[In, Out]
+// TestOUT1_TypedOutputCarriesValueAndRendersJSON: a TypedTool[In, Out]
 // declares the schema derived from Out; its result carries the canonical
 // value and, without a Render, the value as JSON text; a string Out renders
 // as its text.
-func TestO1_TypedOutputCarriesValueAndRendersJSON(t *testing.T) {
+func TestOUT1_TypedOutputCarriesValueAndRendersJSON(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, listTool(listing{Entries: []entry{{"a", 2}, {"b", 3}}, Total: 5}))
 	res := e.reg.Execute(context.Background(), call("list", `{"dir":"."}`))
@@ -76,11 +76,11 @@ func rawOutput(name, schema string, out tools.Output) tools.Definition {
 
 const countSchema = `{"type":"object","properties":{"n":{"type":"integer","minimum":0},"tags":{"type":["null","array"],"items":{"type":"string"}}},"required":["n"],"additionalProperties":false}`
 
-// TestO2_ValueIsValidatedAgainstTheDeclaredSchema: a value that does not
+// TestOUT2_ValueIsValidatedAgainstTheDeclaredSchema: a value that does not
 // match the declared schema, a missing value and a value from a text-only
 // tool are INVALID_OUTPUT, naming every violation's path; the additional
 // context survives; a valid value is stored canonical.
-func TestO2_ValueIsValidatedAgainstTheDeclaredSchema(t *testing.T) {
+func TestOUT2_ValueIsValidatedAgainstTheDeclaredSchema(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, rawOutput("bad", countSchema, tools.Output{Value: json.RawMessage(`{"n":-1,"tags":[1],"x":true}`), AdditionalContext: []string{"ctx"}}))
 	mustRegister(t, e.reg, e.root, rawOutput("none", countSchema, tools.Output{Content: []tools.Content{tools.Text("no value")}}))
@@ -112,12 +112,12 @@ func TestO2_ValueIsValidatedAgainstTheDeclaredSchema(t *testing.T) {
 	}
 }
 
-// TestO3_PostExecuteReplacesValueOrContent: post-execute may replace the
+// TestOUT3_PostExecuteReplacesValueOrContent: post-execute may replace the
 // value (validated again, the content rendered again unless replaced too)
 // or only the content (the value stays); an invalid replacement is
 // INVALID_OUTPUT, a value replacement on a failure INVALID_DECISION, and
 // tools/result carries both the value and the content.
-func TestO3_PostExecuteReplacesValueOrContent(t *testing.T) {
+func TestOUT3_PostExecuteReplacesValueOrContent(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, rawOutput("count", countSchema, tools.Output{Value: json.RawMessage(`{"n":1}`)}))
 	mustRegister(t, e.reg, e.root, tools.Definition{Name: "fails", Description: "Fails.", OutputSchema: json.RawMessage(countSchema),
@@ -167,11 +167,11 @@ func TestO3_PostExecuteReplacesValueOrContent(t *testing.T) {
 	}
 }
 
-// TestO4_RenderTurnsTheValueIntoContent: a typed Render renders the value
+// TestOUT4_RenderTurnsTheValueIntoContent: a typed Render renders the value
 // (also a post-execute replacement, decoded into Out); a render error or
 // panic is INVALID_OUTPUT; a definition whose schema is outside the subset
 // or that renders without a schema is refused at registration.
-func TestO4_RenderTurnsTheValueIntoContent(t *testing.T) {
+func TestOUT4_RenderTurnsTheValueIntoContent(t *testing.T) {
 	e := newEnv(t)
 	render := func(l listing) ([]tools.Content, error) {
 		if l.Total < 0 {
@@ -216,9 +216,9 @@ func TestO4_RenderTurnsTheValueIntoContent(t *testing.T) {
 	}
 }
 
-// TestO5_TextOnlyValueIsTheText: a tool without a declared output keeps
+// TestOUT5_TextOnlyValueIsTheText: a tool without a declared output keeps
 // today's text-only result (no Value); its canonical value is its text.
-func TestO5_TextOnlyValueIsTheText(t *testing.T) {
+func TestOUT5_TextOnlyValueIsTheText(t *testing.T) {
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, echo("echo", `say "hi"`))
 	res := e.reg.Execute(context.Background(), call("echo", `{}`))
@@ -231,11 +231,11 @@ func TestO5_TextOnlyValueIsTheText(t *testing.T) {
 	}
 }
 
-// TestO14_PointerOutAndDefinitionRoundTrip: a pointer Out is described by
+// TestOUT14_PointerOutAndDefinitionRoundTrip: a pointer Out is described by
 // its element, and a nil pointer is the element's zero value (as the
 // go-sdk does); a registered tool's Definition keeps its declared output,
 // render and FinalizeContent.
-func TestO14_PointerOutAndDefinitionRoundTrip(t *testing.T) {
+func TestOUT14_PointerOutAndDefinitionRoundTrip(t *testing.T) {
 	e := newEnv(t)
 	d := tools.MustDefine(tools.TypedTool[listArgs, *listing]{
 		Name: "maybe", Description: "Maybe lists.",

@@ -23,11 +23,11 @@ type inferLeaves struct {
 	Yaml string          `json:"yaml,omitempty" yaml:"y"`
 }
 
-// TestO8_InferIsJSONSchemaGoCorrectedWhereEncodingJSONDisagrees: Infer is
+// TestOUT8_InferIsJSONSchemaGoCorrectedWhereEncodingJSONDisagrees: Infer is
 // jsonschema-go's inference, except that []byte is base64 text, a
 // json.RawMessage any value, a text marshaler a string, integer map keys
 // are allowed, and the desc/dsh aliases apply.
-func TestO8_InferIsJSONSchemaGoCorrectedWhereEncodingJSONDisagrees(t *testing.T) {
+func TestOUT8_InferIsJSONSchemaGoCorrectedWhereEncodingJSONDisagrees(t *testing.T) {
 	got, err := schema.InferFor[inferLeaves]()
 	if err != nil {
 		t.Fatal(err)
@@ -65,12 +65,12 @@ type badMarshaler struct{ X int }
 
 func (badMarshaler) MarshalJSON() ([]byte, error) { return []byte(`1`), nil }
 
-// TestO9_InferRefusesWhatItCannotDescribe: an unknown struct tag (the
+// TestOUT9_InferRefusesWhatItCannotDescribe: an unknown struct tag (the
 // silent required:"true" of old), a desc beside a jsonschema tag, a
 // custom json.Marshaler, the ",string" option at any depth and fields
 // that jsonschema-go and encoding/json name differently are errors, for
 // Infer and for FromStruct.
-func TestO9_InferRefusesWhatItCannotDescribe(t *testing.T) {
+func TestOUT9_InferRefusesWhatItCannotDescribe(t *testing.T) {
 	type unknownTag struct {
 		A string `json:"a" required:"true"`
 	}
@@ -111,10 +111,10 @@ func TestO9_InferRefusesWhatItCannotDescribe(t *testing.T) {
 	}
 }
 
-// TestO10_ValueSubsetKeywords: the structured-output subset checks type
+// TestOUT10_ValueSubsetKeywords: the structured-output subset checks type
 // arrays, boolean schemas, additionalProperties schemas, bounds, item
 // counts and base64.
-func TestO10_ValueSubsetKeywords(t *testing.T) {
+func TestOUT10_ValueSubsetKeywords(t *testing.T) {
 	s := `{"type":"object","properties":{
 	  "n":{"type":["null","integer"],"minimum":1,"maximum":3},
 	  "l":{"type":"array","minItems":1,"maxItems":2},
