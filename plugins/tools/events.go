@@ -179,6 +179,10 @@ const (
 	ChangeUnregister ChangeKind = "unregister"
 	ChangeRestrict   ChangeKind = "restrict"
 	ChangeUnrestrict ChangeKind = "unrestrict"
+	// ChangePresent and ChangeUnpresent: an agent's PresentAs declaration
+	// began or ended (Names is empty; see [Registry.ModeOf]).
+	ChangePresent   ChangeKind = "present"
+	ChangeUnpresent ChangeKind = "unpresent"
 )
 
 // ChangeNotice is the payload of tools/change: what changed, in which layer
