@@ -262,11 +262,12 @@ var (
 	})
 	// Change notifies every listener (unfiltered) that a scope's tool
 	// surface changed: a tool registered or disposed, a restriction added
-	// or lifted.
+	// or lifted, an agent's presentation (Registry.PresentAs) declared or
+	// ended.
 	Change = events.NewEvent[ChangeNotice](events.Descriptor{
 		Name:    "tools/change",
 		Mode:    events.ModeEmit,
-		Doc:     "The registry changed: a tool was registered or removed, or a restriction added or lifted (unfiltered).",
+		Doc:     "The registry changed: a tool was registered or removed, a restriction added or lifted, or an agent's presentation mode declared or ended (unfiltered).",
 		Failure: events.Contain,
 	})
 )
