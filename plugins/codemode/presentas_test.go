@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dsh-go/dsh/host"
@@ -237,5 +238,45 @@ func TestPA6_CodeModeReservesRunCodeInEveryMode(t *testing.T) {
 	}
 	if got := e.reg.Reserved(); !slices.Equal(got, []string{codemode.RunCodeName}) {
 		t.Errorf("Reserved = %v", got)
+	}
+}
+
+// TestPA9_ConcurrentDeclarationsOneWins: declarations racing in one agent scope (from many
+// goroutines) leave exactly one in force, the others refused with
+// ErrPresentedTwice, and the agent presented in the winner's mode.
+func TestPA9_ConcurrentDeclarationsOneWins(t *testing.T) {
+	e := newCodeEnv(t, codeOpts{mode: tools.Native})
+	a := e.scope(t, "a")
+	const n = 16
+	modes := []tools.Mode{tools.Native, tools.Code, tools.Both}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = e.reg.PresentAs(a, modes[i%len(modes)])
+		}()
+	}
+	close(start)
+	wg.Wait()
+	won := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && won >= 0:
+			t.Fatalf("declarations %d and %d both succeeded", won, i)
+		case err == nil:
+			won = i
+		case !errors.Is(err, tools.ErrPresentedTwice):
+			t.Errorf("declaration %d: %v", i, err)
+		}
+	}
+	if won < 0 {
+		t.Fatal("no declaration succeeded")
+	}
+	if m := e.reg.ModeOf("a"); m != modes[won%len(modes)] {
+		t.Errorf("ModeOf(a) = %q, the winner declared %q", m, modes[won%len(modes)])
 	}
 }
