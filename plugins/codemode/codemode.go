@@ -379,7 +379,7 @@ var (
 // "The contract"; the comments below say how each part holds.
 func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.Output, error) {
 	r := cm.r
-	rt, err := Runtime(cm.c, r.Mode())
+	rt, err := Runtime(cm.c, r.ModeOf(exec.Agent()))
 	if err != nil {
 		return tools.Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}

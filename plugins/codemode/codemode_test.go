@@ -225,10 +225,8 @@ func TestC1_ModeContributions(t *testing.T) {
 			if got := names(e.reg.EndCapabilities("")); !slices.Equal(got, []string{"bash", "read"}) {
 				t.Errorf("EndCapabilities = %v", got)
 			}
-			wantReserved := []string(nil)
-			if tc.mode != tools.Native {
-				wantReserved = []string{"run_code"}
-			}
+			// Reserved in every mode with Code Mode attached (PA6).
+			wantReserved := []string{"run_code"}
 			if got := e.reg.Reserved(); !slices.Equal(got, wantReserved) {
 				t.Errorf("Reserved = %v, want %v", got, wantReserved)
 			}
@@ -319,10 +317,6 @@ func TestC2_RunCodeIsReserved(t *testing.T) {
 			}
 		})
 	}
-	t.Run("native mode does not reserve it", func(t *testing.T) {
-		e := newCodeEnv(t, codeOpts{mode: tools.Native})
-		mustRegister(t, e.reg, e.root, echo(codemode.RunCodeName, "mine"))
-	})
 }
 
 func TestC2_AssemblyListenersCannotRemoveTransport(t *testing.T) {

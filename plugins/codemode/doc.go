@@ -29,12 +29,24 @@
 // tools:sdk, accepts run_code in toolOrder, and rejects a toolOrder naming
 // a tool the mode no longer contributes.
 //
-// run_code lives outside the layers: every scope resolves it (Get,
-// Visible, Schemas, Execute) whatever its restrictions; it is not in
-// KnownNames; registering or shadowing it, or naming it in a restriction,
-// fails with ErrReserved. Under Code a direct call to any other tool is
-// UNKNOWN_TOOL, with a message saying to call it from run_code; only calls
-// whose Parent is a run_code execution in progress reach end capabilities.
+// run_code lives outside the layers: every scope presented in Code or
+// Both resolves it (Get, Visible, Schemas, Execute) whatever its
+// restrictions; it is not in KnownNames; registering or shadowing it, or
+// naming it in a restriction, fails with ErrReserved, in every registry
+// mode (native included: Plugin attaches Code Mode in every mode). Under
+// Code a direct call to any other tool is UNKNOWN_TOOL, with a message
+// saying to call it from run_code; only calls whose Parent is a run_code
+// execution in progress for the same agent reach end capabilities.
+//
+// # Per-agent presentation
+//
+// The mode is per agent: tools.Registry.PresentAs, through an agent's
+// scoped context, presents that agent in Native, Code or Both whatever
+// tools.Config.Mode is (tools.Registry.ModeOf reads it). Everything above
+// then holds per agent: its contribution (run_code and tools:sdk, or the
+// native definitions, or all three), whether it resolves run_code, and
+// whether its direct calls are refused. Its end capabilities, and the
+// tools:sdk declaration of them, are the same in every mode.
 //
 // Both modes need a code runtime, read with coderuntime.Service.Lookup
 // (non-reactive) at every assembly and every

@@ -175,7 +175,7 @@ func (x *session) sync() {
 	reg := x.srv.reg
 	want := map[string]*mcp.Tool{}
 	fps := map[string]string{}
-	codeOnly := reg.Mode() == tools.Code
+	codeOnly := reg.ModeOf(x.key) == tools.Code // the agent's own PresentAs, else the registry's mode
 	for _, t := range reg.Visible(x.key) {
 		if codeOnly && t.Name() != codemode.RunCodeName {
 			continue // under code, end tools are reached from run_code only

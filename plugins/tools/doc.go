@@ -100,14 +100,31 @@
 // programming API: Code Mode, package plugins/codemode, whose Plugin is
 // this registry plugin with Code Mode attached ([PluginWith]). The
 // registry keeps only the mechanics every such mode needs: the reserved
-// transport (run_code) lives outside the layers (every scope resolves it;
-// it is not in KnownNames; registering, shadowing or restricting it fails
-// with ErrReserved), under Code a direct call to any other tool is
-// UNKNOWN_TOOL unless its Parent is a transport execution in progress for
-// the same agent, and a transport's sub-calls run as one batch
-// ([SubCalls]). The registry links no JavaScript engine; plain [Plugin]
-// refuses Code and Both, naming codemode.Plugin. Code Mode's contract is
-// written once, in package codemode's documentation.
+// transport (run_code) lives outside the layers (every scope presented in
+// Code or Both resolves it; it is not in KnownNames; registering,
+// shadowing or restricting it fails with ErrReserved, in every registry
+// mode once Code Mode is attached), for an agent presented in Code a
+// direct call to any other tool is UNKNOWN_TOOL unless its Parent is a
+// transport execution in progress for the same agent, and a transport's
+// sub-calls run as one batch ([SubCalls]). The registry links no
+// JavaScript engine; plain [Plugin] refuses Code and Both, naming
+// codemode.Plugin. Code Mode's contract is written once, in package
+// codemode's documentation.
+//
+// # Per-agent presentation
+//
+// An agent scope may choose its own mode: [Registry.PresentAs] (through
+// the agent's scoped context, as Restrict and Guard) declares Native, Code
+// or Both for that agent only, shadowing Config.Mode until its disposer
+// runs or its fiber is disposed; [Registry.ModeOf] reads the mode a scope
+// is presented in. The agent's prompt contribution (its wire definitions
+// and the tools:sdk section), the transport's visibility, the refusal of
+// direct calls under Code and the MCP gateway's session view follow it;
+// what the agent can call does not ([Registry.EndCapabilities],
+// restrictions, and policy per call). One declaration per scope
+// ([ErrPresentedTwice]); a plain context cannot declare one
+// ([ErrNotScoped]); Code and Both need Code Mode attached
+// ([ErrNoCodeMode]).
 //
 // # Batches
 //

@@ -161,21 +161,28 @@ var (
 	_ Namer = (*Error)(nil)
 )
 
-// Registration errors. The errors Register, Restrict and Guard return wrap
+// Registration errors. The errors Register, Restrict, Guard and PresentAs return wrap
 // one of these, so callers can match them with errors.Is.
 var (
 	// ErrInvalidDefinition: the definition failed [Definition.Validate].
 	ErrInvalidDefinition = errors.New("tools: invalid tool definition")
 	// ErrDuplicate: a tool of that name is already registered in the layer.
 	ErrDuplicate = errors.New("tools: duplicate tool name")
-	// ErrNotScoped: Restrict was called through a plain (global) context.
-	ErrNotScoped = errors.New("tools: restrict needs an agent-scoped context")
+	// ErrNotScoped: Restrict or PresentAs was called through a plain
+	// (global) context.
+	ErrNotScoped = errors.New("tools: an agent-scoped context is needed")
 	// ErrEmptyRestriction: a restriction with neither Allow nor Deny names.
 	ErrEmptyRestriction = errors.New("tools: empty restriction")
 	// ErrUnknownName: a restriction names a tool the scope does not know.
 	ErrUnknownName = errors.New("tools: restriction names an unknown tool")
 	// ErrReserved: the name is a reserved transport name of the mode.
 	ErrReserved = errors.New("tools: reserved tool name")
+	// ErrPresentedTwice: PresentAs in a scope that already has a
+	// declaration in force.
+	ErrPresentedTwice = errors.New("tools: the agent's presentation is already declared")
+	// ErrNoCodeMode: PresentAs chose Code or Both on a registry without
+	// Code Mode attached (tools.Plugin rather than codemode.Plugin).
+	ErrNoCodeMode = errors.New("tools: Code Mode is not loaded")
 )
 
 // Reading what user code hands back. A tool, listener, guard or approver

@@ -179,6 +179,10 @@ const (
 	ChangeUnregister ChangeKind = "unregister"
 	ChangeRestrict   ChangeKind = "restrict"
 	ChangeUnrestrict ChangeKind = "unrestrict"
+	// ChangePresent and ChangeUnpresent: an agent's PresentAs declaration
+	// began or ended (Names is empty; see [Registry.ModeOf]).
+	ChangePresent   ChangeKind = "present"
+	ChangeUnpresent ChangeKind = "unpresent"
 )
 
 // ChangeNotice is the payload of tools/change: what changed, in which layer
@@ -258,11 +262,12 @@ var (
 	})
 	// Change notifies every listener (unfiltered) that a scope's tool
 	// surface changed: a tool registered or disposed, a restriction added
-	// or lifted.
+	// or lifted, an agent's presentation (Registry.PresentAs) declared or
+	// ended.
 	Change = events.NewEvent[ChangeNotice](events.Descriptor{
 		Name:    "tools/change",
 		Mode:    events.ModeEmit,
-		Doc:     "The registry changed: a tool was registered or removed, or a restriction added or lifted (unfiltered).",
+		Doc:     "The registry changed: a tool was registered or removed, a restriction added or lifted, or an agent's presentation mode declared or ended (unfiltered).",
 		Failure: events.Contain,
 	})
 )

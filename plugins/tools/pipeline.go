@@ -227,13 +227,18 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 }
 
 // resolveCall resolves call's tool for its agent, once per call (stage 1),
-// with the hint an unknown tool's message ends with. Under Code, end
-// capabilities are reachable only from a run_code program (a call whose
-// Parent is a run_code execution in progress); a direct call is an unknown
-// tool whose message says how to reach it.
+// with the hint an unknown tool's message ends with. When the call's agent
+// is presented in Code ([Registry.ModeOf]: its own PresentAs, else the
+// registry's mode), end capabilities are reachable only from a run_code
+// program (a call whose Parent is a run_code execution in progress for
+// the same agent); a direct call is an unknown tool whose message says how
+// to reach it.
 func (r *Registry) resolveCall(call Call) (*Tool, string) {
-	t, _ := r.Get(call.Name, call.Agent)
-	if t != nil && t != r.transport && r.mode.mode() == Code && !r.inCodeRun(call.Parent, call.Agent) {
+	r.mu.RLock()
+	t := r.resolveLocked(call.Name, call.Agent)
+	m := r.modeLocked(call.Agent)
+	r.mu.RUnlock()
+	if t != nil && t != r.transport && m == Code && !r.inCodeRun(call.Parent, call.Agent) {
 		return nil, r.codeOnlyHint(call.Name)
 	}
 	return t, ""

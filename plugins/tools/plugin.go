@@ -74,18 +74,6 @@ func modeList() string {
 	return s
 }
 
-// modeSupport is the seam a presentation mode plugs into: the names it
-// reserves (rejected by Register and Restrict) and what it contributes to
-// each prompt assembly. Native contributes the visible tools' schemas;
-// presentedMode (presentation.go) is Code and Both, whose transport and
-// contribution package plugins/codemode provides through [PluginWith].
-type modeSupport interface {
-	mode() Mode
-	reserved() []string
-	isReserved(name string) bool
-	contribute(ctx context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error)
-}
-
 // checkMode reports a mode this plugin cannot present: an unsupported one, or Code and Both
 // without a presenter (plain [Plugin]: Code Mode is package plugins/codemode).
 func checkMode(m Mode, p *Presenter) error {
@@ -101,15 +89,12 @@ func checkMode(m Mode, p *Presenter) error {
 	return Config{Mode: m}.Validate()
 }
 
-type nativeMode struct{}
-
-func (nativeMode) mode() Mode             { return Native }
-func (nativeMode) reserved() []string     { return nil }
-func (nativeMode) isReserved(string) bool { return false }
-func (nativeMode) contribute(_ context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error) {
+// nativeContribution is the native mode's contribution for scope: the wire
+// schemas of the tools it sees.
+func nativeContribution(r *Registry, scope host.ScopeKey) systemprompt.Contribution {
 	// A restricted-away tool stays a valid toolOrder name (a normal
 	// absence): the pre-restriction universe is known.
-	return systemprompt.Contribution{Tools: schemas(r.Visible(scope)), Known: r.KnownNames(scope)}, nil
+	return systemprompt.Contribution{Tools: schemas(r.Visible(scope)), Known: r.KnownNames(scope)}
 }
 
 // schemas returns the wire schemas of ts, in order.
@@ -138,7 +123,8 @@ func schemas(ts []*Tool) []systemprompt.ToolSchema {
 //
 // Plugin presents the tools natively; the modes Code and Both need Code
 // Mode, package plugins/codemode, whose Plugin is this one with Code Mode
-// attached ([PluginWith]): loading Plugin with one of them fails, naming it.
+// attached ([PluginWith]): loading Plugin with one of them fails, naming it,
+// and so does an agent's [Registry.PresentAs] choosing one of them.
 var Plugin host.Plugin = plugin{}
 
 // plugin is the registry plugin; present, when not nil, attaches Code and
@@ -155,10 +141,15 @@ func (p plugin) Apply(c *host.Context) error {
 	if err := checkMode(cfg.Mode, p.present); err != nil {
 		return err
 	}
-	r := newRegistry(c, nativeMode{})
+	r := newRegistry(c)
 	r.maxSubCalls = cfg.MaxParallelSubCalls
-	if cfg.Mode == Code || cfg.Mode == Both {
-		if err := r.attach(c, cfg.Mode, *p.present); err != nil {
+	if cfg.Mode != "" {
+		r.mode = cfg.Mode
+	}
+	// Attached in every mode, native included: an agent may present as
+	// Code or Both on its own (Registry.PresentAs).
+	if p.present != nil {
+		if err := r.attach(c, *p.present); err != nil {
 			return err
 		}
 	}
@@ -182,7 +173,7 @@ func promptPlugin(r *Registry) host.Plugin {
 			return err
 		}
 		_, err = sp.Tools(c, func(ctx context.Context, scope host.ScopeKey) (systemprompt.Contribution, error) {
-			return r.mode.contribute(ctx, r, scope)
+			return r.contribute(ctx, scope)
 		})
 		return err
 	})

@@ -14,29 +14,33 @@ import (
 // registry itself knows nothing of programs, and links no JavaScript engine.
 
 // Presenter attaches a presentation mode (Code and Both) to a registry: [PluginWith] calls it
-// once per registry, from the registry plugin's Apply, with the plugin's context and the fresh
-// registry (not yet provided as a service).
+// once per registry, in every registry mode (an agent may present as Code or Both in a native
+// registry, [Registry.PresentAs]), from the registry plugin's Apply, with the plugin's context
+// and the fresh registry (not yet provided as a service).
 type Presenter func(c *host.Context, r *Registry) (Presentation, error)
 
 // Presentation is what a presentation mode contributes to a registry.
 type Presentation struct {
 	// Transport is the mode's reserved wire transport (Code Mode's run_code). Its name is
 	// reserved: it cannot be registered, shadowed or named in a restriction; it resolves for every
-	// scope ([Registry.Get], Visible, Schemas, Execute) and is not in KnownNames. Under Code only
-	// the calls whose Parent is one of its executions in progress, for the same agent, reach the
-	// other tools.
+	// scope presented in Code or Both ([Registry.ModeOf]; [Registry.Get], Visible, Schemas,
+	// Execute) and is not in KnownNames. For an agent presented in Code only the calls whose
+	// Parent is one of its executions in progress, for the same agent, reach the other tools.
 	Transport Definition
 	// Contribute is the mode's contribution to each prompt assembly for scope, under mode (Code
-	// or Both).
+	// or Both): the mode scope is presented in ([Registry.ModeOf]).
 	Contribute func(ctx context.Context, r *Registry, mode Mode, scope host.ScopeKey) (systemprompt.Contribution, error)
 	// DirectCallHint, when not nil, is appended to the UNKNOWN_TOOL message of a direct call to
-	// tool name under Code (which reaches only the transport), saying how to call it instead.
+	// tool name by an agent presented in Code (which reaches only the transport), saying how
+	// to call it instead.
 	DirectCallHint func(name string) string
 }
 
 // PluginWith returns the tool registry plugin, named "tools" like [Plugin], that also accepts the
 // modes Code and Both, presented by p (package plugins/codemode's Plugin is PluginWith of its
-// presenter). In native mode it is [Plugin] and p is not called.
+// presenter). p is called in every mode, native included, so that an agent may present as Code
+// or Both on its own ([Registry.PresentAs]); the transport's name is then reserved in every
+// mode.
 func PluginWith(p Presenter) host.Plugin {
 	if p == nil {
 		return Plugin
@@ -44,35 +48,28 @@ func PluginWith(p Presenter) host.Plugin {
 	return plugin{present: &p}
 }
 
-// Transport returns the reserved transport tool of the registry's mode: nil in native mode.
+// Transport returns the reserved transport tool of the attached presentation (Code Mode's
+// run_code): nil without one ([Plugin], New). Which scopes see it follows [Registry.ModeOf].
 func (r *Registry) Transport() *Tool { return r.transport }
 
-// presentedMode is the modeSupport of Code and Both: the Presentation's transport and
-// contribution.
+// presentedMode is the attached presentation of Code and Both: the
+// transport's name, the contribution and the direct-call hint.
 type presentedMode struct {
-	m      Mode
-	hint   func(name string) string
-	name   string
-	contr  func(ctx context.Context, r *Registry, mode Mode, scope host.ScopeKey) (systemprompt.Contribution, error)
-	reserv []string
+	hint  func(name string) string
+	name  string
+	contr func(ctx context.Context, r *Registry, mode Mode, scope host.ScopeKey) (systemprompt.Contribution, error)
 }
 
-func (p *presentedMode) mode() Mode                  { return p.m }
-func (p *presentedMode) reserved() []string          { return p.reserv }
-func (p *presentedMode) isReserved(name string) bool { return name == p.name }
-func (p *presentedMode) contribute(ctx context.Context, r *Registry, scope host.ScopeKey) (systemprompt.Contribution, error) {
-	return p.contr(ctx, r, p.m, scope)
-}
-
-// attach presents r under mode m through p: the transport is frozen and installed, and its
-// executions in progress are tracked (see inCodeRun).
-func (r *Registry) attach(c *host.Context, m Mode, p Presenter) error {
+// attach attaches the presentation p returns to r: the transport is frozen and installed, and
+// its executions in progress are tracked (see inCodeRun). Whether a scope is presented through
+// it is its mode's choice ([Registry.ModeOf]).
+func (r *Registry) attach(c *host.Context, p Presenter) error {
 	pres, err := p(c, r)
 	if err != nil {
 		return err
 	}
 	if pres.Contribute == nil || pres.Transport.Execute == nil {
-		return fmt.Errorf("tools: the presentation of mode %q has no transport body or no contribution", m)
+		return fmt.Errorf("tools: the presentation of Code Mode has no transport body or no contribution")
 	}
 	def := pres.Transport
 	body := def.Execute
@@ -83,11 +80,90 @@ func (r *Registry) attach(c *host.Context, m Mode, p Presenter) error {
 	}
 	t, err := freeze(def, "")
 	if err != nil {
-		return fmt.Errorf("tools: the transport of mode %q: %w", m, err)
+		return fmt.Errorf("tools: the transport of Code Mode: %w", err)
 	}
 	r.transport = t
-	r.mode = &presentedMode{m: m, hint: pres.DirectCallHint, name: t.name, contr: pres.Contribute, reserv: []string{t.name}}
+	r.pres = &presentedMode{hint: pres.DirectCallHint, name: t.name, contr: pres.Contribute}
 	return nil
+}
+
+// contribute is scope's contribution to a prompt assembly, under the mode
+// scope is presented in ([Registry.ModeOf]).
+func (r *Registry) contribute(ctx context.Context, scope host.ScopeKey) (systemprompt.Contribution, error) {
+	m := r.ModeOf(scope)
+	if m == Native || r.pres == nil {
+		return nativeContribution(r, scope), nil
+	}
+	return r.pres.contr(ctx, r, m, scope)
+}
+
+// PresentAs declares the mode (Native, Code or Both) the calling agent
+// scope's tools are presented in, shadowing the registry's [Registry.Mode]
+// for that agent only ([Registry.ModeOf]) until the returned disposer runs
+// or c's fiber is disposed. What follows it is what the agent is shown:
+// its prompt contribution (the wire definitions and, under Code and Both,
+// the tools:sdk section), [Registry.Visible] and [Registry.Get] of the
+// transport, the MCP gateway's session view; and, under Code, a direct
+// call by that agent to an end capability is UNKNOWN_TOOL as under the
+// registry's mode code. What the agent can call is unchanged
+// ([Registry.EndCapabilities], restrictions, and every policy stage per
+// call). Each change emits tools/change (kinds ChangePresent and
+// ChangeUnpresent).
+//
+// It fails on a plain context ([ErrNotScoped]: the registry's own mode is
+// Config.Mode), for a mode that is not Native, Code or Both, for Code and
+// Both when Code Mode is not attached ([ErrNoCodeMode]: load
+// codemode.Plugin), for a scope that already has a declaration in force
+// ([ErrPresentedTwice]), and on a closed fiber.
+func (r *Registry) PresentAs(c *host.Context, m Mode) (host.Disposer, error) {
+	scope := c.ScopeKey()
+	if scope == "" {
+		return nil, fmt.Errorf("%w: PresentAs chooses one agent's presentation; the registry's own mode is its config's mode", ErrNotScoped)
+	}
+	switch m {
+	case Native:
+	case Code, Both:
+		if r.pres == nil {
+			return nil, fmt.Errorf("%w: agent %q cannot present as %q: load codemode.Plugin (package github.com/dsh-go/dsh/plugins/codemode) instead of tools.Plugin", ErrNoCodeMode, scope, m)
+		}
+	default:
+		return nil, fmt.Errorf("tools: agent %q cannot present as %q: not a mode (allowed: %s)", scope, m, modeList())
+	}
+	pa := &presentAs{m: m}
+	gone := false // guarded by r.mu: the teardown ran
+	d, err := c.Track(EffectPresentAs, string(m), func() error {
+		r.mu.Lock()
+		gone = true
+		l := r.layers[scope]
+		removed := l != nil && l.presentAs == pa
+		if removed {
+			l.presentAs = nil
+			r.dropLocked(scope)
+		}
+		r.mu.Unlock()
+		if removed {
+			r.changed(ChangeUnpresent, scope, nil)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if gone {
+		r.mu.Unlock()
+		return nil, fmt.Errorf("tools: presenting agent %q as %q: %w", scope, m, host.ErrFiberClosed)
+	}
+	l := r.layerLocked(scope)
+	if prev := l.presentAs; prev != nil {
+		r.mu.Unlock()
+		_ = d()
+		return nil, fmt.Errorf("%w: agent %q is already presented as %q", ErrPresentedTwice, scope, prev.m)
+	}
+	l.presentAs = pa
+	r.mu.Unlock()
+	r.changed(ChangePresent, scope, nil)
+	return d, nil
 }
 
 // SubCalls is the batch of the sub-calls one transport execution makes (the binding calls of one
@@ -142,8 +218,8 @@ func (r *Registry) inCodeRun(parent Token, agent host.ScopeKey) bool {
 // codeOnlyHint is the mode's hint for a direct call to tool name (see
 // Presentation.DirectCallHint), or nothing.
 func (r *Registry) codeOnlyHint(name string) string {
-	if p, ok := r.mode.(*presentedMode); ok && p.hint != nil {
-		return p.hint(name)
+	if r.pres != nil && r.pres.hint != nil {
+		return r.pres.hint(name)
 	}
 	return ""
 }

@@ -17,6 +17,7 @@ const (
 	EffectTool        host.EffectKind = "tool"
 	EffectRestriction host.EffectKind = "restriction"
 	EffectGuard       host.EffectKind = "guard"
+	EffectPresentAs   host.EffectKind = "presentAs"
 )
 
 // Restriction masks the GLOBAL tool layer for one agent scope: Allow keeps
@@ -51,10 +52,17 @@ type layer struct {
 	tools        map[string]*Tool
 	restrictions []*restriction
 	guards       []*guardEntry
+	// presentAs is the agent's own presentation mode ([Registry.PresentAs]),
+	// nil when it follows the registry's; never set on the global layer.
+	presentAs *presentAs
 }
 
+// presentAs is one PresentAs declaration (its own identity, so that a
+// disposer removes only its own).
+type presentAs struct{ m Mode }
+
 func (l *layer) empty() bool {
-	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0
+	return len(l.tools) == 0 && len(l.restrictions) == 0 && len(l.guards) == 0 && l.presentAs == nil
 }
 
 // Registry is the tool registry service (provided through
@@ -71,13 +79,19 @@ func (l *layer) empty() bool {
 // tools, and bulk registration stays linear (a copy-on-write snapshot of a
 // 10,000-entry layer per registration would make it quadratic).
 type Registry struct {
-	c    *host.Context
-	h    *host.Host
-	mode modeSupport
+	c *host.Context
+	h *host.Host
+	// mode is the registry's presentation mode (Config.Mode; Native for
+	// New), which an agent may shadow for itself ([Registry.PresentAs]).
+	mode Mode
+	// pres is the attached presentation of Code and Both (nil without a
+	// presenter: [Plugin], New).
+	pres *presentedMode
 
-	// transport is the reserved run_code tool of a non-native mode (nil in
-	// native mode). It lives outside the layers: every scope sees it,
-	// restrictions cannot name it, and KnownNames does not list it.
+	// transport is the reserved run_code tool of the attached presentation
+	// (nil without one). It lives outside the layers: every scope presented
+	// in Code or Both sees it, restrictions cannot name it, and KnownNames
+	// does not list it.
 	transport *Tool
 	// codeRuns holds the tokens of run_code executions in progress (Token →
 	// their agent, a host.ScopeKey): under Code, only calls whose Parent is
@@ -93,18 +107,46 @@ type Registry struct {
 	tracers tracers
 }
 
-func newRegistry(c *host.Context, mode modeSupport) *Registry {
-	return &Registry{c: c, h: c.Host(), mode: mode, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
+func newRegistry(c *host.Context) *Registry {
+	return &Registry{c: c, h: c.Host(), mode: Native, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
 }
 
 // New returns a registry that works through c (approval lookups, event
 // dispatch) in native mode, without providing it as a service or feeding a
 // system prompt. [Plugin] is the usual way to get one; New is for
 // embedding and tests.
-func New(c *host.Context) *Registry { return newRegistry(c, nativeMode{}) }
+func New(c *host.Context) *Registry { return newRegistry(c) }
 
-// Mode returns the registry's presentation mode.
-func (r *Registry) Mode() Mode { return r.mode.mode() }
+// Mode returns the registry's presentation mode (Config.Mode), which an
+// agent's [Registry.PresentAs] shadows for that agent: see
+// [Registry.ModeOf].
+func (r *Registry) Mode() Mode { return r.mode }
+
+// ModeOf returns the mode scope's tools are presented in: the agent's own
+// [Registry.PresentAs] declaration while it lasts, else the registry's
+// [Registry.Mode] (always the latter for the global scope "").
+func (r *Registry) ModeOf(scope host.ScopeKey) Mode {
+	r.mu.RLock()
+	m := r.modeLocked(scope)
+	r.mu.RUnlock()
+	return m
+}
+
+// modeLocked is ModeOf with r.mu held.
+func (r *Registry) modeLocked(scope host.ScopeKey) Mode {
+	if scope != "" {
+		if l := r.layers[scope]; l != nil && l.presentAs != nil {
+			return l.presentAs.m
+		}
+	}
+	return r.mode
+}
+
+// isReserved reports whether name is the attached presentation's
+// transport.
+func (r *Registry) isReserved(name string) bool {
+	return r.transport != nil && name == r.transport.name
+}
 
 func layerName(scope host.ScopeKey) string {
 	if scope == "" {
@@ -150,8 +192,8 @@ func (r *Registry) Register(c *host.Context, def Definition) (host.Disposer, err
 	if err != nil {
 		return nil, err
 	}
-	if r.mode.isReserved(t.name) {
-		return nil, fmt.Errorf("%w: %q is the %s mode's transport and cannot be registered or shadowed", ErrReserved, t.name, r.mode.mode())
+	if r.isReserved(t.name) {
+		return nil, fmt.Errorf("%w: %q is Code Mode's transport and cannot be registered or shadowed", ErrReserved, t.name)
 	}
 	gone := false // guarded by r.mu: the teardown ran
 	d, err := c.Track(EffectTool, t.name, func() error {
@@ -209,8 +251,8 @@ func (r *Registry) Restrict(c *host.Context, f Restriction) (host.Disposer, erro
 	}
 	names := slices.Concat(f.Allow, f.Deny)
 	for _, n := range names {
-		if r.mode.isReserved(n) {
-			return nil, fmt.Errorf("%w: %q is the %s mode's transport; it stays available and cannot be named in a restriction", ErrReserved, n, r.mode.mode())
+		if r.isReserved(n) {
+			return nil, fmt.Errorf("%w: %q is Code Mode's transport; it stays available and cannot be named in a restriction", ErrReserved, n)
 		}
 	}
 	known := r.KnownNames(scope)
@@ -317,9 +359,12 @@ func (r *Registry) Guard(c *host.Context, g Guard) (host.Disposer, error) {
 }
 
 // resolveLocked resolves name for scope; r.mu held for reading. The
-// reserved transport resolves for every scope.
+// reserved transport resolves for every scope presented in Code or Both.
 func (r *Registry) resolveLocked(name string, scope host.ScopeKey) *Tool {
-	if r.transport != nil && name == r.transport.name {
+	if r.isReserved(name) {
+		if r.modeLocked(scope) == Native {
+			return nil // reserved: no layer holds a tool of that name
+		}
 		return r.transport
 	}
 	var sl *layer
@@ -344,8 +389,8 @@ func (r *Registry) resolveLocked(name string, scope host.ScopeKey) *Tool {
 }
 
 // Get resolves name as scope sees it: the scope's own tool, else the
-// global one unless a restriction hides it; in Code and Both the reserved
-// run_code transport for every scope. The *Tool is the registry's frozen
+// global one unless a restriction hides it; the reserved run_code
+// transport for a scope presented in Code or Both ([Registry.ModeOf]). The *Tool is the registry's frozen
 // snapshot, the same one Execute would dispatch to.
 func (r *Registry) Get(name string, scope host.ScopeKey) (*Tool, bool) {
 	r.mu.RLock()
@@ -356,10 +401,11 @@ func (r *Registry) Get(name string, scope host.ScopeKey) (*Tool, bool) {
 
 // Visible returns the tools scope can execute, sorted by name: the global
 // layer after restrictions and shadowing, plus the scope's own layer, plus
-// (in Code and Both) the reserved run_code transport. It is the view prompt
-// assembly, Get and Execute share.
+// (when scope is presented in Code or Both, [Registry.ModeOf]) the reserved
+// run_code transport. It is the view prompt assembly, Get and Execute
+// share.
 func (r *Registry) Visible(scope host.ScopeKey) []*Tool {
-	return r.visible(scope, r.transport != nil)
+	return r.visible(scope, true)
 }
 
 // EndCapabilities returns [Registry.Visible] without the reserved
@@ -369,8 +415,11 @@ func (r *Registry) EndCapabilities(scope host.ScopeKey) []*Tool {
 	return r.visible(scope, false)
 }
 
+// visible lists scope's tools; withTransport adds the transport when
+// scope is presented in Code or Both.
 func (r *Registry) visible(scope host.ScopeKey, withTransport bool) []*Tool {
 	r.mu.RLock()
+	withTransport = withTransport && r.transport != nil && r.modeLocked(scope) != Native
 	g := r.layers[""]
 	var sl *layer
 	if scope != "" {
@@ -436,11 +485,18 @@ func (r *Registry) KnownNames(scope host.ScopeKey) []string {
 	return out
 }
 
-// Reserved returns the reserved transport names of the registry's mode
-// (none in native mode; run_code in Code and Both). They are not in
+// Reserved returns the reserved transport names: none without Code Mode
+// ([Plugin], New); run_code when Code Mode is attached ([PluginWith]), in
+// every registry mode, since any agent may present as Code or Both
+// ([Registry.PresentAs]). They are not in
 // [Registry.KnownNames]: they cannot be registered, shadowed or named in a
 // restriction.
-func (r *Registry) Reserved() []string { return slices.Clone(r.mode.reserved()) }
+func (r *Registry) Reserved() []string {
+	if r.transport == nil {
+		return nil
+	}
+	return []string{r.transport.name}
+}
 
 // Schemas returns the wire schemas of [Registry.Visible] (scope), sorted by
 // name, each a fresh copy without callbacks or the timeout budget.
