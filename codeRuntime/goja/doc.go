@@ -49,8 +49,10 @@
 // Memory: goja has no per-runtime memory limit, and Go cannot attribute heap to a goroutine. The
 // defences are therefore indirect: the busy-CPU budget bounds how long a program can allocate, output
 // sizes are capped, amplifying built-ins are capped as above, and a heap watchdog samples the process
-// heap (runtime/metrics, /memory/classes/heap/objects:bytes) while a run is active and interrupts the
-// run with [ErrHeapLimit] when it exceeds [Config].MaxHeapBytes. That ceiling is process-wide: when
+// heap (runtime/metrics, /memory/classes/heap/objects:bytes) while a run is active and, when a
+// sample exceeds [Config].MaxHeapBytes, runs a collection and interrupts the run with [ErrHeapLimit]
+// if the live heap it marked (/gc/heap/live:bytes) is still over it: garbage not yet collected does
+// not count (at most one forced collection per HeapCheckInterval). That ceiling is process-wide: when
 // the host itself is over it, every run fails with kind "limit". A single native call (for example a
 // huge Array.prototype.concat or String.prototype.replaceAll) can still allocate between two samples;
 // run untrusted programs in a process with a GOMEMLIMIT and headroom.
