@@ -2,6 +2,8 @@ package goja
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -111,4 +113,62 @@ func stackPosition(stack string) (line, col int) {
 		}
 	}
 	return 0, 0
+}
+
+// sourceMapMarker starts the inline source map jsengine.WrapProgram appends to its JavaScript.
+const sourceMapMarker = "//# sourceMappingURL=data:application/json;base64,"
+
+// withGojaColumns returns js with its inline source map's generated columns moved one to the right.
+// goja looks a position up with its 1-based column where the map's generated columns are 0-based,
+// so without the move a position found the segment that starts one character later: a call
+// (recorded at its opening parenthesis) was reported at its first argument or its closing
+// parenthesis (o.f() at the ")", JSON.parse('{') at the string), not at its callee as V8 reports
+// it. Generated columns are delta-encoded within a line, so only each line's first segment changes.
+// A map that cannot be decoded is left as it is.
+func withGojaColumns(js string) string {
+	i := strings.LastIndex(js, sourceMapMarker)
+	if i < 0 {
+		return js
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(js[i+len(sourceMapMarker):]))
+	if err != nil {
+		return js
+	}
+	var m map[string]json.RawMessage
+	var mappings string
+	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m["mappings"], &mappings) != nil {
+		return js
+	}
+	var b strings.Builder
+	b.Grow(len(mappings) + 64)
+	for l, group := range strings.Split(mappings, ";") {
+		if l > 0 {
+			b.WriteByte(';')
+		}
+		first, rest, _ := strings.Cut(group, ",")
+		if first == "" {
+			b.WriteString(group)
+			continue
+		}
+		f, err := jsengine.DecodeVLQ(first)
+		if err != nil || len(f) == 0 {
+			return js
+		}
+		f[0]++
+		b.WriteString(jsengine.EncodeVLQ(f))
+		if rest != "" || strings.Contains(group, ",") {
+			b.WriteByte(',')
+			b.WriteString(rest)
+		}
+	}
+	enc, err := json.Marshal(b.String())
+	if err != nil {
+		return js
+	}
+	m["mappings"] = enc
+	out, err := json.Marshal(m)
+	if err != nil {
+		return js
+	}
+	return js[:i] + sourceMapMarker + base64.StdEncoding.EncodeToString(out) + "\n"
 }
