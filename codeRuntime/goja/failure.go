@@ -64,10 +64,17 @@ func (r *run) exception(v goja.Value) *coderuntime.Failure {
 	if err != nil {
 		return r.failure(err)
 	}
+	if msg == "ReferenceError: require is not defined" {
+		msg += noModulesNote
+	}
 	f := &coderuntime.Failure{Kind: coderuntime.KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = stackPosition(stack)
 	return f
 }
+
+// noModulesNote follows the ReferenceError an import(name) rejects with (esbuild lowers it to a
+// require call) or a call of require: no program can load a module.
+const noModulesNote = " (a program cannot load modules: import() and require are not available)"
 
 // notPrintable is the description of a thrown value whose description threw.
 const notPrintable = "Uncaught exception (not printable)"

@@ -521,28 +521,29 @@ func TestConformanceErrorPositions(t *testing.T) {
 		name, src string
 		line, col int
 		kinds     []coderuntime.FailureKind
+		msg       string // a text the failure's message contains, if not empty
 	}{
-		{"throw new on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", 3, 7, nil},
-		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", 3, 7, nil},
-		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", 2, 22, nil},
-		{"after wide characters", "const s = 'ééé'; throw new Error(s)", 1, 24, nil},
-		{"error built before the throw", "const e = new Error('x')\nthrow e", 1, 11, nil},
-		{"in a class constructor", "class A { constructor() { throw new Error('A') } }\nnew   A()", 1, 33, nil},
-		{"constructor reached through a name chain", "const ns = { E: class { constructor() { throw new Error('ns') } } }\nnew ns.E()", 1, 47, nil},
-		{"new and its callee on two lines", "throw new\n  Error('split')", 1, 7, nil},
-		{"type arguments", "throw new Error<string>('g' as any)", 1, 7, nil},
-		{"in a callback", "[1].map(() => { throw new Error('m') })", 1, 23, nil},
-		{"reference error", "return nope + 1", 1, 8, nil},
-		{"comment between new and the callee", "throw new /* c */ Error('x')", 1, 7, nil},
-		{"line comment between new and the callee", "throw new // c\n  Error('x')", 1, 7, nil},
-		{"property read", "const x: any = {}\nconst y = 1\nconst z = 2\nx.a.b", 4, 5, nil},
-		{"property read down a chain", "const o: any = { a: {} }\n  o.a.b.c.d", 2, 9, nil},
-		{"method that is not there", "const o: any = {}\no.f(1, 2)", 2, 3, nil},
-		{"JSON.parse", "const q = 1\nJSON.parse('{')", 2, 6, nil},
-		{"undefined function", "undefinedFn()", 1, 1, nil},
+		{"throw new on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", 3, 7, nil, ""},
+		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", 3, 7, nil, ""},
+		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", 2, 22, nil, ""},
+		{"after wide characters", "const s = 'ééé'; throw new Error(s)", 1, 24, nil, ""},
+		{"error built before the throw", "const e = new Error('x')\nthrow e", 1, 11, nil, ""},
+		{"in a class constructor", "class A { constructor() { throw new Error('A') } }\nnew   A()", 1, 33, nil, ""},
+		{"constructor reached through a name chain", "const ns = { E: class { constructor() { throw new Error('ns') } } }\nnew ns.E()", 1, 47, nil, ""},
+		{"new and its callee on two lines", "throw new\n  Error('split')", 1, 7, nil, ""},
+		{"type arguments", "throw new Error<string>('g' as any)", 1, 7, nil, ""},
+		{"in a callback", "[1].map(() => { throw new Error('m') })", 1, 23, nil, ""},
+		{"reference error", "return nope + 1", 1, 8, nil, ""},
+		{"comment between new and the callee", "throw new /* c */ Error('x')", 1, 7, nil, ""},
+		{"line comment between new and the callee", "throw new // c\n  Error('x')", 1, 7, nil, ""},
+		{"property read", "const x: any = {}\nconst y = 1\nconst z = 2\nx.a.b", 4, 5, nil, ""},
+		{"property read down a chain", "const o: any = { a: {} }\n  o.a.b.c.d", 2, 9, nil, ""},
+		{"method that is not there", "const o: any = {}\no.f(1, 2)", 2, 3, nil, ""},
+		{"JSON.parse", "const q = 1\nJSON.parse('{')", 2, 6, nil, ""},
+		{"undefined function", "undefinedFn()", 1, 1, nil, ""},
 		// No engine loads modules: import(name) is a promise that rejects (an exception).
-		{"await import", "await import('x')", 1, 7, nil},
-		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, nil},
+		{"await import", "await import('x')", 1, 7, nil, "cannot load modules"},
+		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, nil, ""},
 	}
 	for _, combo := range conformanceCombos {
 		t.Run(combo.name, func(t *testing.T) {
@@ -561,6 +562,9 @@ func TestConformanceErrorPositions(t *testing.T) {
 					}
 					if !slices.Contains(want, f.Kind) {
 						t.Fatalf("kind %s (%s), want one of %v", f.Kind, f.Message, want)
+					}
+					if !strings.Contains(f.Message, tt.msg) {
+						t.Fatalf("message %q, want it to contain %q", f.Message, tt.msg)
 					}
 					if f.Line != tt.line || f.Column != tt.col {
 						t.Fatalf("position %d:%d, want %d:%d (%s)", f.Line, f.Column, tt.line, tt.col, f.Message)

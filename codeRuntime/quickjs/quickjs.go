@@ -481,6 +481,10 @@ func (r *qjsRun) result() (*coderuntime.Result, error) {
 // building the error itself, which the host cannot tell from a program's own throw null.
 const qjsNullOOMNote = " (the program threw null, or the VM ran out of memory)"
 
+// qjsNoModulesNote follows the ReferenceError an import(name) rejects with (esbuild lowers it to a
+// require call) or a call of require: no program can load a module.
+const qjsNoModulesNote = " (a program cannot load modules: import() and require are not available)"
+
 // qjsOOM is the message QuickJS throws when the VM's memory limit refuses an allocation.
 const qjsOOM = "out of memory"
 
@@ -503,8 +507,11 @@ func (r *qjsRun) exception(msg, stack string) *coderuntime.Failure {
 		return &coderuntime.Failure{Kind: coderuntime.KindLimit, Logs: r.logs,
 			Message: "a string grew past the engine's maximum string length (2^30 - 1 characters)"}
 	}
-	if msg == "Uncaught null" {
+	switch msg {
+	case "Uncaught null":
 		msg += qjsNullOOMNote
+	case "ReferenceError: 'require' is not defined":
+		msg += qjsNoModulesNote
 	}
 	f := &coderuntime.Failure{Kind: coderuntime.KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = r.stackPosition(stack)
