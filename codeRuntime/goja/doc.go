@@ -18,10 +18,14 @@
 // Source positions: the program is wrapped as the body of an async arrow function (the wrapper opens
 // on its own line), transformed with a source map, and the map is shifted by that one line before
 // goja reads it (inline), so stack traces, error.stack inside the program, and [Failure] Line/Column
-// all refer to the program the model wrote. Both engines report a failure at the same place: a new
-// expression at its new keyword (QuickJS records the call at its argument list; the host moves it),
-// a failed import() at its import keyword (goja refuses import() as a syntax error; QuickJS runs the
-// program up to it and rejects it with no stack, and the host finds the first import of that name).
+// all refer to the program the model wrote. goja looks a position up in the map with a 1-based
+// column where the map's are 0-based, so the map goja reads has its generated columns moved one to
+// the right (without it a call was reported at its first argument or closing parenthesis). Both
+// engines report a failure where Node does: a new expression at its new keyword, a failed property
+// read at the property's name, a failed call at its callee (QuickJS records some of these a few
+// characters off; the host moves them), pinned by the conformance suite's position table. No program
+// can load a module: esbuild lowers import(name) to a require call, so on both engines it is a
+// promise that rejects with a ReferenceError (require is not defined) at the import keyword.
 //
 // Isolation: the program sees only ECMAScript built-ins, console, and the namespace. There is no
 // require, module loading, file, network, process or environment access, and no timers. goja's own
