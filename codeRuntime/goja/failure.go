@@ -146,28 +146,25 @@ func withGojaColumns(js string) string {
 	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m["mappings"], &mappings) != nil {
 		return js
 	}
-	var b strings.Builder
-	b.Grow(len(mappings) + 64)
-	for l, group := range strings.Split(mappings, ";") {
-		if l > 0 {
-			b.WriteByte(';')
-		}
-		first, rest, _ := strings.Cut(group, ",")
-		if first == "" {
-			b.WriteString(group)
-			continue
-		}
-		f, err := jsengine.DecodeVLQ(first)
-		if err != nil || len(f) == 0 {
-			return js
-		}
-		f[0]++
-		b.WriteString(jsengine.EncodeVLQ(f))
-		if rest != "" || strings.Contains(group, ",") {
-			b.WriteByte(',')
-			b.WriteString(rest)
+	groups := strings.Split(mappings, ";")
+	for l, group := range groups {
+		segs := strings.Split(group, ",")
+		for i, seg := range segs {
+			if seg == "" {
+				continue
+			}
+			f, err := jsengine.DecodeVLQ(seg)
+			if err != nil || len(f) == 0 {
+				return js
+			}
+			f[0]++
+			segs[i] = jsengine.EncodeVLQ(f)
+			groups[l] = strings.Join(segs, ",")
+			break
 		}
 	}
+	var b strings.Builder
+	b.WriteString(strings.Join(groups, ";"))
 	enc, err := json.Marshal(b.String())
 	if err != nil {
 		return js
