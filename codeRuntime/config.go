@@ -59,8 +59,10 @@ type Config struct {
 	MaxStringLength int
 	// MaxHeapBytes is the process-heap ceiling the watchdog enforces while a run is active (goja;
 	// QuickJS caps its VM's memory instead). Default 1 GiB; negative disables the watchdog.
-	// Exceeding it fails the run with kind "limit" (cause ErrHeapLimit). The watchdog counts heap
-	// objects not yet swept, garbage included. In process it is process-wide, not per run: see the package doc. A worker process applies at most
+	// Exceeding it fails the run with kind "limit" (cause ErrHeapLimit). Garbage does not count:
+	// a sample over the ceiling makes the watchdog collect and judge by the live heap (at most one
+	// forced collection per HeapCheckInterval). In process it is process-wide, not per run: see the
+	// package doc. A worker process applies at most
 	// half of MaxMemoryBytes, and an isolated runtime's Config reports the value it applies.
 	MaxHeapBytes int64
 	// HeapCheckInterval is how often the watchdog samples the heap, and how often the parent of a

@@ -31,7 +31,7 @@ func compile(src string) (*goja.Program, *coderuntime.Failure) {
 	if f != nil {
 		return nil, f
 	}
-	ast, err := goja.Parse(jsengine.SourceName, js, parser.WithSourceMapLoader(refuseSourceMap))
+	ast, err := goja.Parse(jsengine.SourceName, withGojaColumns(js), parser.WithSourceMapLoader(refuseSourceMap))
 	if err != nil {
 		// The parser stops before it reaches the source map at the end: a generated position.
 		return nil, gojaSyntaxFailure(src, js, err)

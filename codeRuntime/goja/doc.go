@@ -18,10 +18,14 @@
 // Source positions: the program is wrapped as the body of an async arrow function (the wrapper opens
 // on its own line), transformed with a source map, and the map is shifted by that one line before
 // goja reads it (inline), so stack traces, error.stack inside the program, and [Failure] Line/Column
-// all refer to the program the model wrote. Both engines report a failure at the same place: a new
-// expression at its new keyword (QuickJS records the call at its argument list; the host moves it),
-// a failed import() at its import keyword (goja refuses import() as a syntax error; QuickJS runs the
-// program up to it and rejects it with no stack, and the host finds the first import of that name).
+// all refer to the program the model wrote. goja looks a position up in the map with a 1-based
+// column where the map's are 0-based, so the map goja reads has its generated columns moved one to
+// the right (without it a call was reported at its first argument or closing parenthesis). Both
+// engines report a failure where Node does: a new expression at its new keyword, a failed property
+// read at the property's name, a failed call at its callee (QuickJS records some of these a few
+// characters off; the host moves them), pinned by the conformance suite's position table. No program
+// can load a module: esbuild lowers import(name) to a require call, so on both engines it is a
+// promise that rejects with a ReferenceError (require is not defined) at the import keyword.
 //
 // Isolation: the program sees only ECMAScript built-ins, console, and the namespace. There is no
 // require, module loading, file, network, process or environment access, and no timers. goja's own
@@ -49,8 +53,10 @@
 // Memory: goja has no per-runtime memory limit, and Go cannot attribute heap to a goroutine. The
 // defences are therefore indirect: the busy-CPU budget bounds how long a program can allocate, output
 // sizes are capped, amplifying built-ins are capped as above, and a heap watchdog samples the process
-// heap (runtime/metrics, /memory/classes/heap/objects:bytes) while a run is active and interrupts the
-// run with [ErrHeapLimit] when it exceeds [Config].MaxHeapBytes. That ceiling is process-wide: when
+// heap (runtime/metrics, /memory/classes/heap/objects:bytes) while a run is active and, when a
+// sample exceeds [Config].MaxHeapBytes, runs a collection and interrupts the run with [ErrHeapLimit]
+// if the live heap it marked (/gc/heap/live:bytes) is still over it: garbage not yet collected does
+// not count (at most one forced collection per HeapCheckInterval). That ceiling is process-wide: when
 // the host itself is over it, every run fails with kind "limit". A single native call (for example a
 // huge Array.prototype.concat or String.prototype.replaceAll) can still allocate between two samples;
 // run untrusted programs in a process with a GOMEMLIMIT and headroom.

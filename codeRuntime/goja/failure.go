@@ -2,6 +2,8 @@ package goja
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -62,10 +64,17 @@ func (r *run) exception(v goja.Value) *coderuntime.Failure {
 	if err != nil {
 		return r.failure(err)
 	}
+	if msg == "ReferenceError: require is not defined" {
+		msg += noModulesNote
+	}
 	f := &coderuntime.Failure{Kind: coderuntime.KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = stackPosition(stack)
 	return f
 }
+
+// noModulesNote follows the ReferenceError an import(name) rejects with (esbuild lowers it to a
+// require call) or a call of require: no program can load a module.
+const noModulesNote = " (a program cannot load modules: import() and require are not available)"
 
 // notPrintable is the description of a thrown value whose description threw.
 const notPrintable = "Uncaught exception (not printable)"
@@ -111,4 +120,59 @@ func stackPosition(stack string) (line, col int) {
 		}
 	}
 	return 0, 0
+}
+
+// sourceMapMarker starts the inline source map jsengine.WrapProgram appends to its JavaScript.
+const sourceMapMarker = "//# sourceMappingURL=data:application/json;base64,"
+
+// withGojaColumns returns js with its inline source map's generated columns moved one to the right.
+// goja looks a position up with its 1-based column where the map's generated columns are 0-based,
+// so without the move a position found the segment that starts one character later: a call
+// (recorded at its opening parenthesis) was reported at its first argument or its closing
+// parenthesis (o.f() at the ")", JSON.parse('{') at the string), not at its callee as V8 reports
+// it. Generated columns are delta-encoded within a line, so only each line's first segment changes.
+// A map that cannot be decoded is left as it is.
+func withGojaColumns(js string) string {
+	i := strings.LastIndex(js, sourceMapMarker)
+	if i < 0 {
+		return js
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(js[i+len(sourceMapMarker):]))
+	if err != nil {
+		return js
+	}
+	var m map[string]json.RawMessage
+	var mappings string
+	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m["mappings"], &mappings) != nil {
+		return js
+	}
+	groups := strings.Split(mappings, ";")
+	for l, group := range groups {
+		segs := strings.Split(group, ",")
+		for i, seg := range segs {
+			if seg == "" {
+				continue
+			}
+			f, err := jsengine.DecodeVLQ(seg)
+			if err != nil || len(f) == 0 {
+				return js
+			}
+			f[0]++
+			segs[i] = jsengine.EncodeVLQ(f)
+			groups[l] = strings.Join(segs, ",")
+			break
+		}
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(groups, ";"))
+	enc, err := json.Marshal(b.String())
+	if err != nil {
+		return js
+	}
+	m["mappings"] = enc
+	out, err := json.Marshal(m)
+	if err != nil {
+		return js
+	}
+	return js[:i] + sourceMapMarker + base64.StdEncoding.EncodeToString(out) + "\n"
 }

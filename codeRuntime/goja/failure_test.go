@@ -57,3 +57,36 @@ func TestCapText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWithGojaColumns: for any program esbuild accepts, withGojaColumns leaves the JavaScript as it
+// is and moves every generated column of its source map one to the right: a position looked up one
+// column later in the moved map finds what the same position found in the original.
+func FuzzWithGojaColumns(f *testing.F) {
+	for _, s := range []string{"const o: any = {}\no.f(1, 2)", "JSON.parse('{')", "throw new /* c */ Error('x')", "\n\n", "x", "const s = 'ééé'; foo()", "await import('x')"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		js, fail := jsengine.WrapProgram(src)
+		if fail != nil {
+			return
+		}
+		moved := withGojaColumns(js)
+		i := strings.LastIndex(js, sourceMapMarker)
+		if i < 0 || !strings.HasPrefix(moved, js[:i+len(sourceMapMarker)]) {
+			t.Fatalf("the JavaScript changed:\n%s\n%s", js, moved)
+		}
+		orig, shifted := jsengine.InlineSourceMap(js), jsengine.InlineSourceMap(moved)
+		if shifted == nil {
+			t.Fatal("the moved map does not decode")
+		}
+		for l, line := range strings.Split(js[:i], "\n") {
+			for c := 1; c <= len(line)+1; c++ {
+				ol, oc, ok := jsengine.MapGenerated(orig, l+1, c)
+				ml, mc, mok := jsengine.MapGenerated(shifted, l+1, c+1)
+				if ol != ml || oc != mc || ok != mok {
+					t.Fatalf("line %d column %d: %d:%d %v in the map, %d:%d %v one column later in the moved map", l+1, c, ol, oc, ok, ml, mc, mok)
+				}
+			}
+		}
+	})
+}

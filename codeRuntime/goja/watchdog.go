@@ -1,6 +1,7 @@
 package goja
 
 import (
+	"runtime"
 	"runtime/metrics"
 	"sync/atomic"
 	"time"
@@ -8,13 +9,27 @@ import (
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 )
 
-// heapMetric is the metric the watchdog reads: bytes in live and not-yet-swept heap objects.
-const heapMetric = "/memory/classes/heap/objects:bytes"
+// The metrics the watchdog reads.
+const (
+	// heapMetric: bytes in live and not-yet-swept heap objects, garbage included. Cheap to read,
+	// and never below the live heap, so a sample at or under the ceiling needs nothing more.
+	heapMetric = "/memory/classes/heap/objects:bytes"
+	// liveHeapMetric: the bytes the last completed collection marked live (garbage excluded).
+	liveHeapMetric = "/gc/heap/live:bytes"
+)
 
-var heapCeilingHit atomic.Int64 // for tests: how many runs the watchdog interrupted
+var (
+	heapCeilingHit       atomic.Int64 // for tests: how many runs the watchdog interrupted
+	heapCeilingCollected atomic.Int64 // for tests: how many over-ceiling samples a collection cleared
+)
 
 // startWatchdog samples the process heap while the run is active and interrupts the VM when it is
-// over the ceiling. The returned stop waits for the sampler to exit.
+// over the ceiling. A sample over the ceiling may be garbage the collector has not reached yet (the
+// collector lets the heap grow to about twice the live heap before it runs), so the watchdog then
+// runs a collection and judges by the live heap it marked: a program whose live data stays under
+// the ceiling is not stopped for the garbage it made, and one whose live data is over it is. The
+// sampler waits for each collection, so it forces at most one per HeapCheckInterval. The returned
+// stop waits for the sampler to exit.
 func (r *run) startWatchdog() (stop func()) {
 	if r.cfg.MaxHeapBytes <= 0 {
 		return func() {}
@@ -23,7 +38,6 @@ func (r *run) startWatchdog() (stop func()) {
 	limit, vm, every := uint64(r.cfg.MaxHeapBytes), r.vm, r.cfg.HeapCheckInterval
 	go func() {
 		defer close(exited)
-		sample := []metrics.Sample{{Name: heapMetric}}
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -31,15 +45,41 @@ func (r *run) startWatchdog() (stop func()) {
 			case <-quit:
 				return
 			case <-t.C:
-				metrics.Read(sample)
-				if sample[0].Value.Kind() == metrics.KindUint64 && sample[0].Value.Uint64() > limit {
-					heapCeilingHit.Add(1)
-					r.interrupted.Store(true)
-					vm.Interrupt(coderuntime.ErrHeapLimit)
-					return
+				if !overHeapCeiling(limit) {
+					continue
 				}
+				heapCeilingHit.Add(1)
+				r.interrupted.Store(true)
+				vm.Interrupt(coderuntime.ErrHeapLimit)
+				return
 			}
 		}
 	}()
 	return func() { close(quit); <-exited }
+}
+
+// overHeapCeiling reports whether the process's live heap is over limit bytes: the heap objects
+// when they are at or under it (garbage included, so the live heap is too), else the live heap a
+// collection run now marks.
+func overHeapCeiling(limit uint64) bool {
+	if objects, ok := readMetric(heapMetric); ok && objects <= limit {
+		return false
+	}
+	runtime.GC()
+	if live, ok := readMetric(liveHeapMetric); ok && live <= limit {
+		heapCeilingCollected.Add(1)
+		return false
+	}
+	return true
+}
+
+// readMetric reads a uint64 runtime metric; ok is false when this Go does not have it (both above
+// exist since Go 1.21), which overHeapCeiling takes as over the ceiling: it never fails open.
+func readMetric(name string) (v uint64, ok bool) {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	return s[0].Value.Uint64(), true
 }

@@ -221,6 +221,7 @@ var featureCases = []featureCase{
 	{name: "unknown Unicode property via RegExp is a SyntaxError", src: "return new RegExp('\\\\p{NoSuchProperty}', 'u').test('a')", kind: coderuntime.KindException, msg: "SyntaxError"},
 	{name: "a syntax error fails loudly", src: "return (1 +", kind: coderuntime.KindSyntax},
 	{name: "an undefined name fails loudly", src: "return nope", kind: coderuntime.KindException, msg: "ReferenceError"},
+	{name: "import() rejects, and the program can catch it", src: "try { await import('x'); return 'loaded' } catch (e: any) { return e instanceof Error }", want: `true`},
 	{name: "BigInt arithmetic", src: "return String(2n ** 64n)", want: `"18446744073709551616"`},
 	// Locale-sensitive built-ins answer as en-US does, or fail loudly: never a plausible wrong value.
 	{name: "numbers in en-US", src: "return [(1234.5).toLocaleString(), (1234.5).toLocaleString('en-US'), (-0.0005).toLocaleString(), (1e21).toLocaleString(), (999.9996).toLocaleString(), (1.0005).toLocaleString(), NaN.toLocaleString(), (-Infinity).toLocaleString(), [1234, 5].toLocaleString(), (0).toLocaleString(['en'])]", want: `["1,234.5","1,234.5","-0.001","1,000,000,000,000,000,000,000","1,000","1.001","NaN","-∞","1,234,5","0"]`},
@@ -510,28 +511,39 @@ return out`
 }
 
 // TestConformanceErrorPositions: on every combination, a failure is reported at the same place in
-// the model's source, the place goja and Node report: a new expression at its new keyword (QuickJS
-// recorded the callee), a failed import() at its import keyword (QuickJS reported none).
+// the model's source, the place Node reports: a new expression at its new keyword, whatever comments
+// stand between it and the callee (QuickJS recorded the callee); a failed property read at the
+// property's name (QuickJS recorded the dot before it); a failed call at its callee (goja recorded
+// its first argument or its closing parenthesis); a failed import() at its import keyword, as an
+// exception on every engine (goja could not parse it: kind syntax).
 func TestConformanceErrorPositions(t *testing.T) {
 	tests := []struct {
 		name, src string
 		line, col int
 		kinds     []coderuntime.FailureKind
+		msg       string // a text the failure's message contains, if not empty
 	}{
-		{"throw new on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", 3, 7, nil},
-		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", 3, 7, nil},
-		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", 2, 22, nil},
-		{"after wide characters", "const s = 'ééé'; throw new Error(s)", 1, 24, nil},
-		{"error built before the throw", "const e = new Error('x')\nthrow e", 1, 11, nil},
-		{"in a class constructor", "class A { constructor() { throw new Error('A') } }\nnew   A()", 1, 33, nil},
-		{"constructor reached through a name chain", "const ns = { E: class { constructor() { throw new Error('ns') } } }\nnew ns.E()", 1, 47, nil},
-		{"new and its callee on two lines", "throw new\n  Error('split')", 1, 7, nil},
-		{"type arguments", "throw new Error<string>('g' as any)", 1, 7, nil},
-		{"in a callback", "[1].map(() => { throw new Error('m') })", 1, 23, nil},
-		{"reference error", "return nope + 1", 1, 8, nil},
-		// goja cannot parse import() (kind syntax); QuickJS rejects it when it runs (exception).
-		{"await import", "await import('x')", 1, 7, kinds(coderuntime.KindSyntax, coderuntime.KindException)},
-		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, kinds(coderuntime.KindSyntax, coderuntime.KindException)},
+		{"throw new on line 3", "const a = 1\nconst b: number = 2\nthrow new Error('boom')", 3, 7, nil, ""},
+		{"after await", "await null\nawait Promise.resolve()\nthrow new RangeError('late')", 3, 7, nil, ""},
+		{"in a nested function", "function f(n: number): number {\n  if (n === 0) throw new Error('deep')\n  return f(n - 1)\n}\nf(3)", 2, 22, nil, ""},
+		{"after wide characters", "const s = 'ééé'; throw new Error(s)", 1, 24, nil, ""},
+		{"error built before the throw", "const e = new Error('x')\nthrow e", 1, 11, nil, ""},
+		{"in a class constructor", "class A { constructor() { throw new Error('A') } }\nnew   A()", 1, 33, nil, ""},
+		{"constructor reached through a name chain", "const ns = { E: class { constructor() { throw new Error('ns') } } }\nnew ns.E()", 1, 47, nil, ""},
+		{"new and its callee on two lines", "throw new\n  Error('split')", 1, 7, nil, ""},
+		{"type arguments", "throw new Error<string>('g' as any)", 1, 7, nil, ""},
+		{"in a callback", "[1].map(() => { throw new Error('m') })", 1, 23, nil, ""},
+		{"reference error", "return nope + 1", 1, 8, nil, ""},
+		{"comment between new and the callee", "throw new /* c */ Error('x')", 1, 7, nil, ""},
+		{"line comment between new and the callee", "throw new // c\n  Error('x')", 1, 7, nil, ""},
+		{"property read", "const x: any = {}\nconst y = 1\nconst z = 2\nx.a.b", 4, 5, nil, ""},
+		{"property read down a chain", "const o: any = { a: {} }\n  o.a.b.c.d", 2, 9, nil, ""},
+		{"method that is not there", "const o: any = {}\no.f(1, 2)", 2, 3, nil, ""},
+		{"JSON.parse", "const q = 1\nJSON.parse('{')", 2, 6, nil, ""},
+		{"undefined function", "undefinedFn()", 1, 1, nil, ""},
+		// No engine loads modules: import(name) is a promise that rejects (an exception).
+		{"await import", "await import('x')", 1, 7, nil, "cannot load modules"},
+		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, nil, ""},
 	}
 	for _, combo := range conformanceCombos {
 		t.Run(combo.name, func(t *testing.T) {
@@ -550,6 +562,9 @@ func TestConformanceErrorPositions(t *testing.T) {
 					}
 					if !slices.Contains(want, f.Kind) {
 						t.Fatalf("kind %s (%s), want one of %v", f.Kind, f.Message, want)
+					}
+					if !strings.Contains(f.Message, tt.msg) {
+						t.Fatalf("message %q, want it to contain %q", f.Message, tt.msg)
 					}
 					if f.Line != tt.line || f.Column != tt.col {
 						t.Fatalf("position %d:%d, want %d:%d (%s)", f.Line, f.Column, tt.line, tt.col, f.Message)

@@ -481,6 +481,10 @@ func (r *qjsRun) result() (*coderuntime.Result, error) {
 // building the error itself, which the host cannot tell from a program's own throw null.
 const qjsNullOOMNote = " (the program threw null, or the VM ran out of memory)"
 
+// qjsNoModulesNote follows the ReferenceError an import(name) rejects with (esbuild lowers it to a
+// require call) or a call of require: no program can load a module.
+const qjsNoModulesNote = " (a program cannot load modules: import() and require are not available)"
+
 // qjsOOM is the message QuickJS throws when the VM's memory limit refuses an allocation.
 const qjsOOM = "out of memory"
 
@@ -503,38 +507,15 @@ func (r *qjsRun) exception(msg, stack string) *coderuntime.Failure {
 		return &coderuntime.Failure{Kind: coderuntime.KindLimit, Logs: r.logs,
 			Message: "a string grew past the engine's maximum string length (2^30 - 1 characters)"}
 	}
-	if msg == "Uncaught null" {
+	switch msg {
+	case "Uncaught null":
 		msg += qjsNullOOMNote
+	case "ReferenceError: 'require' is not defined":
+		msg += qjsNoModulesNote
 	}
 	f := &coderuntime.Failure{Kind: coderuntime.KindException, Message: msg, Logs: r.logs}
 	f.Line, f.Column = r.stackPosition(stack)
-	if f.Line == 0 {
-		f.Line, f.Column = r.importPosition(msg)
-	}
 	return f
-}
-
-// qjsImportFailure starts the error QuickJS rejects import(name) with when no module loads (every
-// time: a program has no modules); it has no stack.
-const qjsImportFailure = "ReferenceError: could not load module '"
-
-// importPosition finds, for a failed import(name), the import keyword of the first import(name)
-// in the program (where goja reports it), or 0, 0. esbuild writes the name as a double-quoted
-// ASCII string, as strconv.QuoteToASCII does for the names a program is likely to use; a name it
-// writes otherwise, or a computed one, is not found.
-func (r *qjsRun) importPosition(msg string) (int, int) {
-	name, ok := strings.CutPrefix(msg, qjsImportFailure)
-	if !ok || !strings.HasSuffix(name, "'") {
-		return 0, 0
-	}
-	needle := "import(" + strconv.QuoteToASCII(strings.TrimSuffix(name, "'")) + ")"
-	i := strings.Index(r.prg.js, needle)
-	if i < 0 || (i > 0 && (jsengine.IsIdentByte(r.prg.js[i-1]) || r.prg.js[i-1] == '.')) {
-		return 0, 0
-	}
-	line := 1 + strings.Count(r.prg.js[:i], "\n")
-	col := i - strings.LastIndexByte(r.prg.js[:i], '\n')
-	return r.prg.sm.position(line, col)
 }
 
 var qjsFrameRe = regexp.MustCompile(`<eval>:(\d+):(\d+)`)
@@ -544,7 +525,7 @@ func (r *qjsRun) stackPosition(stack string) (int, int) {
 	for _, m := range qjsFrameRe.FindAllStringSubmatch(stack, 8) {
 		l, _ := strconv.Atoi(m[1])
 		c, _ := strconv.Atoi(m[2])
-		c = qjsNewColumn(r.prg.js, l, c)
+		l, c = qjsFramePosition(r.prg.js, l, c)
 		if line, col := r.prg.sm.position(l, c); line > 0 {
 			return line, col
 		}
@@ -552,41 +533,83 @@ func (r *qjsRun) stackPosition(stack string) (int, int) {
 	return 0, 0
 }
 
-// qjsNewColumn moves a frame's column in js (1-based line and column) from a new expression's
-// argument list to its new keyword, where goja and V8 report the frame: QuickJS records a
-// constructor call at its opening parenthesis, which the source map takes to the callee (throw new
-// Error('x') was reported at Error, column 11, not 7). js is esbuild's output: ASCII (esbuild
-// escapes the rest), without comments, one space after new, and parentheses after every callee.
-func qjsNewColumn(js string, line, col int) int {
+// qjsFramePosition moves a QuickJS frame's position in js (1-based line and column) to where goja
+// and V8 report the same frame, before it is mapped to the model's source. js is esbuild's output:
+// ASCII (esbuild escapes the rest), with parentheses after every callee and one space after new.
+//
+//   - A constructor call is recorded at its opening parenthesis, which the source map takes to the
+//     callee (throw new Error('x') was reported at Error, column 11, not 7): it moves back over the
+//     callee (a name or a chain of names) and what esbuild keeps between it and new (spaces, line
+//     breaks, a block comment, a line comment ending new's line) to the new keyword.
+//   - A failed property read (x.a.b with x.a undefined) is recorded at its dot, which the source map
+//     takes to the object's last name (a): it moves to the property's name (b).
+func qjsFramePosition(js string, line, col int) (int, int) {
+	start := 0 // offset of the frame's line in js
 	for i := 1; i < line; i++ {
-		nl := strings.IndexByte(js, '\n')
+		nl := strings.IndexByte(js[start:], '\n')
 		if nl < 0 {
-			return col
+			return line, col
 		}
-		js = js[nl+1:]
+		start += nl + 1
 	}
-	if nl := strings.IndexByte(js, '\n'); nl >= 0 {
-		js = js[:nl]
+	i := start + col - 1
+	if col < 1 || i >= len(js) || (strings.IndexByte(js[start:i], '\n') >= 0) {
+		return line, col
 	}
-	i := col - 1
-	if i < 0 || i >= len(js) || js[i] != '(' {
-		return col
+	switch js[i] {
+	case '.':
+		if i+1 < len(js) && jsengine.IsIdentByte(js[i+1]) && !(js[i+1] >= '0' && js[i+1] <= '9') {
+			return line, col + 1
+		}
+		return line, col
+	case '(':
+	default:
+		return line, col
 	}
 	j := i // back over the callee: a name or a chain of names
 	for j > 0 && (jsengine.IsIdentByte(js[j-1]) || js[j-1] == '.') {
 		j--
 	}
 	if j == i {
-		return col
+		return line, col
 	}
-	k := j
-	for k > 0 && js[k-1] == ' ' {
-		k--
+	k := qjsBackOverSpace(js, j)
+	if k < 3 || js[k-3:k] != "new" || (k > 3 && (jsengine.IsIdentByte(js[k-4]) || js[k-4] == '.')) || k == j {
+		return line, col
 	}
-	if k == j || k < 3 || js[k-3:k] != "new" || (k > 3 && (jsengine.IsIdentByte(js[k-4]) || js[k-4] == '.')) {
-		return col
+	n := k - 3 // the new keyword's offset
+	nline := 1 + strings.Count(js[:n], "\n")
+	return nline, n - strings.LastIndexByte(js[:n], '\n')
+}
+
+// qjsBackOverSpace returns the offset before the spaces, line breaks and comments that end at j in
+// esbuild's output: block comments, and a line comment ending the line before a line break.
+func qjsBackOverSpace(js string, j int) int {
+	for {
+		k := j
+		for k > 0 && (js[k-1] == ' ' || js[k-1] == '\t') {
+			k--
+		}
+		switch {
+		case k > 0 && js[k-1] == '\n':
+			k--
+			// The line before may end with a line comment: back to its //, when the line has one.
+			ls := strings.LastIndexByte(js[:k], '\n') + 1
+			if c := strings.Index(js[ls:k], "//"); c >= 0 {
+				k = ls + c
+			}
+		case k >= 2 && js[k-2:k] == "*/":
+			c := strings.LastIndex(js[:k-2], "/*")
+			if c < 0 {
+				return k
+			}
+			k = c
+		}
+		if k == j {
+			return k
+		}
+		j = k
 	}
-	return k - 3 + 1
 }
 
 // failure classifies an error that came out of the VM. compiling is true for the program's own

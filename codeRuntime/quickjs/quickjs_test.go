@@ -834,3 +834,28 @@ func TestQuickJSTeardownIsOutsideTheRun(t *testing.T) {
 	close(release)
 	<-closed
 }
+
+// FuzzQJSFramePosition: moving a frame's position never panics, whatever the text and position,
+// and only ever moves it to a place in the text: the same line one column on (a property read's
+// name), or an earlier place (a new keyword).
+func FuzzQJSFramePosition(f *testing.F) {
+	f.Add("(async () => {\n  throw new /* c */\n  Error(\"x\");\n})();\n", 3, 8)
+	f.Add("  throw new // c\n  Error(\"x\");", 2, 8)
+	f.Add("  x.a.b;", 1, 6)
+	f.Add("new(", 1, 4)
+	f.Add("*/(", 1, 3)
+	f.Add("\n.", 2, 1)
+	f.Fuzz(func(t *testing.T, js string, line, col int) {
+		l, c := qjsFramePosition(js, line, col)
+		if l == line && (c == col || c == col+1) {
+			return
+		}
+		if l < 1 || c < 1 || l > line || (l == line && c > col) {
+			t.Fatalf("qjsFramePosition(%q, %d, %d) = %d, %d", js, line, col, l, c)
+		}
+		lines := strings.Split(js, "\n")
+		if l > len(lines) || c > len(lines[l-1]) || !strings.HasPrefix(lines[l-1][c-1:], "new") {
+			t.Fatalf("qjsFramePosition(%q, %d, %d) = %d, %d: not at a new keyword", js, line, col, l, c)
+		}
+	})
+}

@@ -36,8 +36,10 @@ func WrapProgram(src string) (string, *coderuntime.Failure) {
 	res := api.Transform(wrapHead+src+wrapTail, api.TransformOptions{
 		Loader: api.LoaderTS,
 		Target: api.ES2020,
-		// goja runs async functions but not async iteration: let esbuild lower it.
-		Supported:      map[string]bool{"async-generator": false, "for-await": false},
+		// goja runs async functions but not async iteration: let esbuild lower it. goja cannot
+		// parse import(), and no engine can load a module: lowered, import(name) is a promise that
+		// rejects (require is not defined) on every engine, an exception like QuickJS's own.
+		Supported:      map[string]bool{"async-generator": false, "for-await": false, "dynamic-import": false},
 		Format:         api.FormatDefault,
 		Sourcemap:      api.SourceMapExternal,
 		SourcesContent: api.SourcesContentExclude,
