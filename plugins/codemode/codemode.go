@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -33,8 +34,13 @@ const (
 	SDKSection = "tools:sdk"
 	// SDKSectionOrder places [SDKSection] among the prompt sections.
 	SDKSectionOrder = 150
-	// CodeDispatchEvent is the session event type of one binding call.
+	// CodeDispatchEvent is the session event type of one binding call,
+	// appended once it settled (payload: a [tools.CodeDispatch]).
 	CodeDispatchEvent = "tool/code-dispatch"
+	// CodeDispatchStartEvent is the session event type appended when a
+	// binding call enters the pipeline (payload: a
+	// [tools.CodeDispatchStart]), before its tool/code-dispatch event.
+	CodeDispatchStartEvent = "tool/code-dispatch-start"
 	// CodeLanguage is the language a Code Mode runtime must report.
 	CodeLanguage = "typescript"
 )
@@ -64,8 +70,9 @@ const sdkUsage = "# Code Mode\n\n" +
 	"- Only what the program prints with console.log (console.warn and console.error lines are prefixed [warn] and [error]) " +
 	"and the value it returns come back to you. Tool results you neither print nor return are not shown, " +
 	"so filter, slice or summarize large results inside the program.\n" +
-	"- A tool call resolves to a string when the tool answered with text, otherwise to an array of content blocks.\n" +
-	"- A failed or denied tool call rejects with an Error whose message names the tool and whose `code` (e.g. \"DENIED\", \"INVALID_ARGS\") and `name` say why; " +
+	"- A tool call resolves to the tool's value, typed in `ToolOutputMap` below: structured data (an object, array, number, ...) " +
+	"for a tool that declares its output, otherwise its text as a string. Images a tool returns are shown to you after the program's output.\n" +
+	"- A failed or denied tool call rejects with a `ToolCallError`: an Error whose message names the tool, whose `tool` is the tool called and whose `code` (e.g. \"DENIED\", \"INVALID_ARGS\") and `name` say why; " +
 	"catch it with try/catch to handle it.\n" +
 	"- Tool calls start in the order you make them. Calls you make together (`await Promise.all([...])`) run at the same time " +
 	"when their tools allow it (read-only tools usually do); the others run one at a time, and each call's promise settles in call order.\n" +
@@ -175,7 +182,17 @@ func SDKWithout(r *tools.Registry, scope host.ScopeKey, hidden func(name string)
 	if hidden != nil {
 		ts = slices.DeleteFunc(slices.Clone(ts), func(t *tools.Tool) bool { return hidden(t.Name()) })
 	}
-	return sdkUsage + declareTools(schemas(ts)) + "\n```"
+	return sdkUsage + declareSDK(sdkTools(ts)) + "\n```"
+}
+
+// sdkTools returns what the SDK declares of ts: each tool's wire schema
+// and declared output schema.
+func sdkTools(ts []*tools.Tool) []sdkTool {
+	out := make([]sdkTool, len(ts))
+	for i, t := range ts {
+		out[i] = sdkTool{ToolSchema: t.Schema(), Output: t.OutputSchema()}
+	}
+	return out
 }
 
 // sdkAccess is how a program reaches tool name: tools.name, or
@@ -329,14 +346,15 @@ func (c *containedErr) Is(target error) bool { return safeerr.Is(c.err, target) 
 // Is (see package safeerr).
 func (c *containedErr) As(target any) bool { return safeerr.AsAny(c.err, target) }
 
-// CodeCallError is how a failed binding call reaches the program: the
-// promise of `await tools.<Tool>(...)` rejects with an Error whose message
-// is [CodeCallError.Error] ("tools.<tool>: <the result's text>"), whose
-// `code` is the sub-call's error code (DENIED, INVALID_ARGS, TOOL_ERROR,
-// ...) and whose `name` is its error name. A call refused without
-// dispatch because its run had settled has code [tools.CodeRunSettled] and wraps
-// coderuntime.ErrRunSettled.
-type CodeCallError struct {
+// ToolCallError is how a failed binding call reaches the program: the
+// promise of `await tools.<tool>(...)` rejects with an Error (declared as
+// ToolCallError in the tools:sdk section) whose message is
+// [ToolCallError.Error] ("tools.<tool>: <the result's text>"), whose
+// `tool` is the called tool, whose `code` is the sub-call's error code
+// (DENIED, INVALID_ARGS, TOOL_ERROR, ...) and whose `name` is its error
+// name. A call refused without dispatch because its run had settled has
+// code [tools.CodeRunSettled] and wraps coderuntime.ErrRunSettled.
+type ToolCallError struct {
 	// Tool is the called tool.
 	Tool string
 	// Info is the sub-call's error class.
@@ -348,29 +366,34 @@ type CodeCallError struct {
 	Err error
 }
 
+// CodeCallError is the former name of [ToolCallError].
+//
+// Deprecated: use ToolCallError.
+type CodeCallError = ToolCallError
+
 // Error implements error.
-func (e *CodeCallError) Error() string { return sdkAccess(e.Tool) + ": " + e.Message }
+func (e *ToolCallError) Error() string { return sdkAccess(e.Tool) + ": " + e.Message }
 
 // Code implements [tools.Coder].
-func (e *CodeCallError) Code() string { return string(e.Info.Code) }
+func (e *ToolCallError) Code() string { return string(e.Info.Code) }
 
 // Name implements [tools.Namer].
-func (e *CodeCallError) Name() string { return e.Info.Name }
+func (e *ToolCallError) Name() string { return e.Info.Name }
 
 // Unwrap returns Err.
-func (e *CodeCallError) Unwrap() error { return e.Err }
+func (e *ToolCallError) Unwrap() error { return e.Err }
 
 // ErrorDetails implements ErrorDetails: the program sees the
 // failed sub-call's tool as err.tool.
-func (e *CodeCallError) ErrorDetails() map[string]string { return map[string]string{"tool": e.Tool} }
+func (e *ToolCallError) ErrorDetails() map[string]string { return map[string]string{"tool": e.Tool} }
 
 var (
 	_ tools.Coder = (*CodeRunFailedError)(nil)
 	_ tools.Namer = (*CodeRunFailedError)(nil)
-	_ tools.Coder = (*CodeCallError)(nil)
-	_ tools.Namer = (*CodeCallError)(nil)
+	_ tools.Coder = (*ToolCallError)(nil)
+	_ tools.Namer = (*ToolCallError)(nil)
 
-	_ coderuntime.ErrorDetails = (*CodeCallError)(nil)
+	_ coderuntime.ErrorDetails = (*ToolCallError)(nil)
 )
 
 // runCode is run_code's body: the dispatch bridge. What it guarantees (the
@@ -404,6 +427,11 @@ func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.O
 	out, err := o.output()
 	b.mu.Lock()
 	out.AdditionalContext = b.contexts
+	if err == nil {
+		// The sub-calls' images reach the model once, after the program's
+		// output (a program receives a tool's value, never its images).
+		out.Content = append(out.Content, b.images...)
+	}
 	out.ConcludeTurn = err == nil && b.conclude
 	b.mu.Unlock()
 	return out, err
@@ -551,6 +579,10 @@ type bridge struct {
 	pending  int                    // calls accepted and not finished
 	drained  chan struct{}          // closed when settled and pending drops to 0
 	contexts []string               // the sub-calls' additional context, in submission order
+	images   []tools.Content        // the sub-calls' image blocks, in submission order
+	started  map[string]time.Time   // when each logged sub-call entered the pipeline, by id
+	startN   int64                  // the last call number whose start event was appended
+	startC   *sync.Cond             // signalled when startN moves (on mu)
 	conclude bool                   // a sub-call asked to conclude the turn
 	rejected int64                  // calls refused before the batch (not lossless JSON), logged
 }
@@ -715,9 +747,16 @@ func (b *bridge) done(ctx context.Context, call tools.Call, res tools.Result) {
 	deferred := res.AdditionalContext
 	// Delivered once, through run_code's result.
 	res.AdditionalContext = nil
-	b.append(ctx, call.ID, call.Name, call.Arguments, res)
+	var images []tools.Content
+	for _, c := range res.Content {
+		if c.Type == tools.ContentImage {
+			images = append(images, c)
+		}
+	}
+	b.appendSettled(ctx, call.ID, call.Name, call.Arguments, res)
 	b.mu.Lock()
 	b.contexts = append(b.contexts, deferred...)
+	b.images = append(b.images, images...)
 	b.conclude = b.conclude || res.ConcludeTurn
 	b.mu.Unlock()
 }
@@ -793,14 +832,14 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 		if err != nil {
 			b.pass(rctx)
-			cerr := &CodeCallError{Tool: name, Info: tools.ErrorInfo{Name: "ToolArgsError", Code: tools.CodeInvalidArgs},
+			cerr := &ToolCallError{Tool: name, Info: tools.ErrorInfo{Name: "ToolArgsError", Code: tools.CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
 			b.logRejected(name, args, cerr)
 			return nil, cerr
 		}
 		n, e, ok := b.accept(rctx)
 		if !ok {
-			return nil, &CodeCallError{Tool: name, Info: tools.ErrorInfo{Name: "RunSettledError", Code: tools.CodeRunSettled},
+			return nil, &ToolCallError{Tool: name, Info: tools.ErrorInfo{Name: "RunSettledError", Code: tools.CodeRunSettled},
 				Message: "the call was not made: its run_code run had already settled (" + coderuntime.ErrRunSettled.Error() + ")",
 				Err:     coderuntime.ErrRunSettled}
 		}
@@ -808,16 +847,51 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		ctx, stop := b.callContext(rctx)
 		defer stop()
 		id := b.outer.CallID() + ":code:" + strconv.FormatInt(n, 10)
+		b.logStart(n, id, name, canon)
 		res := b.sched.Run(ctx, e, tools.Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.Agent(), Parent: b.outer.Token()})
 		if res.IsError {
 			info := tools.ErrorInfo{Name: "ToolError", Code: tools.CodeToolError}
 			if res.Error != nil {
 				info = *res.Error
 			}
-			return nil, &CodeCallError{Tool: name, Info: info, Message: contentText(res.Content)}
+			return nil, &ToolCallError{Tool: name, Info: info, Message: contentText(res.Content)}
 		}
-		return resultValue(res.Content)
+		// The canonical value after policy: the declared output's value
+		// (post-execute may have replaced it), or a text-only tool's text.
+		return res.CanonicalValue(), nil
 	}
+}
+
+// logStart appends the tool/code-dispatch-start event of call n (id),
+// in call-number order: it waits until the start of call n-1 was
+// appended (each admitted call reaches logStart right after admission,
+// so the wait is bounded by the appends before it). A slow session log
+// therefore holds up the start of the calls after it.
+func (b *bridge) logStart(n int64, id, name string, args []byte) {
+	if b.log == nil {
+		return
+	}
+	b.mu.Lock()
+	if b.startC == nil {
+		b.startC = sync.NewCond(&b.mu)
+	}
+	for b.startN != n-1 {
+		b.startC.Wait()
+	}
+	now := time.Now()
+	if b.started == nil {
+		b.started = map[string]time.Time{}
+	}
+	b.started[id] = now
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.startN = n
+		b.startC.Broadcast()
+		b.mu.Unlock()
+	}()
+	data, err := json.Marshal(tools.CodeDispatchStart{Name: name, Arguments: args, StartedAt: now})
+	b.appendEvent(b.runCtx, CodeDispatchStartEvent, id, name, data, err)
 }
 
 // logRejected logs a call refused before it entered the batch (its
@@ -826,7 +900,7 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 // program made. Its id is "<run_code id>:code:rejected:<k>", k counting the
 // run's refused calls; the arguments are kept as a JSON string when they
 // are not valid JSON. Nothing is logged once the run settled.
-func (b *bridge) logRejected(name string, args json.RawMessage, cerr *CodeCallError) {
+func (b *bridge) logRejected(name string, args json.RawMessage, cerr *ToolCallError) {
 	b.mu.Lock()
 	if b.settled {
 		b.mu.Unlock()
@@ -842,18 +916,7 @@ func (b *bridge) logRejected(name string, args json.RawMessage, cerr *CodeCallEr
 	}
 	id := b.outer.CallID() + ":code:rejected:" + strconv.FormatInt(k, 10)
 	info := cerr.Info
-	b.append(b.runCtx, id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
-}
-
-// resultValue is what a successful binding call resolves to: the text
-// when every block is text (joined by newlines), else the content blocks.
-func resultValue(cs []tools.Content) (json.RawMessage, error) {
-	for _, c := range cs {
-		if c.Type != tools.ContentText {
-			return json.Marshal(cs)
-		}
-	}
-	return json.Marshal(contentText(cs))
+	b.appendSettled(b.runCtx, id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
 }
 
 func contentText(cs []tools.Content) string {
@@ -869,21 +932,34 @@ func contentText(cs []tools.Content) string {
 	return strings.Join(texts, "\n")
 }
 
-// append logs one sub-call as a tool/code-dispatch event; a failure (or a
-// panic of the session log) is logged, not returned (the call itself
-// happened).
-func (b *bridge) append(ctx context.Context, id, name string, args []byte, res tools.Result) {
+// appendSettled logs one settled sub-call as a tool/code-dispatch event,
+// with the timing of its start event when one was appended.
+func (b *bridge) appendSettled(ctx context.Context, id, name string, args []byte, res tools.Result) {
 	if b.log == nil {
 		return
 	}
-	data, err := encodeDispatch(name, args, res)
+	var timing *tools.DispatchTiming
+	b.mu.Lock()
+	if start, ok := b.started[id]; ok {
+		delete(b.started, id)
+		end := time.Now()
+		timing = &tools.DispatchTiming{StartedAt: start, SettledAt: end, DurationMs: float64(end.Sub(start)) / float64(time.Millisecond)}
+	}
+	b.mu.Unlock()
+	data, err := encodeDispatch(name, args, res, timing)
+	b.appendEvent(ctx, CodeDispatchEvent, id, name, data, err)
+}
+
+// appendEvent appends one event of the run; a failure (or a panic of the
+// session log) is logged, not returned (the call itself happened).
+func (b *bridge) appendEvent(ctx context.Context, typ, id, name string, data []byte, err error) {
 	if err == nil {
 		err = safeAppend(b.log, context.WithoutCancel(ctx), tools.SessionEvent{
-			Type: CodeDispatchEvent, ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(), Data: data,
+			Type: typ, ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(), Data: data,
 		})
 	}
 	if err != nil {
-		b.c.Logger().Warn().Err(err).Str("event", CodeDispatchEvent).Str("id", id).Str("tool", name).
+		b.c.Logger().Warn().Err(err).Str("event", typ).Str("id", id).Str("tool", name).
 			Msg("appending a Code Mode sub-call to the session log failed")
 	}
 }
@@ -901,16 +977,19 @@ func safeAppend(l tools.SessionLog, ctx context.Context, ev tools.SessionEvent) 
 // encodeDispatch is json.Marshal(CodeDispatch{name, args, res}) with a
 // reflection-free fast path for the common result (text blocks, no meta):
 // it runs once per sub-call, inside the run.
-func encodeDispatch(name string, args []byte, res tools.Result) ([]byte, error) {
-	size := 96 + len(name) + len(args) + len(res.CallID)
+func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.DispatchTiming) ([]byte, error) {
+	slow := func() ([]byte, error) {
+		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing})
+	}
+	size := 96 + len(name) + len(args) + len(res.CallID) + len(res.Value)
 	for _, c := range res.Content {
 		if c.Type != tools.ContentText {
-			return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res})
+			return slow()
 		}
 		size += 24 + len(c.Text)
 	}
 	if len(res.Meta) > 0 || len(res.AdditionalContext) > 0 || res.ConcludeTurn {
-		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res})
+		return slow()
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)
@@ -937,5 +1016,18 @@ func encodeDispatch(name string, args []byte, res tools.Result) ([]byte, error) 
 		b = canonjson.AppendString(b, string(res.Error.Code))
 		b = append(b, '}')
 	}
-	return append(b, "}}"...), nil
+	if len(res.Value) > 0 {
+		b = append(b, `,"value":`...)
+		b = append(b, res.Value...)
+	}
+	b = append(b, '}')
+	if timing != nil {
+		tj, err := json.Marshal(timing)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"timing":`...)
+		b = append(b, tj...)
+	}
+	return append(b, '}'), nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -18,12 +19,15 @@ func TestEncodeDispatchMatchesEncodingJSON(t *testing.T) {
 		{CallID: "c", Content: []tools.Content{tools.Text("x"), tools.Image("aGk=", "image/png")}},
 		{CallID: "c", Content: []tools.Content{tools.Text("x")}, Meta: json.RawMessage(`{"a":1}`)},
 	}
-	for _, res := range results {
-		fast, err := encodeDispatch("tool-é", json.RawMessage(`{"n":1}`), res)
+	start := time.Date(2026, 12, 3, 23, 59, 1, 123456789, time.UTC)
+	timings := []*tools.DispatchTiming{nil, {StartedAt: start, SettledAt: start.Add(1500 * time.Microsecond), DurationMs: 1.5}}
+	for i, res := range append(results, tools.Result{CallID: "v", Content: []tools.Content{tools.Text("[1,2]")}, Value: json.RawMessage(`[1,2]`)}) {
+		timing := timings[i%2]
+		fast, err := encodeDispatch("tool-é", json.RawMessage(`{"n":1}`), res, timing)
 		if err != nil {
 			t.Fatal(err)
 		}
-		slow, err := json.Marshal(tools.CodeDispatch{Name: "tool-é", Arguments: json.RawMessage(`{"n":1}`), Result: res})
+		slow, err := json.Marshal(tools.CodeDispatch{Name: "tool-é", Arguments: json.RawMessage(`{"n":1}`), Result: res, Timing: timing})
 		if err != nil {
 			t.Fatal(err)
 		}
