@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -44,6 +45,40 @@ const (
 	// CodeLanguage is the language a Code Mode runtime must report.
 	CodeLanguage = "typescript"
 )
+
+// DispatchLogInput is what a [CodeDispatchLog] listener receives: the
+// identity of a settled sub-call's tool/code-dispatch event and its
+// durable payload, a copy (the program already has its value).
+type DispatchLogInput struct {
+	// ID, Agent and Parent are the event's (see tools.SessionEvent); a
+	// listener cannot change them.
+	ID     string
+	Agent  host.ScopeKey
+	Parent string
+	// Dispatch is the payload as the earlier listeners left it.
+	Dispatch tools.CodeDispatch
+}
+
+// DispatchLogNext delegates from a [CodeDispatchLog] listener to the rest.
+type DispatchLogNext = events.Next[tools.CodeDispatch]
+
+// CodeDispatchLog is the tools/code-dispatch-log waterfall: it runs over
+// each settled sub-call, on the sub-call's goroutine in submission order,
+// before its tool/code-dispatch event is appended, and may replace the
+// payload appended (the durable copy) — never what the program received,
+// nor the call's result anywhere else. The base returns the payload
+// unchanged. It is filtered by the run's agent; a failing listener is
+// contained (logged and skipped). A listener that blocks holds up the
+// sub-call's settlement, and so the program's next call: a slow durable
+// store back-pressures the program instead of accumulating pending
+// writes. Declared by [Plugin].
+var CodeDispatchLog = events.NewWaterfall[DispatchLogInput, tools.CodeDispatch](events.Descriptor{
+	Name:     "tools/code-dispatch-log",
+	Mode:     events.ModeWaterfall,
+	Doc:      "Before a Code Mode sub-call's tool/code-dispatch event is appended: replace the durable payload (e.g. spill large content to a store).",
+	Filtered: true,
+	Failure:  events.Contain,
+})
 
 // runCodeDescription is run_code's wire description: the contract in one
 // paragraph (the tools:sdk section repeats it with the declarations).
@@ -97,6 +132,9 @@ var _ host.Named = plugin{}
 
 // present attaches Code Mode to r: the run_code transport and the prompt contribution.
 func present(c *host.Context, r *tools.Registry) (tools.Presentation, error) {
+	if err := c.Host().Declare(CodeDispatchLog); err != nil {
+		return tools.Presentation{}, err
+	}
 	cm := &codeMode{c: c, r: r}
 	return tools.Presentation{Transport: cm.transport(), Contribute: cm.contribute, DirectCallHint: codeOnlyHint}, nil
 }
@@ -946,8 +984,32 @@ func (b *bridge) appendSettled(ctx context.Context, id, name string, args []byte
 		timing = &tools.DispatchTiming{StartedAt: start, SettledAt: end, DurationMs: float64(end.Sub(start)) / float64(time.Millisecond)}
 	}
 	b.mu.Unlock()
-	data, err := encodeDispatch(name, args, res, timing)
+	d := b.durable(ctx, DispatchLogInput{ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(),
+		Dispatch: tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing}})
+	data, err := encodeDispatch(d.Name, d.Arguments, d.Result, d.Timing)
 	b.appendEvent(ctx, CodeDispatchEvent, id, name, data, err)
+}
+
+// durable runs the tools/code-dispatch-log waterfall over in (a copy of
+// the result: listeners cannot reach the program's) and returns the
+// payload to append: in's when the waterfall fails.
+func (b *bridge) durable(ctx context.Context, in DispatchLogInput) (d tools.CodeDispatch) {
+	orig := in.Dispatch
+	in.Dispatch.Result = orig.Result.Clone()
+	in.Dispatch.Arguments = slices.Clone(orig.Arguments)
+	defer func() {
+		if v := recover(); v != nil {
+			b.c.Logger().Warn().Str("panic", safeerr.Sprint(v)).Str("id", in.ID).Msg(CodeDispatchLog.Descriptor().Name + " dispatch panicked")
+			d = orig
+		}
+	}()
+	out, err := host.Waterfall(context.WithoutCancel(ctx), b.c.Host().Emitter(in.Agent), CodeDispatchLog, in,
+		func(context.Context) (tools.CodeDispatch, error) { return in.Dispatch, nil })
+	if err != nil {
+		b.c.Logger().Warn().Err(err).Str("id", in.ID).Msg(CodeDispatchLog.Descriptor().Name + " failed; the payload is logged as it was")
+		return orig
+	}
+	return out
 }
 
 // appendEvent appends one event of the run; a failure (or a panic of the
