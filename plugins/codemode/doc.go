@@ -71,7 +71,11 @@
 // a JS value, a text-only tool's text as a string. Image blocks of a
 // sub-call's final content are deferred onto run_code's result, after the
 // program's output. The tools:sdk declaration types each call's value
-// (ToolOutputMap) and declares ToolCallError.
+// (ToolOutputMap) and declares ToolCallError. Before its tool/code-dispatch
+// event is appended, the [CodeDispatchLog] waterfall
+// (tools/code-dispatch-log) runs over a copy of the settled sub-call and
+// may replace the durable payload only (package spill is its first
+// listener).
 //
 // Settlement is the bridge's, whatever the runtime does (any
 // coderuntime.Runtime, the shipped one or not): the bridge itself orders
