@@ -928,7 +928,7 @@ func (b *bridge) logStart(n int64, id, name string, args []byte) {
 		b.startC.Broadcast()
 		b.mu.Unlock()
 	}()
-	data, err := json.Marshal(tools.CodeDispatchStart{Name: name, Arguments: args, StartedAt: now})
+	data, err := encodeDispatchStart(name, args, now)
 	b.appendEvent(b.runCtx, CodeDispatchStartEvent, id, name, data, err)
 }
 
@@ -1084,12 +1084,55 @@ func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.Di
 	}
 	b = append(b, '}')
 	if timing != nil {
-		tj, err := json.Marshal(timing)
-		if err != nil {
-			return nil, err
+		var ok bool
+		if b, ok = appendTiming(append(b, `,"timing":`...), timing); !ok {
+			return slow()
 		}
-		b = append(b, `,"timing":`...)
-		b = append(b, tj...)
 	}
 	return append(b, '}'), nil
+}
+
+// encodeDispatchStart is json.Marshal(tools.CodeDispatchStart{name, args,
+// at}) without reflection (args is canonical JSON).
+func encodeDispatchStart(name string, args []byte, at time.Time) ([]byte, error) {
+	b := make([]byte, 0, 64+len(name)+len(args))
+	b = append(b, `{"name":`...)
+	b = canonjson.AppendString(b, name)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	b = append(b, `,"startedAt":`...)
+	var ok bool
+	if b, ok = appendTime(b, at); !ok {
+		return json.Marshal(tools.CodeDispatchStart{Name: name, Arguments: args, StartedAt: at})
+	}
+	return append(b, '}'), nil
+}
+
+// appendTime appends t as encoding/json writes it (RFC 3339 with
+// nanoseconds, quoted); false for a year encoding/json refuses or writes
+// otherwise.
+func appendTime(b []byte, t time.Time) ([]byte, bool) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return b, false
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), true
+}
+
+// appendTiming appends t as encoding/json writes it; false when a field
+// needs encoding/json's own rules.
+func appendTiming(b []byte, t *tools.DispatchTiming) ([]byte, bool) {
+	f := t.DurationMs
+	if f < 0 || f != 0 && (f < 1e-6 || f >= 1e21) || f != f {
+		return b, false
+	}
+	var ok1, ok2 bool
+	b = append(b, `{"startedAt":`...)
+	b, ok1 = appendTime(b, t.StartedAt)
+	b = append(b, `,"settledAt":`...)
+	b, ok2 = appendTime(b, t.SettledAt)
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	return append(b, '}'), ok1 && ok2
 }
