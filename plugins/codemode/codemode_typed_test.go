@@ -118,7 +118,13 @@ func TestCT2_SDKDeclaresOutputTypes(t *testing.T) {
 // text is); it reaches the model once, on run_code's result after the
 // program's output, in submission order. A failed run carries none.
 func TestCT4_ImagesAreDeferredOntoTheRunResult(t *testing.T) {
-	e := newCodeEnv(t, codeOpts{mode: tools.Code})
+	for _, rc := range everyRuntime() {
+		t.Run(rc.Engine+"/"+rc.Isolation, func(t *testing.T) { testCT4(t, rc) })
+	}
+}
+
+func testCT4(t *testing.T, rc coderuntime.Config) {
+	e := newCodeEnv(t, codeOpts{mode: tools.Code, runtime: rc})
 	n := 0
 	mustRegister(t, e.reg, e.root, toolFunc("shot", func(context.Context, *tools.Execution) (tools.Output, error) {
 		n++
@@ -169,8 +175,18 @@ func TestCT5_FailedCallRejectsWithToolCallError(t *testing.T) {
 // the pair (fake clock: each body's time exactly; the calls settle in
 // submission order, so the test gives the later calls the longer bodies).
 func TestCT6_DispatchStartAndSettledEvents(t *testing.T) {
+	// In a synctest bubble programs run in process (see newCodeEnv): each
+	// engine there.
+	for _, eng := range []string{coderuntime.EngineGoja, coderuntime.EngineQuickJS} {
+		t.Run(eng, func(t *testing.T) { testCT6(t, eng) })
+	}
+}
+
+func testCT6(t *testing.T, engine string) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newCodeEnv(t, codeOpts{mode: tools.Code})
+		rc := testRuntime
+		rc.Engine = engine
+		e := newCodeEnv(t, codeOpts{mode: tools.Code, runtime: rc})
 		mustRegister(t, e.reg, e.root, tools.Definition{Name: "slow", Description: "Waits.", Concurrency: tools.Parallel,
 			OutputSchema: json.RawMessage(`{"type":"integer"}`),
 			Parameters:   json.RawMessage(`{"type":"object","properties":{"ms":{"type":"integer"}}}`),
