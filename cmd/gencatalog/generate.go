@@ -16,6 +16,7 @@ import (
 	"github.com/dsh-go/dsh/plugins/approval"
 	"github.com/dsh-go/dsh/plugins/codemode"
 	mcpclient "github.com/dsh-go/dsh/plugins/mcp-client"
+	"github.com/dsh-go/dsh/plugins/spill"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
 	timeoutpolicy "github.com/dsh-go/dsh/plugins/timeout-policy"
 	toolbash "github.com/dsh-go/dsh/plugins/tool-bash"
@@ -51,6 +52,7 @@ var policies = []shipped{
 	{plugin: isolated.Plugin, config: static(coderuntime.Config{})},
 	{plugin: approval.Plugin, config: static(approval.Config{})},
 	{plugin: timeoutpolicy.Plugin, config: static(timeoutpolicy.Config{})},
+	{plugin: spill.Plugin, config: static(spill.Config{})},
 }
 
 // toolPlugins are the shipped tool plugins.
@@ -70,7 +72,7 @@ var toolPlugins = []shipped{
 // does not load (they need a live MCP server, a peer or a session): the
 // catalog declares them directly. TestCatalogListsEveryShippedEvent fails
 // when a shipped package declares an event the catalog lacks.
-var declaredOnly = []events.Handle{mcpclient.StatusChanged}
+var declaredOnly = []events.Handle{mcpclient.StatusChanged, codemode.CodeDispatchLog}
 
 // boot loads ps into a fresh host and returns it with a cleanup.
 func boot(ps []shipped) (*host.Host, func(), error) {

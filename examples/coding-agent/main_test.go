@@ -103,13 +103,14 @@ func TestTranscriptShowsEveryPolicy(t *testing.T) {
 		"error BLOCKED:",                       // the post-execute block
 		"context for the model: Policy: never", // its additional context
 		"=== tools mode: code ===",
-		"(model sees tools: run_code)",   // code mode contributes only the transport
-		"↳ c8:code:1 bash: ok",           // sub-calls run the full pipeline...
-		"↳ c8:code:3 read: error DENIED", // ...guards included
-		".env stays private: DENIED",     // and the program catches the denial
-		`"mainLines":7}`,                 // what it returned
-		"error UNKNOWN_TOOL:",            // direct calls are refused under code
-		"error CODE_RUN_FAILED:",         // a throwing program
+		"(model sees tools: run_code)",                 // code mode contributes only the transport
+		"↳ c8:code:1 bash: ok",                         // sub-calls run the full pipeline...
+		"↳ c8:code:3 read: error DENIED",               // ...guards included
+		".env stays private: DENIED",                   // and the program catches the denial
+		"main.go has 7 lines (73 bytes)",               // typed values: read's text, bash's exit code
+		`{"listed":true,"mainBytes":73,"mainLines":7}`, // what it returned
+		"error UNKNOWN_TOOL:",                          // direct calls are refused under code
+		"error CODE_RUN_FAILED:",                       // a throwing program
 		"console output before the failure:",
 	} {
 		if !strings.Contains(out, want) {

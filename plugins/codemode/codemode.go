@@ -10,10 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tidwall/gjson"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/events"
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -33,11 +35,50 @@ const (
 	SDKSection = "tools:sdk"
 	// SDKSectionOrder places [SDKSection] among the prompt sections.
 	SDKSectionOrder = 150
-	// CodeDispatchEvent is the session event type of one binding call.
+	// CodeDispatchEvent is the session event type of one binding call,
+	// appended once it settled (payload: a [tools.CodeDispatch]).
 	CodeDispatchEvent = "tool/code-dispatch"
+	// CodeDispatchStartEvent is the session event type appended when a
+	// binding call enters the pipeline (payload: a
+	// [tools.CodeDispatchStart]), before its tool/code-dispatch event.
+	CodeDispatchStartEvent = "tool/code-dispatch-start"
 	// CodeLanguage is the language a Code Mode runtime must report.
 	CodeLanguage = "typescript"
 )
+
+// DispatchLogInput is what a [CodeDispatchLog] listener receives: the
+// identity of a settled sub-call's tool/code-dispatch event and its
+// durable payload, a copy (the program already has its value).
+type DispatchLogInput struct {
+	// ID, Agent and Parent are the event's (see tools.SessionEvent); a
+	// listener cannot change them.
+	ID     string
+	Agent  host.ScopeKey
+	Parent string
+	// Dispatch is the payload as the earlier listeners left it.
+	Dispatch tools.CodeDispatch
+}
+
+// DispatchLogNext delegates from a [CodeDispatchLog] listener to the rest.
+type DispatchLogNext = events.Next[tools.CodeDispatch]
+
+// CodeDispatchLog is the tools/code-dispatch-log waterfall: it runs over
+// each settled sub-call, on the sub-call's goroutine in submission order,
+// before its tool/code-dispatch event is appended, and may replace the
+// payload appended (the durable copy) — never what the program received,
+// nor the call's result anywhere else. The base returns the payload
+// unchanged. It is filtered by the run's agent; a failing listener is
+// contained (logged and skipped). A listener that blocks holds up the
+// sub-call's settlement, and so the program's next call: a slow durable
+// store back-pressures the program instead of accumulating pending
+// writes. Declared by [Plugin].
+var CodeDispatchLog = events.NewWaterfall[DispatchLogInput, tools.CodeDispatch](events.Descriptor{
+	Name:     "tools/code-dispatch-log",
+	Mode:     events.ModeWaterfall,
+	Doc:      "Before a Code Mode sub-call's tool/code-dispatch event is appended: replace the durable payload (e.g. spill large content to a store).",
+	Filtered: true,
+	Failure:  events.Contain,
+})
 
 // runCodeDescription is run_code's wire description: the contract in one
 // paragraph (the tools:sdk section repeats it with the declarations).
@@ -64,8 +105,9 @@ const sdkUsage = "# Code Mode\n\n" +
 	"- Only what the program prints with console.log (console.warn and console.error lines are prefixed [warn] and [error]) " +
 	"and the value it returns come back to you. Tool results you neither print nor return are not shown, " +
 	"so filter, slice or summarize large results inside the program.\n" +
-	"- A tool call resolves to a string when the tool answered with text, otherwise to an array of content blocks.\n" +
-	"- A failed or denied tool call rejects with an Error whose message names the tool and whose `code` (e.g. \"DENIED\", \"INVALID_ARGS\") and `name` say why; " +
+	"- A tool call resolves to the tool's value, typed in `ToolOutputMap` below: structured data (an object, array, number, ...) " +
+	"for a tool that declares its output, otherwise its text as a string. Images a tool returns are shown to you after the program's output.\n" +
+	"- A failed or denied tool call rejects with a `ToolCallError`: an Error whose message names the tool, whose `tool` is the tool called and whose `code` (e.g. \"DENIED\", \"INVALID_ARGS\") and `name` say why; " +
 	"catch it with try/catch to handle it.\n" +
 	"- Tool calls start in the order you make them. Calls you make together (`await Promise.all([...])`) run at the same time " +
 	"when their tools allow it (read-only tools usually do); the others run one at a time, and each call's promise settles in call order.\n" +
@@ -90,6 +132,9 @@ var _ host.Named = plugin{}
 
 // present attaches Code Mode to r: the run_code transport and the prompt contribution.
 func present(c *host.Context, r *tools.Registry) (tools.Presentation, error) {
+	if err := c.Host().Declare(CodeDispatchLog); err != nil {
+		return tools.Presentation{}, err
+	}
 	cm := &codeMode{c: c, r: r}
 	return tools.Presentation{Transport: cm.transport(), Contribute: cm.contribute, DirectCallHint: codeOnlyHint}, nil
 }
@@ -175,7 +220,17 @@ func SDKWithout(r *tools.Registry, scope host.ScopeKey, hidden func(name string)
 	if hidden != nil {
 		ts = slices.DeleteFunc(slices.Clone(ts), func(t *tools.Tool) bool { return hidden(t.Name()) })
 	}
-	return sdkUsage + declareTools(schemas(ts)) + "\n```"
+	return sdkUsage + declareSDK(sdkTools(ts)) + "\n```"
+}
+
+// sdkTools returns what the SDK declares of ts: each tool's wire schema
+// and declared output schema.
+func sdkTools(ts []*tools.Tool) []sdkTool {
+	out := make([]sdkTool, len(ts))
+	for i, t := range ts {
+		out[i] = sdkTool{ToolSchema: t.Schema(), Output: t.OutputSchema()}
+	}
+	return out
 }
 
 // sdkAccess is how a program reaches tool name: tools.name, or
@@ -329,14 +384,15 @@ func (c *containedErr) Is(target error) bool { return safeerr.Is(c.err, target) 
 // Is (see package safeerr).
 func (c *containedErr) As(target any) bool { return safeerr.AsAny(c.err, target) }
 
-// CodeCallError is how a failed binding call reaches the program: the
-// promise of `await tools.<Tool>(...)` rejects with an Error whose message
-// is [CodeCallError.Error] ("tools.<tool>: <the result's text>"), whose
-// `code` is the sub-call's error code (DENIED, INVALID_ARGS, TOOL_ERROR,
-// ...) and whose `name` is its error name. A call refused without
-// dispatch because its run had settled has code [tools.CodeRunSettled] and wraps
-// coderuntime.ErrRunSettled.
-type CodeCallError struct {
+// ToolCallError is how a failed binding call reaches the program: the
+// promise of `await tools.<tool>(...)` rejects with an Error (declared as
+// ToolCallError in the tools:sdk section) whose message is
+// [ToolCallError.Error] ("tools.<tool>: <the result's text>"), whose
+// `tool` is the called tool, whose `code` is the sub-call's error code
+// (DENIED, INVALID_ARGS, TOOL_ERROR, ...) and whose `name` is its error
+// name. A call refused without dispatch because its run had settled has
+// code [tools.CodeRunSettled] and wraps coderuntime.ErrRunSettled.
+type ToolCallError struct {
 	// Tool is the called tool.
 	Tool string
 	// Info is the sub-call's error class.
@@ -348,29 +404,34 @@ type CodeCallError struct {
 	Err error
 }
 
+// CodeCallError is the former name of [ToolCallError].
+//
+// Deprecated: use ToolCallError.
+type CodeCallError = ToolCallError
+
 // Error implements error.
-func (e *CodeCallError) Error() string { return sdkAccess(e.Tool) + ": " + e.Message }
+func (e *ToolCallError) Error() string { return sdkAccess(e.Tool) + ": " + e.Message }
 
 // Code implements [tools.Coder].
-func (e *CodeCallError) Code() string { return string(e.Info.Code) }
+func (e *ToolCallError) Code() string { return string(e.Info.Code) }
 
 // Name implements [tools.Namer].
-func (e *CodeCallError) Name() string { return e.Info.Name }
+func (e *ToolCallError) Name() string { return e.Info.Name }
 
 // Unwrap returns Err.
-func (e *CodeCallError) Unwrap() error { return e.Err }
+func (e *ToolCallError) Unwrap() error { return e.Err }
 
 // ErrorDetails implements ErrorDetails: the program sees the
 // failed sub-call's tool as err.tool.
-func (e *CodeCallError) ErrorDetails() map[string]string { return map[string]string{"tool": e.Tool} }
+func (e *ToolCallError) ErrorDetails() map[string]string { return map[string]string{"tool": e.Tool} }
 
 var (
 	_ tools.Coder = (*CodeRunFailedError)(nil)
 	_ tools.Namer = (*CodeRunFailedError)(nil)
-	_ tools.Coder = (*CodeCallError)(nil)
-	_ tools.Namer = (*CodeCallError)(nil)
+	_ tools.Coder = (*ToolCallError)(nil)
+	_ tools.Namer = (*ToolCallError)(nil)
 
-	_ coderuntime.ErrorDetails = (*CodeCallError)(nil)
+	_ coderuntime.ErrorDetails = (*ToolCallError)(nil)
 )
 
 // runCode is run_code's body: the dispatch bridge. What it guarantees (the
@@ -404,6 +465,11 @@ func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.O
 	out, err := o.output()
 	b.mu.Lock()
 	out.AdditionalContext = b.contexts
+	if err == nil {
+		// The sub-calls' images reach the model once, after the program's
+		// output (a program receives a tool's value, never its images).
+		out.Content = append(out.Content, b.images...)
+	}
 	out.ConcludeTurn = err == nil && b.conclude
 	b.mu.Unlock()
 	return out, err
@@ -551,6 +617,10 @@ type bridge struct {
 	pending  int                    // calls accepted and not finished
 	drained  chan struct{}          // closed when settled and pending drops to 0
 	contexts []string               // the sub-calls' additional context, in submission order
+	images   []tools.Content        // the sub-calls' image blocks, in submission order
+	started  map[string]time.Time   // when each logged sub-call entered the pipeline, by id
+	startN   int64                  // the last call number whose start event was appended
+	startC   *sync.Cond             // signalled when startN moves (on mu)
 	conclude bool                   // a sub-call asked to conclude the turn
 	rejected int64                  // calls refused before the batch (not lossless JSON), logged
 }
@@ -715,9 +785,16 @@ func (b *bridge) done(ctx context.Context, call tools.Call, res tools.Result) {
 	deferred := res.AdditionalContext
 	// Delivered once, through run_code's result.
 	res.AdditionalContext = nil
-	b.append(ctx, call.ID, call.Name, call.Arguments, res)
+	var images []tools.Content
+	for _, c := range res.Content {
+		if c.Type == tools.ContentImage {
+			images = append(images, c)
+		}
+	}
+	b.appendSettled(ctx, call.ID, call.Name, call.Arguments, res)
 	b.mu.Lock()
 	b.contexts = append(b.contexts, deferred...)
+	b.images = append(b.images, images...)
 	b.conclude = b.conclude || res.ConcludeTurn
 	b.mu.Unlock()
 }
@@ -793,14 +870,14 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 		if err != nil {
 			b.pass(rctx)
-			cerr := &CodeCallError{Tool: name, Info: tools.ErrorInfo{Name: "ToolArgsError", Code: tools.CodeInvalidArgs},
+			cerr := &ToolCallError{Tool: name, Info: tools.ErrorInfo{Name: "ToolArgsError", Code: tools.CodeInvalidArgs},
 				Message: "the argument is not lossless JSON, so the call was not made: " + err.Error()}
 			b.logRejected(name, args, cerr)
 			return nil, cerr
 		}
 		n, e, ok := b.accept(rctx)
 		if !ok {
-			return nil, &CodeCallError{Tool: name, Info: tools.ErrorInfo{Name: "RunSettledError", Code: tools.CodeRunSettled},
+			return nil, &ToolCallError{Tool: name, Info: tools.ErrorInfo{Name: "RunSettledError", Code: tools.CodeRunSettled},
 				Message: "the call was not made: its run_code run had already settled (" + coderuntime.ErrRunSettled.Error() + ")",
 				Err:     coderuntime.ErrRunSettled}
 		}
@@ -808,16 +885,51 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		ctx, stop := b.callContext(rctx)
 		defer stop()
 		id := b.outer.CallID() + ":code:" + strconv.FormatInt(n, 10)
+		b.logStart(n, id, name, canon)
 		res := b.sched.Run(ctx, e, tools.Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.Agent(), Parent: b.outer.Token()})
 		if res.IsError {
 			info := tools.ErrorInfo{Name: "ToolError", Code: tools.CodeToolError}
 			if res.Error != nil {
 				info = *res.Error
 			}
-			return nil, &CodeCallError{Tool: name, Info: info, Message: contentText(res.Content)}
+			return nil, &ToolCallError{Tool: name, Info: info, Message: contentText(res.Content)}
 		}
-		return resultValue(res.Content)
+		// The canonical value after policy: the declared output's value
+		// (post-execute may have replaced it), or a text-only tool's text.
+		return res.CanonicalValue(), nil
 	}
+}
+
+// logStart appends the tool/code-dispatch-start event of call n (id),
+// in call-number order: it waits until the start of call n-1 was
+// appended (each admitted call reaches logStart right after admission,
+// so the wait is bounded by the appends before it). A slow session log
+// therefore holds up the start of the calls after it.
+func (b *bridge) logStart(n int64, id, name string, args []byte) {
+	if b.log == nil {
+		return
+	}
+	b.mu.Lock()
+	if b.startC == nil {
+		b.startC = sync.NewCond(&b.mu)
+	}
+	for b.startN != n-1 {
+		b.startC.Wait()
+	}
+	now := time.Now()
+	if b.started == nil {
+		b.started = map[string]time.Time{}
+	}
+	b.started[id] = now
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.startN = n
+		b.startC.Broadcast()
+		b.mu.Unlock()
+	}()
+	data, err := encodeDispatchStart(name, args, now)
+	b.appendEvent(b.runCtx, CodeDispatchStartEvent, id, name, data, err)
 }
 
 // logRejected logs a call refused before it entered the batch (its
@@ -826,7 +938,7 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 // program made. Its id is "<run_code id>:code:rejected:<k>", k counting the
 // run's refused calls; the arguments are kept as a JSON string when they
 // are not valid JSON. Nothing is logged once the run settled.
-func (b *bridge) logRejected(name string, args json.RawMessage, cerr *CodeCallError) {
+func (b *bridge) logRejected(name string, args json.RawMessage, cerr *ToolCallError) {
 	b.mu.Lock()
 	if b.settled {
 		b.mu.Unlock()
@@ -842,18 +954,7 @@ func (b *bridge) logRejected(name string, args json.RawMessage, cerr *CodeCallEr
 	}
 	id := b.outer.CallID() + ":code:rejected:" + strconv.FormatInt(k, 10)
 	info := cerr.Info
-	b.append(b.runCtx, id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
-}
-
-// resultValue is what a successful binding call resolves to: the text
-// when every block is text (joined by newlines), else the content blocks.
-func resultValue(cs []tools.Content) (json.RawMessage, error) {
-	for _, c := range cs {
-		if c.Type != tools.ContentText {
-			return json.Marshal(cs)
-		}
-	}
-	return json.Marshal(contentText(cs))
+	b.appendSettled(b.runCtx, id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
 }
 
 func contentText(cs []tools.Content) string {
@@ -869,21 +970,58 @@ func contentText(cs []tools.Content) string {
 	return strings.Join(texts, "\n")
 }
 
-// append logs one sub-call as a tool/code-dispatch event; a failure (or a
-// panic of the session log) is logged, not returned (the call itself
-// happened).
-func (b *bridge) append(ctx context.Context, id, name string, args []byte, res tools.Result) {
+// appendSettled logs one settled sub-call as a tool/code-dispatch event,
+// with the timing of its start event when one was appended.
+func (b *bridge) appendSettled(ctx context.Context, id, name string, args []byte, res tools.Result) {
 	if b.log == nil {
 		return
 	}
-	data, err := encodeDispatch(name, args, res)
+	var timing *tools.DispatchTiming
+	b.mu.Lock()
+	if start, ok := b.started[id]; ok {
+		delete(b.started, id)
+		end := time.Now()
+		timing = &tools.DispatchTiming{StartedAt: start, SettledAt: end, DurationMs: float64(end.Sub(start)) / float64(time.Millisecond)}
+	}
+	b.mu.Unlock()
+	d := b.durable(ctx, DispatchLogInput{ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(),
+		Dispatch: tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing}})
+	data, err := encodeDispatch(d.Name, d.Arguments, d.Result, d.Timing)
+	b.appendEvent(ctx, CodeDispatchEvent, id, name, data, err)
+}
+
+// durable runs the tools/code-dispatch-log waterfall over in (a copy of
+// the result: listeners cannot reach the program's) and returns the
+// payload to append: in's when the waterfall fails.
+func (b *bridge) durable(ctx context.Context, in DispatchLogInput) (d tools.CodeDispatch) {
+	orig := in.Dispatch
+	in.Dispatch.Result = orig.Result.Clone()
+	in.Dispatch.Arguments = slices.Clone(orig.Arguments)
+	defer func() {
+		if v := recover(); v != nil {
+			b.c.Logger().Warn().Str("panic", safeerr.Sprint(v)).Str("id", in.ID).Msg(CodeDispatchLog.Descriptor().Name + " dispatch panicked")
+			d = orig
+		}
+	}()
+	out, err := host.Waterfall(context.WithoutCancel(ctx), b.c.Host().Emitter(in.Agent), CodeDispatchLog, in,
+		func(context.Context) (tools.CodeDispatch, error) { return in.Dispatch, nil })
+	if err != nil {
+		b.c.Logger().Warn().Err(err).Str("id", in.ID).Msg(CodeDispatchLog.Descriptor().Name + " failed; the payload is logged as it was")
+		return orig
+	}
+	return out
+}
+
+// appendEvent appends one event of the run; a failure (or a panic of the
+// session log) is logged, not returned (the call itself happened).
+func (b *bridge) appendEvent(ctx context.Context, typ, id, name string, data []byte, err error) {
 	if err == nil {
 		err = safeAppend(b.log, context.WithoutCancel(ctx), tools.SessionEvent{
-			Type: CodeDispatchEvent, ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(), Data: data,
+			Type: typ, ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(), Data: data,
 		})
 	}
 	if err != nil {
-		b.c.Logger().Warn().Err(err).Str("event", CodeDispatchEvent).Str("id", id).Str("tool", name).
+		b.c.Logger().Warn().Err(err).Str("event", typ).Str("id", id).Str("tool", name).
 			Msg("appending a Code Mode sub-call to the session log failed")
 	}
 }
@@ -901,16 +1039,19 @@ func safeAppend(l tools.SessionLog, ctx context.Context, ev tools.SessionEvent) 
 // encodeDispatch is json.Marshal(CodeDispatch{name, args, res}) with a
 // reflection-free fast path for the common result (text blocks, no meta):
 // it runs once per sub-call, inside the run.
-func encodeDispatch(name string, args []byte, res tools.Result) ([]byte, error) {
-	size := 96 + len(name) + len(args) + len(res.CallID)
+func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.DispatchTiming) ([]byte, error) {
+	slow := func() ([]byte, error) {
+		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing})
+	}
+	size := 96 + len(name) + len(args) + len(res.CallID) + len(res.Value)
 	for _, c := range res.Content {
 		if c.Type != tools.ContentText {
-			return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res})
+			return slow()
 		}
 		size += 24 + len(c.Text)
 	}
 	if len(res.Meta) > 0 || len(res.AdditionalContext) > 0 || res.ConcludeTurn {
-		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res})
+		return slow()
 	}
 	b := make([]byte, 0, size)
 	b = append(b, `{"name":`...)
@@ -937,5 +1078,61 @@ func encodeDispatch(name string, args []byte, res tools.Result) ([]byte, error) 
 		b = canonjson.AppendString(b, string(res.Error.Code))
 		b = append(b, '}')
 	}
-	return append(b, "}}"...), nil
+	if len(res.Value) > 0 {
+		b = append(b, `,"value":`...)
+		b = append(b, res.Value...)
+	}
+	b = append(b, '}')
+	if timing != nil {
+		var ok bool
+		if b, ok = appendTiming(append(b, `,"timing":`...), timing); !ok {
+			return slow()
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// encodeDispatchStart is json.Marshal(tools.CodeDispatchStart{name, args,
+// at}) without reflection (args is canonical JSON).
+func encodeDispatchStart(name string, args []byte, at time.Time) ([]byte, error) {
+	b := make([]byte, 0, 64+len(name)+len(args))
+	b = append(b, `{"name":`...)
+	b = canonjson.AppendString(b, name)
+	b = append(b, `,"arguments":`...)
+	b = append(b, args...)
+	b = append(b, `,"startedAt":`...)
+	var ok bool
+	if b, ok = appendTime(b, at); !ok {
+		return json.Marshal(tools.CodeDispatchStart{Name: name, Arguments: args, StartedAt: at})
+	}
+	return append(b, '}'), nil
+}
+
+// appendTime appends t as encoding/json writes it (RFC 3339 with
+// nanoseconds, quoted); false for a year encoding/json refuses or writes
+// otherwise.
+func appendTime(b []byte, t time.Time) ([]byte, bool) {
+	if y := t.Year(); y < 0 || y > 9999 {
+		return b, false
+	}
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"'), true
+}
+
+// appendTiming appends t as encoding/json writes it; false when a field
+// needs encoding/json's own rules.
+func appendTiming(b []byte, t *tools.DispatchTiming) ([]byte, bool) {
+	f := t.DurationMs
+	if f < 0 || f != 0 && (f < 1e-6 || f >= 1e21) || f != f {
+		return b, false
+	}
+	var ok1, ok2 bool
+	b = append(b, `{"startedAt":`...)
+	b, ok1 = appendTime(b, t.StartedAt)
+	b = append(b, `,"settledAt":`...)
+	b, ok2 = appendTime(b, t.SettledAt)
+	b = append(b, `,"durationMs":`...)
+	b = strconv.AppendFloat(b, f, 'f', -1, 64)
+	return append(b, '}'), ok1 && ok2
 }

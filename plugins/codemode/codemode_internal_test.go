@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/plugins/tools"
 )
@@ -18,12 +19,17 @@ func TestEncodeDispatchMatchesEncodingJSON(t *testing.T) {
 		{CallID: "c", Content: []tools.Content{tools.Text("x"), tools.Image("aGk=", "image/png")}},
 		{CallID: "c", Content: []tools.Content{tools.Text("x")}, Meta: json.RawMessage(`{"a":1}`)},
 	}
-	for _, res := range results {
-		fast, err := encodeDispatch("tool-é", json.RawMessage(`{"n":1}`), res)
+	start := time.Date(2026, 12, 3, 23, 59, 1, 123456789, time.UTC)
+	timings := []*tools.DispatchTiming{nil, {StartedAt: start, SettledAt: start.Add(1500 * time.Microsecond), DurationMs: 1.5},
+		nil, {StartedAt: start.In(time.FixedZone("x", 3600)), SettledAt: start, DurationMs: 0.000001},
+		nil, {StartedAt: time.Time{}, SettledAt: start, DurationMs: 0}, nil, {StartedAt: start, SettledAt: start, DurationMs: 1e-9}}
+	for i, res := range append(results, tools.Result{CallID: "v", Content: []tools.Content{tools.Text("[1,2]")}, Value: json.RawMessage(`[1,2]`)}) {
+		timing := timings[i%len(timings)]
+		fast, err := encodeDispatch("tool-é", json.RawMessage(`{"n":1}`), res, timing)
 		if err != nil {
 			t.Fatal(err)
 		}
-		slow, err := json.Marshal(tools.CodeDispatch{Name: "tool-é", Arguments: json.RawMessage(`{"n":1}`), Result: res})
+		slow, err := json.Marshal(tools.CodeDispatch{Name: "tool-é", Arguments: json.RawMessage(`{"n":1}`), Result: res, Timing: timing})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,6 +40,23 @@ func TestEncodeDispatchMatchesEncodingJSON(t *testing.T) {
 		_ = json.Unmarshal(slow, &b)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("fast %s\nslow %s", fast, slow)
+		}
+	}
+}
+
+// TestEncodeDispatchStartMatchesEncodingJSON pins the start event's
+// payload to what encoding/json produces.
+func TestEncodeDispatchStartMatchesEncodingJSON(t *testing.T) {
+	for _, at := range []time.Time{
+		time.Date(2026, 12, 3, 23, 59, 1, 123456789, time.UTC),
+		time.Date(2000, 1, 1, 0, 0, 0, 0, time.FixedZone("x", -7200)),
+		{},
+		time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC),
+	} {
+		fast, err := encodeDispatchStart("tool-é\"", json.RawMessage(`{"n":1}`), at)
+		slow, serr := json.Marshal(tools.CodeDispatchStart{Name: "tool-é\"", Arguments: json.RawMessage(`{"n":1}`), StartedAt: at})
+		if (err != nil) != (serr != nil) || string(fast) != string(slow) {
+			t.Errorf("%v: fast %s (%v)\nslow %s (%v)", at, fast, err, slow, serr)
 		}
 	}
 }

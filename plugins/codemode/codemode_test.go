@@ -45,10 +45,29 @@ func (l *memLog) Append(_ context.Context, e tools.SessionEvent) error {
 	return l.fail
 }
 
-func (l *memLog) snapshot() []tools.SessionEvent {
+// snapshot returns the settled tool/code-dispatch events appended so far.
+func (l *memLog) snapshot() []tools.SessionEvent { return l.ofType(codemode.CodeDispatchEvent) }
+
+// starts returns the tool/code-dispatch-start events appended so far.
+func (l *memLog) starts() []tools.SessionEvent { return l.ofType(codemode.CodeDispatchStartEvent) }
+
+// all returns every event appended so far.
+func (l *memLog) all() []tools.SessionEvent {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.events)
+}
+
+func (l *memLog) ofType(typ string) []tools.SessionEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []tools.SessionEvent
+	for _, e := range l.events {
+		if e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 type codeOpts struct {
@@ -701,12 +720,14 @@ try { await tools.secret({}) } catch (err: any) {
   console.log(err.code, err.name, err.tool, err.message, err instanceof Error)
 }
 try { await tools.guarded({}) } catch (err: any) { console.log(err.code) }
-const blocks = await tools.img({})
-console.log(Array.isArray(blocks), blocks.length, blocks[1].type)
+const caption = await tools.img({})
+console.log(typeof caption, caption)
 return "done"`
 	res := e.reg.Execute(ctx, runCode("c1", src, "agent"))
-	wantText := "text of /a\nDENIED ToolDenied secret tools.secret: Tool call denied: secrets stay secret true\nDENIED\ntrue 2 image\ndone"
-	if res.IsError || text(res) != wantText {
+	wantText := "text of /a\nDENIED ToolDenied secret tools.secret: Tool call denied: secrets stay secret true\nDENIED\nstring caption\ndone"
+	// A text-only tool's call resolves to its text; its image is deferred
+	// onto run_code's result, after the program's output (CT4).
+	if res.IsError || text(res) != wantText || len(res.Content) != 2 || res.Content[1] != tools.Image("aGk=", "image/png") {
 		t.Fatalf("result = %+v\nwant %q", res, wantText)
 	}
 	// Sub-call additional context is deferred through run_code's result,

@@ -17,33 +17,84 @@ import (
 // tools:sdk prompt section): each visible tool as an async function on the
 // global tools object, its argument type derived from its JSON Schema.
 
-// declareTools renders the Code Mode SDK declaration of a set of tools:
+// sdkTool is one tool the SDK declares: its wire schema and its declared
+// output schema (nil for a text-only tool, whose calls resolve to its
+// text).
+type sdkTool struct {
+	systemprompt.ToolSchema
+	Output json.RawMessage
+}
+
+// sdkErrorDecl declares what a failed tool call rejects with
+// ([ToolCallError]).
+const sdkErrorDecl = `/** What a failed tool call rejects with (catch it with try/catch). */
+interface ToolCallError extends Error {
+  /** The tool that was called. */
+  tool: string;
+  /** Why it failed: "DENIED", "INVALID_ARGS", "TOOL_ERROR", "TOOL_TIMEOUT", ... */
+  code: string;
+}
+`
+
+// declareTools is [declareSDK] of text-only tools.
+func declareTools(ts []systemprompt.ToolSchema) string {
+	out := make([]sdkTool, len(ts))
+	for i, t := range ts {
+		out[i] = sdkTool{ToolSchema: t}
+	}
+	return declareSDK(out)
+}
+
+// declareSDK renders the Code Mode SDK declaration of a set of tools:
 //
+//	interface ToolCallError extends Error { tool: string; code: string; }
+//	interface ToolOutputMap {
+//	  name: <output type>;
+//	  "exotic-name": string;
+//	}
 //	declare const tools: {
 //	  /** description */
-//	  name(args: { ... }): Promise<unknown>;
-//	  "exotic-name"(args: ...): Promise<unknown>;
+//	  name(args: { ... }): Promise<ToolOutputMap["name"]>;
+//	  "exotic-name"(args: ...): Promise<ToolOutputMap["exotic-name"]>;
 //	}
 //
-// Tools are sorted lexicographically by name (ties broken by description and
-// parameters), so the text is byte-identical for the same set in any input
-// order. Names that are not ASCII JavaScript identifiers become quoted keys;
-// argument types come from typeScript, so it never fails. Empty Parameters
-// mean any object.
-func declareTools(tools []systemprompt.ToolSchema) string {
+// Tools are sorted lexicographically by name (ties broken by description,
+// parameters and output), so the text is byte-identical for the same set
+// in any input order. Names that are not ASCII JavaScript identifiers
+// become quoted keys; argument and output types come from typeScript, so
+// it never fails. Empty Parameters mean any object. A tool's output type
+// is what its call resolves to: its declared output schema's type
+// (unknown where TypeScript cannot express it), or string for a text-only
+// tool.
+func declareSDK(tools []sdkTool) string {
 	sorted := slices.Clone(tools)
-	slices.SortFunc(sorted, func(a, b systemprompt.ToolSchema) int {
+	slices.SortFunc(sorted, func(a, b sdkTool) int {
 		return cmp.Or(
 			strings.Compare(a.Name, b.Name),
 			strings.Compare(a.Description, b.Description),
 			bytes.Compare(a.Parameters, b.Parameters),
+			bytes.Compare(a.Output, b.Output),
 		)
 	})
-	if len(sorted) == 0 {
-		return "declare const tools: {}"
-	}
 	var b strings.Builder
-	b.WriteString("declare const tools: {\n")
+	b.WriteString(sdkErrorDecl)
+	if len(sorted) == 0 {
+		b.WriteString("interface ToolOutputMap {}\ndeclare const tools: {}")
+		return b.String()
+	}
+	b.WriteString("/** What each tool's call resolves to. */\ninterface ToolOutputMap {\n")
+	for _, t := range sorted {
+		out := "string"
+		if len(t.Output) > 0 {
+			out = tsFromBytes(t.Output, "  ")
+		}
+		b.WriteString("  ")
+		b.WriteString(tsPropName(t.Name))
+		b.WriteString(": ")
+		b.WriteString(out)
+		b.WriteString(";\n")
+	}
+	b.WriteString("}\ndeclare const tools: {\n")
 	for _, t := range sorted {
 		if t.Description != "" {
 			tsJSDoc(&b, t.Description, "  ")
@@ -56,7 +107,9 @@ func declareTools(tools []systemprompt.ToolSchema) string {
 		b.WriteString(tsPropName(t.Name))
 		b.WriteString("(args: ")
 		b.WriteString(args)
-		b.WriteString("): Promise<unknown>;\n")
+		b.WriteString("): Promise<ToolOutputMap[")
+		b.WriteString(tsQuote(t.Name))
+		b.WriteString("]>;\n")
 	}
 	b.WriteString("}")
 	return b.String()
@@ -78,12 +131,16 @@ const tsMaxDepth = 32
 //     Record<string, never> when it is false, else Record<string, unknown>.
 //   - type array -> T[] (unions parenthesized), unknown[] without items.
 //   - string, number, integer (as number), boolean, null.
+//   - a type array -> the union of each type's rendering (the schema's
+//     other keywords applying to each), e.g. ["string","null"] ->
+//     string | null; an empty array or a member that is not a string ->
+//     unknown.
 //   - enum and const -> a union of literals (non-scalar members -> unknown).
 //   - a schema without type but with properties or items is treated as an
 //     object or array.
 //
 // Constructs it cannot express become unknown: $ref, oneOf, anyOf, allOf,
-// not, if/then/else, type arrays, unknown type names, non-object schemas,
+// not, if/then/else, unknown type names, non-object schemas,
 // malformed or non-lossless JSON, and nesting deeper than 32 levels.
 // Refinements that do not change the base type (format, pattern, minimum,
 // ...) are ignored.
@@ -149,6 +206,9 @@ func tsType(node any, indent string, depth int) (typ string, union bool) {
 	t, hasType := m["type"]
 	var typName string
 	if hasType {
+		if arr, ok := t.([]any); ok {
+			return tsTypeUnion(m, arr, indent, depth)
+		}
 		s, ok := t.(string)
 		if !ok {
 			return "unknown", false
@@ -179,6 +239,33 @@ func tsType(node any, indent string, depth int) (typ string, union bool) {
 	default:
 		return "unknown", false
 	}
+}
+
+// tsTypeUnion renders m whose type is the array types: the union of m
+// rendered with each type (duplicates once), unknown when types is empty,
+// holds a non-string, or a member renders as unknown (the union would
+// be unknown anyway).
+func tsTypeUnion(m map[string]any, types []any, indent string, depth int) (string, bool) {
+	if len(types) == 0 {
+		return "unknown", false
+	}
+	members := make([]string, 0, len(types))
+	for _, x := range types {
+		name, ok := x.(string)
+		if !ok {
+			return "unknown", false
+		}
+		one := maps.Clone(m)
+		one["type"] = name
+		t, _ := tsType(one, indent, depth)
+		if t == "unknown" {
+			return "unknown", false
+		}
+		if !slices.Contains(members, t) {
+			members = append(members, t)
+		}
+	}
+	return strings.Join(members, " | "), len(members) > 1
 }
 
 func tsObject(m map[string]any, indent string, depth int) string {
@@ -293,6 +380,12 @@ func tsPropName(name string) string {
 	if isIdent(name) && !tsReservedWords[name] {
 		return name
 	}
+	return tsQuote(name)
+}
+
+// tsQuote returns name as a TypeScript string literal on one line that
+// cannot close the declaration's fence.
+func tsQuote(name string) string {
 	s := string(canonjson.AppendString(nil, name))
 	// U+2028 and U+2029 are legal in JSON strings and ES2019 string literals,
 	// but escape them anyway so the declaration never spans lines.

@@ -36,7 +36,14 @@ func TestC4_TypeScript(t *testing.T) {
 		{"ref property", `{"type":"object","properties":{"mode":{"enum":["a","b"]},"xs":{"type":"array","items":{"type":"integer"}},"ref":{"$ref":"#/x"}},"required":["mode"]}`,
 			`{ mode: "a" | "b"; ref?: unknown; xs?: number[]; }`},
 		{"oneOf", `{"type":"object","properties":{"a":{"oneOf":[{"type":"string"}]}}}`, `{ a?: unknown; }`},
-		{"type array", `{"type":["string","null"]}`, `unknown`},
+		// CT3: a type array is the union of its types.
+		{"type array", `{"type":["string","null"]}`, `string | null`},
+		{"type array of array", `{"type":"array","items":{"type":["null","array"],"items":{"type":"number"}}}`, `(null | number[])[]`},
+		{"type array object", `{"type":["object","null"],"properties":{"a":{"type":"string"}},"required":["a"]}`, `{ a: string; } | null`},
+		{"type array duplicate", `{"type":["integer","number"]}`, `number`},
+		{"type array empty", `{"type":[]}`, `unknown`},
+		{"type array non string", `{"type":["string",1]}`, `unknown`},
+		{"type array unknown member", `{"type":["string","date"]}`, `unknown`},
 		{"unknown type", `{"type":"date"}`, `unknown`},
 		{"format ignored", `{"type":"string","format":"email"}`, `string`},
 		{"invalid json", `{"type":`, `unknown`},
@@ -94,18 +101,26 @@ func TestC4_DeclareToolsDeterministic(t *testing.T) {
 		{Name: "noargs"},
 		{Name: "broken", Parameters: json.RawMessage(`{not json`)},
 	}
-	want := `declare const tools: {
+	want := sdkErrorDecl + `/** What each tool's call resolves to. */
+interface ToolOutputMap {
+  bash: string;
+  broken: string;
+  "exotic-name": string;
+  noargs: string;
+  read_file: string;
+}
+declare const tools: {
   /** Run a shell command. */
-  bash(args: { command: string; }): Promise<unknown>;
-  broken(args: unknown): Promise<unknown>;
-  "exotic-name"(args: { x?: unknown; }): Promise<unknown>;
-  noargs(args: Record<string, unknown>): Promise<unknown>;
+  bash(args: { command: string; }): Promise<ToolOutputMap["bash"]>;
+  broken(args: unknown): Promise<ToolOutputMap["broken"]>;
+  "exotic-name"(args: { x?: unknown; }): Promise<ToolOutputMap["exotic-name"]>;
+  noargs(args: Record<string, unknown>): Promise<ToolOutputMap["noargs"]>;
   /** Read a file from disk. */
   read_file(args: {
     limit?: number;
     /** Absolute file path */
     path: string;
-  }): Promise<unknown>;
+  }): Promise<ToolOutputMap["read_file"]>;
 }`
 	got := declareTools(tools)
 	if got != want {
@@ -119,7 +134,7 @@ func TestC4_DeclareToolsDeterministic(t *testing.T) {
 	if tools[0].Name != "read_file" {
 		t.Fatal("DeclareTools mutated its input")
 	}
-	if got := declareTools(nil); got != "declare const tools: {}" {
+	if got := declareTools(nil); got != sdkErrorDecl+"interface ToolOutputMap {}\ndeclare const tools: {}" {
 		t.Fatalf("empty = %q", got)
 	}
 }
@@ -143,7 +158,13 @@ func FuzzTypeScript(f *testing.F) {
 		if a == "" || a != typeScript(js) {
 			t.Fatalf("empty or not deterministic: %q", a)
 		}
-		d := declareTools([]systemprompt.ToolSchema{{Name: string(js), Description: string(js), Parameters: js}, {Name: "x"}})
+		d := strings.TrimPrefix(declareTools([]systemprompt.ToolSchema{{Name: string(js), Description: string(js), Parameters: js}, {Name: "x"}}), sdkErrorDecl)
+		// The same schema as an output type: deterministic, and it cannot
+		// close the fence either.
+		o := declareSDK([]sdkTool{{ToolSchema: systemprompt.ToolSchema{Name: string(js)}, Output: js}})
+		if o != declareSDK([]sdkTool{{ToolSchema: systemprompt.ToolSchema{Name: string(js)}, Output: js}}) || strings.Contains(o, "```") {
+			t.Fatalf("output declaration not deterministic or fenced: %q", o)
+		}
 		if strings.Count(d, "\n  /**") > 2 && !strings.Contains(string(js), "\n") {
 			t.Fatalf("unexpected JSDoc split: %q", d)
 		}
@@ -182,7 +203,7 @@ func TestC4_LongBacktickRunsCannotCloseTheFence(t *testing.T) {
 	// Quoted keys and string literals keep their value, with the
 	// backticks escaped.
 	out := declareTools([]systemprompt.ToolSchema{{Name: "x", Parameters: json.RawMessage(`{"type":"object","properties":{"` + "```" + `":{"enum":["` + "```" + `sh","b"]},"c":{"const":"` + "````" + `"}}}`)}})
-	want := `x(args: { "\u0060\u0060\u0060"?: "\u0060\u0060\u0060sh" | "b"; c?: "\u0060\u0060\u0060\u0060"; }): Promise<unknown>;`
+	want := `x(args: { "\u0060\u0060\u0060"?: "\u0060\u0060\u0060sh" | "b"; c?: "\u0060\u0060\u0060\u0060"; }): Promise<ToolOutputMap["x"]>;`
 	if strings.Contains(out, "```") || !strings.Contains(out, want) {
 		t.Errorf("declaration:\n%s\nwant line %s", out, want)
 	}
@@ -226,5 +247,42 @@ func TestC4_ReservedWordToolNamesAreQuoted(t *testing.T) {
 	res := api.Transform(decl, api.TransformOptions{Loader: api.LoaderTS})
 	if len(res.Errors) > 0 {
 		t.Fatalf("declaration does not parse: %v\n%s", res.Errors[0].Text, decl)
+	}
+}
+
+// TestCT2_DeclareSDKOutputTypes pins the output types of the SDK: each
+// tool's entry in ToolOutputMap is its declared output schema's type
+// (unknown where TypeScript cannot express it), a text-only tool's is
+// string, and each function returns its entry.
+func TestCT2_DeclareSDKOutputTypes(t *testing.T) {
+	got := declareSDK([]sdkTool{
+		{ToolSchema: systemprompt.ToolSchema{Name: "ls", Parameters: json.RawMessage(`{"type":"object"}`)},
+			Output: json.RawMessage(`{"type":"object","properties":{"entries":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"},"size":{"type":"integer"}},"required":["name","size"]}}},"required":["entries"]}`)},
+		{ToolSchema: systemprompt.ToolSchema{Name: "count"}, Output: json.RawMessage(`{"type":"integer"}`)},
+		{ToolSchema: systemprompt.ToolSchema{Name: "maybe"}, Output: json.RawMessage(`{"type":["null","array"],"items":{"type":"string"}}`)},
+		{ToolSchema: systemprompt.ToolSchema{Name: "odd-one"}, Output: json.RawMessage(`{"oneOf":[{"type":"string"}]}`)},
+		{ToolSchema: systemprompt.ToolSchema{Name: "say"}},
+	})
+	want := sdkErrorDecl + `/** What each tool's call resolves to. */
+interface ToolOutputMap {
+  count: number;
+  ls: { entries: { name: string; size: number; }[]; };
+  maybe: null | string[];
+  "odd-one": unknown;
+  say: string;
+}
+declare const tools: {
+  count(args: Record<string, unknown>): Promise<ToolOutputMap["count"]>;
+  ls(args: Record<string, unknown>): Promise<ToolOutputMap["ls"]>;
+  maybe(args: Record<string, unknown>): Promise<ToolOutputMap["maybe"]>;
+  "odd-one"(args: Record<string, unknown>): Promise<ToolOutputMap["odd-one"]>;
+  say(args: Record<string, unknown>): Promise<ToolOutputMap["say"]>;
+}`
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	// The declaration is valid TypeScript (esbuild parses it).
+	if r := api.Transform(got, api.TransformOptions{Loader: api.LoaderTS}); len(r.Errors) > 0 {
+		t.Fatalf("not TypeScript: %v", r.Errors)
 	}
 }

@@ -21,6 +21,7 @@
 // tools:sdk section (order 150), which [SDK] renders at each
 // assembly for the calling scope: fixed usage instructions and a
 // `declare const tools: {...}` declaration of tools.Registry.EndCapabilities
+// (arguments and, through ToolOutputMap, output types)
 // (sorted, exotic names quoted, unsupported schema
 // constructs as unknown, byte-identical for an unchanged set). Both adds
 // the visible native definitions. run_code and tools:sdk are Protected /
@@ -70,13 +71,23 @@
 // successful sub-call's ConcludeTurn makes a successful run_code conclude
 // the turn. It is appended to the tools.SessionLog (when
 // one is provided and the call has an agent; an Append error is logged,
-// not fatal) as a tool/code-dispatch tools.SessionEvent carrying
-// tools.CodeDispatch{name, arguments, result}. An isError result rejects the
-// binding's promise with a [*CodeCallError]: err.message is
-// "tools.<name>: <text>", err.code and err.name the result's error class,
-// err.tool the tool.
-// A success resolves to the text when every block is text (joined by
-// newlines), else to the content blocks.
+// not fatal) as a tool/code-dispatch-start tools.SessionEvent
+// (tools.CodeDispatchStart) when it enters the pipeline, in call-number
+// order (a slow log holds up the next call's start), and once settled as a
+// tool/code-dispatch event carrying tools.CodeDispatch{name, arguments,
+// result, timing}. An isError result rejects the binding's promise with a
+// [*ToolCallError]: err.message is "tools.<name>: <text>", err.code and
+// err.name the result's error class, err.tool the tool. A success resolves
+// to the result's canonical value after policy
+// (tools.Result.CanonicalValue): a tool with a declared output's value as
+// a JS value, a text-only tool's text as a string. Image blocks of a
+// sub-call's final content are deferred onto run_code's result, after the
+// program's output. The tools:sdk declaration types each call's value
+// (ToolOutputMap) and declares ToolCallError. Before its tool/code-dispatch
+// event is appended, the [CodeDispatchLog] waterfall
+// (tools/code-dispatch-log) runs over a copy of the settled sub-call and
+// may replace the durable payload only (package spill is its first
+// listener).
 //
 // Settlement is the bridge's, whatever the runtime does (any
 // coderuntime.Runtime, the shipped one or not): the bridge itself orders

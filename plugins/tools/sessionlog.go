@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/dsh-go/dsh/host"
 )
@@ -61,10 +62,33 @@ type SessionEvent struct {
 // canonical arguments it was dispatched with (the same bytes every
 // pipeline phase saw; for a refused call, the arguments as the program
 // passed them, as a JSON string when they are not valid JSON) and its
-// final result, without additional context: Code Mode defers a sub-call's
-// additional context to run_code's result, delivered once there.
+// final result (its model-facing content, and its value when the tool
+// declares its output), without additional context: Code Mode defers a
+// sub-call's additional context to run_code's result, delivered once
+// there. Timing is the pair's timing when a tool/code-dispatch-start
+// event was appended for the call (nil for a call refused before it
+// entered the pipeline).
 type CodeDispatch struct {
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Result    Result          `json:"result"`
+	Timing    *DispatchTiming `json:"timing,omitempty"`
+}
+
+// CodeDispatchStart is the payload of a tool/code-dispatch-start event,
+// appended when a Code Mode sub-call enters the pipeline: the tool, its
+// canonical arguments and when it started.
+type CodeDispatchStart struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	StartedAt time.Time       `json:"startedAt"`
+}
+
+// DispatchTiming is the timing of a start/settled pair of dispatch
+// events: when the call entered the pipeline, when it settled, and the
+// difference in milliseconds.
+type DispatchTiming struct {
+	StartedAt  time.Time `json:"startedAt"`
+	SettledAt  time.Time `json:"settledAt"`
+	DurationMs float64   `json:"durationMs"`
 }
