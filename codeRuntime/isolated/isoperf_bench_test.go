@@ -3,6 +3,7 @@ package isolated
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,6 +95,25 @@ func BenchmarkIsolatedReap(b *testing.B) {
 			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
 			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) { iso.waitReap = true })
 			compareRuns(b, "bgreap/waitreap", a, base, c.p, c.want)
+		})
+	}
+}
+
+// BenchmarkIsolatedWorkerIO: workers reading the parent over non-blocking (poller), buffered pipes
+// (a) against blocking, unbuffered ones (base, the behaviour before), interleaved; both return
+// before the reap. Metric pollerio/blockingio: the median per-round ratio.
+func BenchmarkIsolatedWorkerIO(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    coderuntime.Program
+		want string
+	}{{"empty", emptyProgram, ""}, {"1000 sequential calls", seqProgram, "499500"}} {
+		b.Run(c.name, func(b *testing.B) {
+			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) {
+				iso.env = append(slices.Clone(iso.env), workerLegacyIOEnv+"=1")
+			})
+			compareRuns(b, "pollerio/blockingio", a, base, c.p, c.want)
 		})
 	}
 }
