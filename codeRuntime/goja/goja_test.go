@@ -54,6 +54,7 @@ func newTestRuntime(t testing.TB, mod ...func(*coderuntime.Config)) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = g.Close() })
 	return g
 }
 
