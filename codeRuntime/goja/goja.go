@@ -64,6 +64,14 @@ func (g *Runtime) Language() string { return "typescript" }
 // program settles for any reason, the context handed to bindings is cancelled and Run waits for every
 // binding call it started to return before it returns.
 func (g *Runtime) Run(ctx context.Context, p coderuntime.Program) (res *coderuntime.Result, err error) {
+	return g.RunTransformed(ctx, p, jsengine.Transformed{})
+}
+
+// RunTransformed is Run with p's TypeScript already transformed (pre.JS, when not empty, must be
+// the transform of p.Source): the isolated runtime's worker process calls it with the transform
+// its parent made and cached, so that it does not transform again. Only the code runtime's
+// packages can make a non-empty pre.
+func (g *Runtime) RunTransformed(ctx context.Context, p coderuntime.Program, pre jsengine.Transformed) (res *coderuntime.Result, err error) {
 	if err := jsengine.ValidateProgram(p); err != nil {
 		return nil, err
 	}
@@ -73,7 +81,7 @@ func (g *Runtime) Run(ctx context.Context, p coderuntime.Program) (res *coderunt
 	// Compiling runs outside the VM, where no interrupt reaches; the bounds scan keeps it short, and
 	// its time counts against the busy-CPU budget.
 	start := time.Now()
-	prg, f := g.programs.compile(p.Source)
+	prg, f := g.programs.compile(p.Source, pre)
 	if f != nil {
 		return nil, f
 	}

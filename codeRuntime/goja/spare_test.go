@@ -3,9 +3,11 @@ package goja
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 )
 
 // spareNow waits for a preparation in progress and returns the spare held (nil for none).
@@ -72,4 +74,24 @@ func TestSpareVMClose(t *testing.T) {
 		t.Fatal("a VM prepared ahead after Close")
 	}
 	_ = g.Close()
+}
+
+// TestRunTransformedSkipsTheTransform: RunTransformed runs pre.JS (the transform computed ahead)
+// instead of transforming p.Source again; the bounds scan and goja's refusals still apply to the
+// source.
+func TestRunTransformedSkipsTheTransform(t *testing.T) {
+	g := newTestRuntime(t)
+	js, f := jsengine.WrapProgram("return 2")
+	if f != nil {
+		t.Fatal(f)
+	}
+	res, err := g.RunTransformed(context.Background(), coderuntime.Program{Source: "return 1"}, jsengine.Transformed{JS: js})
+	if err != nil || string(res.Value) != "2" {
+		t.Fatalf("%+v, %v: not the transform given", res, err)
+	}
+	_, err = g.RunTransformed(context.Background(), coderuntime.Program{Source: "return 1n"}, jsengine.Transformed{JS: js})
+	var fl *coderuntime.Failure
+	if !errors.As(err, &fl) || fl.Kind != coderuntime.KindSyntax {
+		t.Fatalf("a BigInt source with a transform given: %v, want the syntax refusal", err)
+	}
 }

@@ -80,11 +80,20 @@ type Runtime struct {
 	changed  chan struct{}  // closed and replaced when idle or busy changes (for tests)
 	wg       sync.WaitGroup // every goroutine started for a worker, to start one or to reap one
 
+	wraps jsengine.WrapCache // programs transformed for the workers (goja's), by source hash
+
 	// Set only by this package's tests and benchmarks, before the first Run: waitReap makes Run
 	// wait for its worker's reap (the behaviour before the background reap, for comparison);
 	// reapHook runs first in every reap.
-	waitReap bool
-	reapHook func()
+	waitReap    bool
+	reapHook    func()
+	noTransform bool // the workers transform the programs (the behaviour before)
+}
+
+// transformAhead reports whether the parent transforms programs for its workers: for goja, whose
+// worker takes a program transformed ahead (quickjs transforms in the worker).
+func (iso *Runtime) transformAhead() bool {
+	return !iso.noTransform && (iso.cfg.Engine == "" || iso.cfg.Engine == coderuntime.EngineGoja)
 }
 
 var _ coderuntime.Runtime = (*Runtime)(nil)

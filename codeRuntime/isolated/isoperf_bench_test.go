@@ -117,3 +117,20 @@ func BenchmarkIsolatedWorkerIO(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIsolatedTransformAhead: goja workers given the program transformed (and cached) by the
+// parent (a) against workers that transform it themselves (base, the behaviour before),
+// interleaved. Metric parent/worker: the median per-round ratio.
+func BenchmarkIsolatedTransformAhead(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    coderuntime.Program
+		want string
+	}{{"empty", emptyProgram, ""}, {"1000 sequential calls", seqProgram, "499500"}} {
+		b.Run(c.name, func(b *testing.B) {
+			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) { iso.noTransform = true })
+			compareRuns(b, "parent/worker", a, base, c.p, c.want)
+		})
+	}
+}

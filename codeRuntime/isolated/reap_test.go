@@ -120,3 +120,26 @@ func TestIsolatedCloseWaitsForPendingReaps(t *testing.T) {
 		t.Fatal("Close returned before the worker was reaped")
 	}
 }
+
+// TestIsolatedWorkerRunsTheParentsTransform: a goja worker runs the program as the parent
+// transformed it (cached by the source's hash), without transforming it again: with the cache
+// holding another program's transform for a source, the worker runs that one.
+func TestIsolatedWorkerRunsTheParentsTransform(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	res, err := iso.Run(context.Background(), coderuntime.Program{Source: "return 1"})
+	if err != nil || string(res.Value) != "1" {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if iso.wraps.Len() != 1 {
+		t.Fatalf("%d programs transformed by the parent, want 1", iso.wraps.Len())
+	}
+	other, ok := iso.wraps.Wrap("return 2")
+	if !ok {
+		t.Fatal("no transform")
+	}
+	iso.wraps.Put("return 3", other)
+	res, err = iso.Run(context.Background(), coderuntime.Program{Source: "return 3"})
+	if err != nil || string(res.Value) != "2" {
+		t.Fatalf("%+v, %v: the worker did not run the parent's transform", res, err)
+	}
+}

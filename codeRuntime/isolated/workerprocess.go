@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/goja"
 	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 	"github.com/dsh-go/dsh/internal/safeerr"
 )
@@ -135,7 +136,13 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	for _, n := range req.Names {
 		bindings[n] = s.proxy(n)
 	}
-	res, err := rt.Run(ctx, coderuntime.Program{Source: req.Source, Namespace: req.Namespace, Bindings: bindings})
+	prog := coderuntime.Program{Source: req.Source, Namespace: req.Namespace, Bindings: bindings}
+	var res *coderuntime.Result
+	if g, ok := rt.(*goja.Runtime); ok && req.JS != "" {
+		res, err = g.RunTransformed(ctx, prog, jsengine.Transformed{JS: req.JS})
+	} else {
+		res, err = rt.Run(ctx, prog)
+	}
 	if err := s.writeFrame(frameDone, s.outcome(res, err).encode()); err != nil {
 		return 3
 	}
