@@ -134,3 +134,24 @@ func BenchmarkIsolatedTransformAhead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIsolatedBeforeAfter: isolated goja runs as they are now (a) against runs with every
+// change of issue 24's isolated rows turned back (base: Run waits for the reap, blocking and
+// unbuffered worker pipes, the worker transforms the program), interleaved. The worker's VM
+// prepared ahead is in both. Metric now/before: the median per-round ratio.
+func BenchmarkIsolatedBeforeAfter(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    coderuntime.Program
+		want string
+	}{{"empty", emptyProgram, ""}, {"1000 sequential calls", seqProgram, "499500"}} {
+		b.Run(c.name, func(b *testing.B) {
+			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) {
+				iso.waitReap, iso.noTransform = true, true
+				iso.env = append(slices.Clone(iso.env), workerLegacyIOEnv+"=1")
+			})
+			compareRuns(b, "now/before", a, base, c.p, c.want)
+		})
+	}
+}
