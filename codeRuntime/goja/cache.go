@@ -26,15 +26,15 @@ type cachedProgram struct {
 	prg *goja.Program
 }
 
-// compile returns the compiled src, from the cache when it is there.
-func (c *programCache) compile(src string) (*goja.Program, *coderuntime.Failure) {
+// compile returns the compiled src, from the cache when it is there (pre: see compile).
+func (c *programCache) compile(src string, pre jsengine.Transformed) (*goja.Program, *coderuntime.Failure) {
 	if len(src) > jsengine.CacheMaxSource {
-		return compile(src)
+		return compile(src, pre)
 	}
 	if prg := c.get(src); prg != nil {
 		return prg, nil
 	}
-	prg, f := compile(src)
+	prg, f := compile(src, pre)
 	if f == nil {
 		c.put(src, prg)
 	}

@@ -19,7 +19,10 @@ import (
 // Beyond the bounds wrapProgram checks, goja refuses what it would run wrongly or without bound:
 // BigInt literals (goja's BigInt operators allocate without limit in one step, and the BigInt global
 // is removed) and Unicode property escapes (goja's regular expressions cannot match them).
-func compile(src string) (*goja.Program, *coderuntime.Failure) {
+//
+// pre, when not empty, is WrapProgram(src) computed ahead (by the isolated runtime's parent); the
+// bounds scan and the refusals still run on src.
+func compile(src string, pre jsengine.Transformed) (*goja.Program, *coderuntime.Failure) {
 	scan, f := jsengine.CheckProgramBounds(src)
 	if f != nil {
 		return nil, f
@@ -27,9 +30,11 @@ func compile(src string) (*goja.Program, *coderuntime.Failure) {
 	if f := gojaRefusal(scan); f != nil {
 		return nil, f
 	}
-	js, f := jsengine.WrapProgram(src)
-	if f != nil {
-		return nil, f
+	js := pre.JS
+	if js == "" {
+		if js, f = jsengine.WrapProgram(src); f != nil {
+			return nil, f
+		}
 	}
 	ast, err := goja.Parse(jsengine.SourceName, withGojaColumns(js), parser.WithSourceMapLoader(refuseSourceMap))
 	if err != nil {

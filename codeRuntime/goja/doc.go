@@ -6,8 +6,10 @@
 // # The goja backend
 //
 // [Runtime] strips TypeScript with esbuild (api.Transform, TS loader, target ES2020, so async/await is
-// kept as goja runs it natively) and runs the result in a fresh goja.Runtime per run, created and used
-// only on the goroutine that called Run. Binding calls run on a small per-run pool of worker goroutines
+// kept as goja runs it natively) and runs the result in a fresh goja.Runtime per run, used only on the
+// goroutine that called Run. The VM's program-independent setup (prelude, guards, console) is done
+// ahead for the next run on a background goroutine once a run is over: one VM at most is held, each
+// serves one run, and Close waits for it. Binding calls run on a small per-run pool of worker goroutines
 // (at most MaxConcurrentCalls, reused from call to call) with a run-scoped context; their completions
 // are sent back and settle the program's promises on the run goroutine, which runs an event loop until
 // the program's promise settles. When the run settles for any reason (return, throw, budget,

@@ -17,8 +17,11 @@ import (
 )
 
 // Runtime is the goja engine, a [coderuntime.Runtime] in the host process: TypeScript stripped by esbuild, run by goja. Safe for concurrent use:
-// each Run builds a fresh goja.Runtime on the calling goroutine and shares no mutable state with other
-// runs (compiled programs, which are immutable, are cached by source; see programCache).
+// each Run gets a fresh goja.Runtime and shares no mutable state with other
+// runs (compiled programs, which are immutable, are cached by source; see programCache). After a
+// run, one VM is prepared ahead on a background goroutine (prelude, guards and console set up,
+// none of a program's code run) for the next run, which then skips that setup; each VM serves
+// one run only. Close stops that and waits for it.
 //
 // Its budgets hold against every program only in a process that called [LimitRegexpMatchTime]
 // before the first Run (see the package doc, "Native loops").
@@ -26,6 +29,7 @@ type Runtime struct {
 	cfg      coderuntime.Config
 	programs programCache
 	maxDepth int // the nesting limit of its runs: maxNestingDepth, lowered only by tests
+	spare    spareVM
 }
 
 var _ coderuntime.Runtime = (*Runtime)(nil)
@@ -40,6 +44,14 @@ func NewInProcess(cfg coderuntime.Config) (*Runtime, error) {
 	return &Runtime{cfg: cfg.WithDefaults(), maxDepth: jsengine.MaxNestingDepth}, nil
 }
 
+// Close stops preparing VMs ahead (see [Runtime]), waits for one being prepared and drops the one
+// held, so that no goroutine of the runtime outlives it. Runs after Close still work (each sets up
+// its own VM). Close is idempotent and always returns nil.
+func (g *Runtime) Close() error {
+	g.spare.close()
+	return nil
+}
+
 // Config returns the effective limits (defaults filled in).
 func (g *Runtime) Config() coderuntime.Config { return g.cfg }
 
@@ -52,6 +64,14 @@ func (g *Runtime) Language() string { return "typescript" }
 // program settles for any reason, the context handed to bindings is cancelled and Run waits for every
 // binding call it started to return before it returns.
 func (g *Runtime) Run(ctx context.Context, p coderuntime.Program) (res *coderuntime.Result, err error) {
+	return g.RunTransformed(ctx, p, jsengine.Transformed{})
+}
+
+// RunTransformed is Run with p's TypeScript already transformed (pre.JS, when not empty, must be
+// the transform of p.Source): the isolated runtime's worker process calls it with the transform
+// its parent made and cached, so that it does not transform again. Only the code runtime's
+// packages can make a non-empty pre.
+func (g *Runtime) RunTransformed(ctx context.Context, p coderuntime.Program, pre jsengine.Transformed) (res *coderuntime.Result, err error) {
 	if err := jsengine.ValidateProgram(p); err != nil {
 		return nil, err
 	}
@@ -61,7 +81,7 @@ func (g *Runtime) Run(ctx context.Context, p coderuntime.Program) (res *coderunt
 	// Compiling runs outside the VM, where no interrupt reaches; the bounds scan keeps it short, and
 	// its time counts against the busy-CPU budget.
 	start := time.Now()
-	prg, f := g.programs.compile(p.Source)
+	prg, f := g.programs.compile(p.Source, pre)
 	if f != nil {
 		return nil, f
 	}
@@ -113,13 +133,17 @@ func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.
 	if p.MaxConcurrentCalls > 0 {
 		cfg.MaxConcurrentCalls = p.MaxConcurrentCalls
 	}
-	r := &run{
-		cfg:      cfg,
-		vm:       goja.New(),
-		CallPool: jsengine.NewCallPool(bindCtx, cfg.MaxConcurrentCalls),
-		cpuLeft:  g.cfg.CPUBudget - compileTime,
-		maxDepth: g.maxDepth,
+	// A VM prepared ahead (prelude, guards, console) when there is one; the next is prepared in
+	// the background once this run is over.
+	r, prepareErr := g.spare.take(), error(nil)
+	if r == nil {
+		r = g.newRun()
+		prepareErr = r.prepare()
 	}
+	defer g.spare.refill(g.newRun)
+	r.cfg = cfg
+	r.CallPool = jsengine.NewCallPool(bindCtx, cfg.MaxConcurrentCalls)
+	r.cpuLeft = g.cfg.CPUBudget - compileTime
 	vm := r.vm
 	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { r.interrupted.Store(true); vm.Interrupt(coderuntime.ErrCPUBudget) })
 	stopAfter := func() bool { return false }
@@ -140,7 +164,10 @@ func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.
 		}
 	}()
 
-	if err := r.setup(p); err != nil {
+	if prepareErr != nil {
+		return nil, prepareErr
+	}
+	if err := r.install(p); err != nil {
 		return nil, err
 	}
 	// The interrupters start once the VM is set up: setup runs none of the program's code and
@@ -260,8 +287,16 @@ func (r *run) enter(f func() error) error {
 	return err
 }
 
-// setup installs the helpers, console, namespace and guards, and removes what must not be reachable.
-func (r *run) setup(p coderuntime.Program) error {
+// newRun returns a run with a fresh VM, not yet prepared.
+func (g *Runtime) newRun() *run {
+	return &run{cfg: g.cfg, vm: goja.New(), maxDepth: g.maxDepth}
+}
+
+// prepare installs the helpers, console and guards, and removes what must not be reachable: all
+// of a run's setup that does not depend on its program, which is why it can be done ahead. It
+// runs none of a program's code; the run's limits that it reads (r.cfg) are the Runtime's, the
+// same for every program.
+func (r *run) prepare() error {
 	vm := r.vm
 	vm.SetMaxCallStackSize(r.cfg.MaxCallStackSize)
 	vm.SetPromiseRejectionTracker(r.trackRejection)
@@ -288,7 +323,13 @@ func (r *run) setup(p coderuntime.Program) error {
 		_ = console.Set(level, r.consoleFunc(level))
 	}
 	_ = global.DefineDataProperty("console", console, goja.FLAG_TRUE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return nil
+}
 
+// install defines p's namespace of bindings in a prepared VM.
+func (r *run) install(p coderuntime.Program) error {
+	vm := r.vm
+	global := vm.GlobalObject()
 	ns := p.Namespace
 	if ns == "" {
 		ns = coderuntime.DefaultNamespace

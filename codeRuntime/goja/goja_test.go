@@ -54,6 +54,7 @@ func newTestRuntime(t testing.TB, mod ...func(*coderuntime.Config)) *Runtime {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = g.Close() })
 	return g
 }
 
@@ -375,7 +376,7 @@ func TestContextEndingDuringSetupIsAFailure(t *testing.T) {
 // not call esbuild (whose process-wide state must not be created inside a bubble).
 func warmCache(t testing.TB, g *Runtime, src string) {
 	t.Helper()
-	if _, f := g.programs.compile(src); f != nil {
+	if _, f := g.programs.compile(src, jsengine.Transformed{}); f != nil {
 		t.Fatal(f)
 	}
 }

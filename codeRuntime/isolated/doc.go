@@ -27,14 +27,19 @@
 // the workers running programs use at most MaxTotalMemoryBytes together (the PoolSize idle ones,
 // each a warm engine, come on top). A run beyond the cap waits for a running one to end; the wait
 // counts in its Timeout, and a run whose Timeout passes while it waits fails with kind "timeout"
-// without having started. A worker caps its run's heap (Config.MaxHeapBytes) at half of
+// without having started. A worker counts against both caps until it is reaped: Run returns as
+// soon as the program's outcome is in and the worker killed, and the process is reaped in the
+// background (Close waits for that). A worker caps its run's heap (Config.MaxHeapBytes) at half of
 // MaxMemoryBytes, and an isolated runtime's Config reports that value.
 //
 // A worker is the host's own binary, started again with the environment variable
 // DSH_CODERUNTIME_WORKER set (to the protocol version). The entry is explicit, in the style of
 // Docker's reexec.Init: a program that uses isolated runtimes calls [ServeIfWorker] first thing in
 // main (and a test package that does, in TestMain); in a worker process that call serves one run
-// on file descriptors 3 and 4 and exits. Nothing runs in a package init, so a binary that does not
+// on file descriptors 3 and 4 (non-blocking, so its reads use the runtime's poller, on a goroutine
+// of its own) and exits. A worker is ready before its program arrives (engine warmed up, and for
+// goja a VM prepared ahead), and a goja worker gets the program already transformed: the parent
+// transforms each program once (after the same bounds scan) and caches it by source hash. Nothing runs in a package init, so a binary that does not
 // call it never turns into a worker, whatever its environment says; and [New] refuses to start
 // workers in a process that did not call it ([ErrNoWorkerEntry]) rather than start copies of a
 // program that would run its main. The parent sets the variable only in its workers' environment,

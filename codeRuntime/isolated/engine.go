@@ -14,8 +14,9 @@ import (
 // reports, or [ErrIsolationUnsupported] when "process" was asked for explicitly on a platform
 // without it.
 //
-// An isolated runtime holds processes: it implements io.Closer, and its owner must call Close
-// when done with it ([Plugin] does when its fiber is disposed).
+// An isolated runtime holds processes, and an in-process goja runtime a VM prepared ahead: both
+// implement io.Closer, and the owner must call Close when done with one ([Plugin] does when its
+// fiber is disposed).
 func NewFromConfig(cfg coderuntime.Config) (coderuntime.Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

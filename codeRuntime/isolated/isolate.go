@@ -78,7 +78,22 @@ type Runtime struct {
 	starting int
 	busy     map[*worker]struct{}
 	changed  chan struct{}  // closed and replaced when idle or busy changes (for tests)
-	wg       sync.WaitGroup // every goroutine started for a worker or to start one
+	wg       sync.WaitGroup // every goroutine started for a worker, to start one or to reap one
+
+	wraps jsengine.WrapCache // programs transformed for the workers (goja's), by source hash
+
+	// Set only by this package's tests and benchmarks, before the first Run: waitReap makes Run
+	// wait for its worker's reap (the behaviour before the background reap, for comparison);
+	// reapHook runs first in every reap.
+	waitReap    bool
+	reapHook    func()
+	noTransform bool // the workers transform the programs (the behaviour before)
+}
+
+// transformAhead reports whether the parent transforms programs for its workers: for goja, whose
+// worker takes a program transformed ahead (quickjs transforms in the worker).
+func (iso *Runtime) transformAhead() bool {
+	return !iso.noTransform && (iso.cfg.Engine == "" || iso.cfg.Engine == coderuntime.EngineGoja)
 }
 
 var _ coderuntime.Runtime = (*Runtime)(nil)
@@ -108,7 +123,7 @@ func New(cfg coderuntime.Config) (*Runtime, error) {
 		return nil, err
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, workerLegacyIOEnv+"=")
 	})
 	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
 	return &Runtime{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute,
@@ -239,16 +254,46 @@ func (iso *Runtime) changedLocked() {
 	iso.changed = make(chan struct{})
 }
 
-// put ends a worker's run: it is killed (one run per worker) and its resources released. The
-// pool is topped up now, after the run, so that starting a process (which costs far more CPU than
-// a short run) does not compete with the run it replaces.
-func (iso *Runtime) put(w *worker) {
+// retire ends a worker's run: it is killed now (one run per worker), and reaped in the
+// background, so that Run does not wait for the process to exit (a Go process's exit takes
+// milliseconds, often longer than the run). Until it is reaped, the worker stays busy and its run
+// slot stays taken: MaxWorkers and MaxTotalMemoryBytes count every process not yet reaped. Close
+// waits for the reap.
+func (iso *Runtime) retire(w *worker) {
 	w.kill(killDone)
+	iso.mu.Lock()
+	background := !iso.closed && !iso.waitReap
+	if background {
+		// Under mu and before Close (which sets closed under mu before it waits): the Add
+		// happens before Close's Wait.
+		iso.wg.Add(1)
+	}
+	iso.mu.Unlock()
+	if !background {
+		iso.reap(w)
+		return
+	}
+	go func() {
+		defer iso.wg.Done()
+		iso.reap(w)
+	}()
+}
+
+// reap waits until the killed worker w is reaped and its resources released, then frees its run
+// slot. The pool is topped up now, after the run, so that starting a process (which costs far
+// more CPU than a short run) does not compete with the run it replaces.
+func (iso *Runtime) reap(w *worker) {
+	if iso.reapHook != nil {
+		iso.reapHook()
+	}
 	w.release()
+	<-w.reaped
 	iso.mu.Lock()
 	delete(iso.busy, w)
 	iso.fillLocked()
+	iso.changedLocked()
 	iso.mu.Unlock()
+	<-iso.slots
 }
 
 // Run runs p in a worker process; see [coderuntime.Runtime] and [Runtime].
@@ -266,20 +311,21 @@ func (iso *Runtime) Run(ctx context.Context, p coderuntime.Program) (*coderuntim
 	if f != nil {
 		return nil, f
 	}
-	defer func() { <-iso.slots }()
 	if waited > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, iso.cfg.Timeout-waited)
 		defer cancel()
 	}
 	w, err := iso.get()
-	if safeerr.Is(err, ErrClosed) {
-		return nil, &coderuntime.Failure{Kind: coderuntime.KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
-	}
 	if err != nil {
+		<-iso.slots
+		if safeerr.Is(err, ErrClosed) {
+			return nil, &coderuntime.Failure{Kind: coderuntime.KindAbort, Message: "the code runtime was closed", Cause: ErrClosed}
+		}
 		return nil, &coderuntime.Failure{Kind: coderuntime.KindCrash, Message: "the worker process did not start: " + err.Error(), Cause: errors.Join(ErrWorkerCrashed, err)}
 	}
-	defer iso.put(w)
+	// The slot is freed once the worker is reaped (retire).
+	defer iso.retire(w)
 	r := newIsoRun(iso, w, p)
 	return r.run(ctx)
 }

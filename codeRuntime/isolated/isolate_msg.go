@@ -19,6 +19,7 @@ type runRequest struct {
 	Namespace string
 	Names     []string      // the binding names
 	Timeout   time.Duration // the run's wall-clock budget, from the parent's view (> 0)
+	JS        string        // Source transformed by the parent (jsengine.WrapProgram), or ""
 }
 
 func (m runRequest) encode() []byte {
@@ -30,6 +31,7 @@ func (m runRequest) encode() []byte {
 		e.string(n)
 	}
 	e.uint(uint64(m.Timeout))
+	e.string(m.JS)
 	return e.b
 }
 
@@ -42,6 +44,7 @@ func decodeRunRequest(b []byte) (m runRequest, err error) {
 		m.Names = append(m.Names, d.string())
 	}
 	m.Timeout = time.Duration(d.int(math.MaxInt64))
+	m.JS = d.string()
 	return m, d.end()
 }
 

@@ -11,3 +11,5 @@ const isolationSupported = false
 func setProcessGroup(*exec.Cmd) {}
 
 func killGroup(int) {}
+
+func setNonblock(int) {}

@@ -1,7 +1,9 @@
 package isolated
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -158,8 +160,10 @@ func (w *worker) wait() {
 // read reads frames until an error (EOF included), which it sends last.
 func (w *worker) read(limit func(byte) int) {
 	defer close(w.readerDone)
+	// Buffered: a frame's header and body usually arrive in one read.
+	var r io.Reader = bufio.NewReaderSize(w.out, 64<<10)
 	for {
-		t, body, err := readFrame(w.out, limit)
+		t, body, err := readFrame(r, limit)
 		select {
 		case w.frames <- frame{t: t, body: body, err: err}:
 		case <-w.quit:

@@ -81,7 +81,13 @@ func (r *isoRun) run(ctx context.Context) (*coderuntime.Result, error) {
 		return nil, jsengine.ContextFailure(context.DeadlineExceeded, nil)
 	}
 	names := slices.Sorted(maps.Keys(r.p.Bindings))
-	r.w.send(frameRun, runRequest{Source: r.p.Source, Namespace: r.p.Namespace, Names: names, Timeout: timeout}.encode())
+	req := runRequest{Source: r.p.Source, Namespace: r.p.Namespace, Names: names, Timeout: timeout}
+	if r.iso.transformAhead() {
+		// Transformed here once per program (cached): the worker, which runs one program, would
+		// transform it every time.
+		req.JS, _ = r.iso.wraps.Wrap(r.p.Source)
+	}
+	r.w.send(frameRun, req.encode())
 
 	var cpu0 time.Duration
 	if procSampling {

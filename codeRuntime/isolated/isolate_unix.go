@@ -20,3 +20,9 @@ func setProcessGroup(cmd *exec.Cmd) {
 func killGroup(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 }
+
+// setNonblock puts an inherited file descriptor in non-blocking mode (errors leave it blocking,
+// which works, only slower).
+func setNonblock(fd int) {
+	_ = syscall.SetNonblock(fd, true)
+}

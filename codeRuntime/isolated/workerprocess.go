@@ -1,6 +1,7 @@
 package isolated
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sync/atomic"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/goja"
 	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 	"github.com/dsh-go/dsh/internal/safeerr"
 )
@@ -52,7 +54,11 @@ func serveIfWorker(hook func(in, out *os.File) bool) {
 	if !ok {
 		return
 	}
-	os.Exit(serveWorker(v, hook))
+	// The worker serves on an ordinary goroutine: the caller's may be locked to the main thread
+	// (when called from an init), which makes every hand-off to it a thread switch.
+	code := make(chan int)
+	go func() { code <- serveWorker(v, hook) }()
+	os.Exit(<-code)
 }
 
 // serveWorker is the worker's life; it returns the exit code.
@@ -66,6 +72,12 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	}
 	if version != strconv.Itoa(protocolVersion) {
 		return fail("protocol version %q, want %d", version, protocolVersion)
+	}
+	// Non-blocking before os.NewFile, which then uses the runtime's poller for them: a read
+	// waiting for the parent parks its goroutine instead of blocking a thread in a system call.
+	if !legacyWorkerIO() {
+		setNonblock(3)
+		setNonblock(4)
 	}
 	in, out := os.NewFile(3, "coderuntime-from-parent"), os.NewFile(4, "coderuntime-to-parent")
 	if in == nil || out == nil {
@@ -99,7 +111,12 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	if err := s.writeFrame(frameHello, hello.b); err != nil {
 		return fail("hello: %v", err)
 	}
-	t, body, err := readFrame(in, workerFrameLimit)
+	// Buffered: a frame's header and body usually arrive in one read.
+	var fromParent io.Reader = bufio.NewReaderSize(in, 64<<10)
+	if legacyWorkerIO() {
+		fromParent = in
+	}
+	t, body, err := readFrame(fromParent, workerFrameLimit)
 	if err != nil || t != frameRun {
 		return 3 // the parent went away, or was closed before handing a program over
 	}
@@ -109,7 +126,7 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go s.readParent(in, cancel)
+	go s.readParent(fromParent, cancel)
 	if req.Timeout > 0 {
 		var cancelT context.CancelFunc
 		ctx, cancelT = context.WithTimeout(ctx, req.Timeout)
@@ -119,7 +136,13 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	for _, n := range req.Names {
 		bindings[n] = s.proxy(n)
 	}
-	res, err := rt.Run(ctx, coderuntime.Program{Source: req.Source, Namespace: req.Namespace, Bindings: bindings})
+	prog := coderuntime.Program{Source: req.Source, Namespace: req.Namespace, Bindings: bindings}
+	var res *coderuntime.Result
+	if g, ok := rt.(*goja.Runtime); ok && req.JS != "" {
+		res, err = g.RunTransformed(ctx, prog, jsengine.Transformed{JS: req.JS})
+	} else {
+		res, err = rt.Run(ctx, prog)
+	}
 	if err := s.writeFrame(frameDone, s.outcome(res, err).encode()); err != nil {
 		return 3
 	}
@@ -313,3 +336,9 @@ func workerHeapBytes(cfg coderuntime.Config) int64 {
 	}
 	return cfg.MaxHeapBytes
 }
+
+// workerLegacyIOEnv, set in a worker's environment by this package's benchmarks only, makes the
+// worker use blocking, unbuffered pipes (the behaviour before), for an interleaved comparison.
+const workerLegacyIOEnv = "DSH_CODERUNTIME_WORKER_LEGACY_IO"
+
+func legacyWorkerIO() bool { return os.Getenv(workerLegacyIOEnv) == "1" }
