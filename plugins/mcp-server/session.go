@@ -270,6 +270,16 @@ func objectSchema(p json.RawMessage) (json.RawMessage, bool) {
 // the registry's current answer.
 func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if rctx, ok := x.srv.requestContext(req); ok && !strings.HasPrefix(method, "notifications/") {
+			// A request the client abandoned (its HTTP request went
+			// away) is cancelled, cancel notification or not. A
+			// notification is answered (202) before it is handled: its
+			// request is gone by design.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(rctx, cancel)()
+		}
 		if x.ss.Load() == nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				x.ss.CompareAndSwap(nil, ss)
