@@ -113,7 +113,9 @@
 // templates and prompts are served too (resources/list, resources/read,
 // resources/templates/list, prompts/list, prompts/get), under the tools'
 // namespacing: names mcp__<server>__<name>, URIs dsh://<server>/<upstream
-// URI>; [Config].Hidden applies to the namespaced names (see proxy.go).
+// URI>; [Config].Hidden applies to the namespaced names, and
+// [Config].Access decides each read and get, its asks going to the
+// approval service as a tool call's do (see proxy.go).
 //
 // A [Server] belongs to the context it was created with: disposing that
 // fiber closes it. [Server.Close] ends every session and returns once

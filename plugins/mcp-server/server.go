@@ -91,6 +91,14 @@ type Config struct {
 	// templates and prompts under the tools' namespacing (see proxy.go and
 	// the package doc); Hidden applies to their namespaced names.
 	Upstream Upstream
+	// Access, when set, decides each resources/read and prompts/get of an
+	// Upstream resource or prompt by the rules that name it: name is the
+	// namespaced name, args {"uri": <the upstream URI>} for a read and the
+	// prompt's arguments for a get. AccessDeny refuses; AccessAsk asks as
+	// a tool call's ask does (the approval service: the session's client
+	// or the Approver) and refuses unless the answer is allowed-once, so
+	// it fails closed when no one can answer.
+	Access func(name string, args json.RawMessage) AccessDecision
 
 	// MaxSessions bounds the sessions open at once; a session past it is
 	// refused ([ErrTooManySessions], HTTP 503 with a JSON-RPC error).
@@ -295,6 +303,24 @@ func (s *Server) Handler(opts *mcp.StreamableHTTPOptions) (http.Handler, error) 
 }
 
 type holderKey struct{}
+
+// AccessVerdict is what [Config].Access decides for a resource read or a
+// prompt get.
+type AccessVerdict int
+
+// The access verdicts, weakest first.
+const (
+	AccessAllow AccessVerdict = iota
+	AccessAsk
+	AccessDeny
+)
+
+// AccessDecision is [Config].Access's answer: the verdict and a one-line
+// reason (the rule that decided), shown when asking or refusing.
+type AccessDecision struct {
+	Verdict AccessVerdict
+	Reason  string
+}
 
 // requestTagHeader is the header through which a handler finds the HTTP
 // request that carried its call. A client's own value is removed.

@@ -295,7 +295,7 @@ func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if x.srv.cfg.Upstream != nil {
-			if r, ok, err := x.srv.proxy(ctx, method, req); ok {
+			if r, ok, err := x.srv.proxy(ctx, x, method, req); ok {
 				return r, err
 			}
 		}
@@ -459,6 +459,15 @@ func elicit(ctx context.Context, ss *mcp.ServerSession, req tools.ApprovalReques
 // approving sees everything that runs.
 func approvalMessage(ctx context.Context, req tools.ApprovalRequest) string {
 	var b strings.Builder
+	if what, ok := ctx.Value(accessKey{}).(string); ok {
+		// An ask on a resource read or a prompt get (see proxy.go).
+		fmt.Fprintf(&b, "Allow this once?\n\n  %s: %s\n", cardtext.Line(req.Tool), cardtext.Line(what))
+		if req.Reason != "" {
+			b.WriteString("\nReason: ")
+			b.WriteString(cardtext.Line(req.Reason))
+		}
+		return b.String()
+	}
 	b.WriteString("Allow this tool call once?\n\n")
 	var args []byte
 	if req.Execution != nil {
