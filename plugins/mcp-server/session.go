@@ -468,11 +468,18 @@ func approvalMessage(ctx context.Context, req tools.ApprovalRequest) string {
 		}
 		return b.String()
 	}
-	b.WriteString("Allow this tool call once?\n\n")
 	var args []byte
 	if req.Execution != nil {
 		args = req.Execution.Args()
 	}
+	return approvalMessageArgs(ctx, req, args)
+}
+
+// approvalMessageArgs is approvalMessage for a tool call with the
+// arguments args.
+func approvalMessageArgs(ctx context.Context, req tools.ApprovalRequest, args []byte) string {
+	var b strings.Builder
+	b.WriteString("Allow this tool call once?\n\n")
 	code, isProgram := runCodeProgram(req.Tool, args)
 	if isProgram {
 		writeProgram(&b, "The run_code program", code)
