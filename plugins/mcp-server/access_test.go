@@ -76,14 +76,19 @@ func TestAskRulesApplyToResourcesAndPrompts(t *testing.T) {
 		}
 		return mcpserver.AccessDecision{Verdict: mcpserver.AccessAllow}
 	}
-	e := boot(t, tools.Native, mcpserver.Config{Upstream: mountUp(t), Access: access})
+	fallback := make(chan tools.ApprovalRequest, 1)
+	approver := tools.ApproverFunc(func(_ context.Context, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+		fallback <- req
+		return tools.Unavailable, nil
+	})
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: mountUp(t), Access: access, Approver: approver})
 	answer := "accept"
 	asked := make(chan string, 4)
 	asking := connect(t, e, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked <- req.Params.Message
 		return &mcp.ElicitResult{Action: answer}, nil
 	}})
-	mute := connect(t, e, nil) // takes no elicitations, and there is no Approver
+	mute := connect(t, e, nil) // takes no elicitations: its asks go to the Approver, which cannot answer
 	ctx := context.Background()
 	read := func(cs *mcp.ClientSession, uri string) (string, error) {
 		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
@@ -110,6 +115,9 @@ func TestAskRulesApplyToResourcesAndPrompts(t *testing.T) {
 	if got, err := read(mute, "dsh://up/test://secret"); err == nil || !strings.Contains(err.Error(), "approval is required") {
 		t.Errorf("read no one can approve: %q %v", got, err)
 	}
+	if req := <-fallback; req.Tool != "mcp__up__secret" || !strings.Contains(req.Reason, "read the resource dsh://up/test://secret") {
+		t.Errorf("the Approver was asked %+v", req)
+	}
 	if got, err := read(mute, "dsh://up/test://files/etc"); err == nil || !strings.Contains(err.Error(), "denied by a permission rule (deny rule)") {
 		t.Errorf("read denied by a condition: %q %v", got, err)
 	}
@@ -130,6 +138,7 @@ func TestAskRulesApplyToResourcesAndPrompts(t *testing.T) {
 	if got, err := get(mute, "boss"); err == nil || !strings.Contains(err.Error(), "approval is required") {
 		t.Errorf("get no one can approve: %q %v", got, err)
 	}
+	<-fallback
 	answer = "accept"
 	if got, err := get(asking, "boss"); err != nil || got != "hello boss" {
 		t.Errorf("accepted get: %q %v", got, err)

@@ -253,7 +253,9 @@ func (s *Server) access(ctx context.Context, x *session, names []string, args []
 	if !ok || ap == nil || x == nil {
 		return fmt.Errorf("approval is required (%s), but no one can answer", d.Reason)
 	}
-	req := tools.ApprovalRequest{Agent: x.key, Tool: name, CallID: "access:" + strconv.FormatUint(x.callSeq.Add(1), 10), Reason: d.Reason}
+	// The reason says what is asked for, so that an approver without the
+	// elicitation's message (the console, Config.Approver) shows it too.
+	req := tools.ApprovalRequest{Agent: x.key, Tool: name, CallID: "access:" + strconv.FormatUint(x.callSeq.Add(1), 10), Reason: what + "; " + d.Reason}
 	o, err := tools.SafeApprove(context.WithValue(ctx, accessKey{}, what), ap, req)
 	if ctx.Err() != nil {
 		return fmt.Errorf("approval is required (%s): %w", d.Reason, ctx.Err())
