@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dsh-go/dsh/internal/safeerr"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
+	"github.com/dsh-go/dsh/plugins/permissions"
 )
 
 // version is announced to MCP clients.
@@ -115,7 +117,10 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		ElicitationTimeout: *askTimeout,
 		Hidden:             func(tool string) bool { return g.pol.Load().DeniesTool(tool) },
 		Upstream:           g.up,
-		NoClientApproval:   *asks == "deny" || (*asks == "" && !loopback),
+		Access: func(name string, args json.RawMessage) mcpserver.AccessDecision {
+			return resourceAccess(g.pol.Load(), name, args)
+		},
+		NoClientApproval: *asks == "deny" || (*asks == "" && !loopback),
 	}
 	if au != nil {
 		scfg.OnSession = au.mcpOnSession
@@ -214,3 +219,21 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
+
+// resourceAccess decides a read of a mounted server's resource or a get
+// of its prompt by the permission rules that name it (deny, then ask,
+// then allow, with argument conditions). The default mode does not apply:
+// a read or get no rule names is allowed, as before rules applied to them.
+func resourceAccess(p *permissions.Policy, name string, args json.RawMessage) mcpserver.AccessDecision {
+	d := p.Decide(name, args)
+	if d.Rule == "" {
+		return mcpserver.AccessDecision{Verdict: mcpserver.AccessAllow}
+	}
+	switch d.Verdict {
+	case permissions.Allow:
+		return mcpserver.AccessDecision{Verdict: mcpserver.AccessAllow, Reason: d.Reason()}
+	case permissions.Ask:
+		return mcpserver.AccessDecision{Verdict: mcpserver.AccessAsk, Reason: d.Reason()}
+	}
+	return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: d.Reason()}
+}

@@ -25,8 +25,9 @@
 // registration, an unregistration or a restriction change is reflected in
 // the list and announced with notifications/tools/list_changed. Under the
 // registry's Code Mode (tools mode code or both) the list holds run_code,
-// whose description carries the TypeScript SDK of the session's tools;
-// its sub-calls run the pipeline for the session's agent as in-process.
+// whose description carries the TypeScript SDK of the session's tools
+// (an MCP client has no tools:sdk prompt section to read it from); its
+// sub-calls run the pipeline for the session's agent as in-process.
 //
 // A tool with behaviour hints (tools.Annotations) is served with its title
 // and MCP annotations, and _meta "dsh/annotations" {"trusted": bool}: false
@@ -61,7 +62,11 @@
 // reason: accept allows the call once, decline rejects it, cancel cancels
 // it, and any other answer, or a failed request, fails closed
 // (APPROVAL_FAILED); [Config].ElicitationTimeout bounds the wait
-// (unavailable when it passes). Other asks
+// (unavailable when it passes). The message of an ask on run_code shows
+// its whole program, and that of an ask on a call a served run_code
+// program makes shows the program that makes it, each line sanitized and
+// prefixed "| ", under the program's SHA-256 and size (a call card would
+// cut it). Other asks
 // go to [Config].Approver, or to the approval service provided when the
 // server was created; with neither, the ask is answered unavailable and
 // the call denied.
@@ -70,7 +75,10 @@
 // ([SessionInfo].Identity: the go-sdk auth.TokenInfo's UserID, set by an
 // authentication middleware in front of [Server.Handler]); the go-sdk
 // refuses the session's id to any other identity, and an HTTP DELETE of a
-// session cancels its calls before closing it, so it answers at once.
+// session cancels its calls before closing it, so it answers at once. A
+// call whose HTTP request goes away before it answers (the client
+// disconnected or dropped the request) is cancelled, with or without a
+// notifications/cancelled.
 // [Config].NoClientApproval keeps asks from the calling client altogether:
 // a client answering its own session's elicitation is that client's
 // consent, which an untrusted agent must not give itself.
@@ -105,7 +113,9 @@
 // templates and prompts are served too (resources/list, resources/read,
 // resources/templates/list, prompts/list, prompts/get), under the tools'
 // namespacing: names mcp__<server>__<name>, URIs dsh://<server>/<upstream
-// URI>; [Config].Hidden applies to the namespaced names (see proxy.go).
+// URI>; [Config].Hidden applies to the namespaced names, and
+// [Config].Access decides each read and get, its asks going to the
+// approval service as a tool call's do (see proxy.go).
 //
 // A [Server] belongs to the context it was created with: disposing that
 // fiber closes it. [Server.Close] ends every session and returns once

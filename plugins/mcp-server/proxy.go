@@ -2,10 +2,14 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/plugins/tools"
 )
 
 // Upstream gives the mounted servers' sessions by name (mcpclient's
@@ -32,8 +36,14 @@ type Upstream interface {
 // deny rule "mcp__S", "mcp__S__*" or "mcp__S__<name>" hides it); a hidden
 // resource or prompt is not listed and its read or get is refused. A read
 // of a URI that is not a listed resource (one made from a template) is
-// refused when any of S's templates is hidden. Asks and argument
-// conditions do not apply to resources and prompts.
+// refused when any of S's templates is hidden.
+//
+// Rules: Config.Access decides a read or get by the rules that name it,
+// with arguments {"uri": <upstream URI>} for a read and the prompt's
+// arguments for a get: a deny refuses, an ask asks (as a tool call's ask)
+// and refuses unless allowed once. A read of a URI no resource lists is
+// decided under every one of S's template names and mcp__S__*, the
+// strongest verdict winning (which template made the URI is not known).
 const uriScheme = "dsh://"
 
 // maxProxyPages bounds the upstream pages one list gathers.
@@ -69,7 +79,7 @@ func (s *Server) hidden(name string) bool {
 
 // proxy answers the resources and prompts methods; ok is false for any
 // other method.
-func (s *Server) proxy(ctx context.Context, method string, req mcp.Request) (r mcp.Result, ok bool, err error) {
+func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.Request) (r mcp.Result, ok bool, err error) {
 	up := s.cfg.Upstream
 	switch method {
 	case "resources/list":
@@ -106,8 +116,13 @@ func (s *Server) proxy(ctx context.Context, method string, req mcp.Request) (r m
 		if !ok || cs == nil {
 			return nil, true, fmt.Errorf("resource %q: not found", p.URI)
 		}
-		if !s.readable(ctx, sv, uri) {
+		names, sure := s.readNames(ctx, sv, uri)
+		if !sure || s.anyHidden(names) {
 			return nil, true, fmt.Errorf("resource %q: denied by a permission rule", p.URI)
+		}
+		args, _ := json.Marshal(map[string]string{"uri": uri})
+		if err := s.access(ctx, x, names, args, "read the resource "+p.URI); err != nil {
+			return nil, true, fmt.Errorf("resource %q: %w", p.URI, err)
 		}
 		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
@@ -144,6 +159,13 @@ func (s *Server) proxy(ctx context.Context, method string, req mcp.Request) (r m
 		if s.hidden(p.Name) {
 			return nil, true, fmt.Errorf("prompt %q: denied by a permission rule", p.Name)
 		}
+		args, err := json.Marshal(p.Arguments)
+		if err != nil || p.Arguments == nil {
+			args = []byte("{}")
+		}
+		if err := s.access(ctx, x, []string{p.Name}, args, "get the prompt "+p.Name+" with the arguments "+string(args)); err != nil {
+			return nil, true, fmt.Errorf("prompt %q: %w", p.Name, err)
+		}
 		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: p.Arguments})
 		if err != nil {
 			return nil, true, fmt.Errorf("prompt %q: %w", p.Name, err)
@@ -167,26 +189,89 @@ func (s *Server) known(sv string) *mcp.ClientSession {
 // A listing that failed or was cut short is unsure: the read is refused
 // (a denied resource could be the one not listed).
 func (s *Server) readable(ctx context.Context, sv, uri string) bool {
+	names, sure := s.readNames(ctx, sv, uri)
+	return sure && !s.anyHidden(names)
+}
+
+// readNames returns the namespaced names whose rules decide a read of
+// uri of sv: the listed resource's name, or, for a URI no resource lists,
+// the name of every one of sv's templates and mcp__sv__*. sure is false
+// when a listing failed or was cut short.
+func (s *Server) readNames(ctx context.Context, sv, uri string) (names []string, sure bool) {
 	resources, complete := s.upstreamResources(ctx, sv)
 	if !complete {
-		return false
+		return nil, false
 	}
 	for _, r := range resources {
 		if r.URI == uri {
-			return !s.hidden(nsName(sv, r.Name))
+			return []string{nsName(sv, r.Name)}, true
 		}
 	}
 	templates, complete := s.upstreamTemplates(ctx, sv)
 	if !complete {
-		return false
+		return nil, false
 	}
 	for _, t := range templates {
-		if s.hidden(nsName(sv, t.Name)) {
-			return false
+		names = append(names, nsName(sv, t.Name))
+	}
+	return append(names, nsName(sv, "*")), true
+}
+
+func (s *Server) anyHidden(names []string) bool {
+	for _, n := range names {
+		if s.hidden(n) {
+			return true
 		}
 	}
-	return !s.hidden(nsName(sv, "*"))
+	return false
 }
+
+// access applies Config.Access to a read or get decided by names (the
+// strongest verdict wins): nil to proceed, else why not. An ask goes to
+// the approval service with the session's agent, the first asking name as
+// the tool and what is asked for in the message; only allowed-once,
+// answered while ctx is live, proceeds.
+func (s *Server) access(ctx context.Context, x *session, names []string, args []byte, what string) error {
+	if s.cfg.Access == nil {
+		return nil
+	}
+	var d AccessDecision
+	name := ""
+	for _, n := range names {
+		if a := s.cfg.Access(n, args); name == "" || a.Verdict > d.Verdict {
+			d, name = a, n
+		}
+	}
+	switch d.Verdict {
+	case AccessAllow:
+		return nil
+	case AccessAsk:
+	default:
+		return fmt.Errorf("denied by a permission rule (%s)", d.Reason)
+	}
+	ap, ok := tools.ApprovalService.Lookup(s.c)
+	if !ok || ap == nil || x == nil {
+		return fmt.Errorf("approval is required (%s), but no one can answer", d.Reason)
+	}
+	// The reason says what is asked for, so that an approver without the
+	// elicitation's message (the console, Config.Approver) shows it too.
+	req := tools.ApprovalRequest{Agent: x.key, Tool: name, CallID: "access:" + strconv.FormatUint(x.callSeq.Add(1), 10), Reason: what + "; " + d.Reason}
+	o, err := tools.SafeApprove(context.WithValue(ctx, accessKey{}, what), ap, req)
+	if ctx.Err() != nil {
+		return fmt.Errorf("approval is required (%s): %w", d.Reason, ctx.Err())
+	}
+	if err != nil {
+		return fmt.Errorf("approval is required (%s), and asking failed: %w", d.Reason, err)
+	}
+	if o != tools.AllowedOnce {
+		return fmt.Errorf("approval is required (%s), and the answer was %q", d.Reason, o)
+	}
+	return nil
+}
+
+// accessKey is the context key of what an access ask is for ("read the
+// resource …"), which the approval message shows.
+type accessKey struct{}
 
 // upstreamResources lists sv's resources (every page, bounded); a server
 // that is down or fails lists none.

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -90,6 +91,14 @@ type Config struct {
 	// templates and prompts under the tools' namespacing (see proxy.go and
 	// the package doc); Hidden applies to their namespaced names.
 	Upstream Upstream
+	// Access, when set, decides each resources/read and prompts/get of an
+	// Upstream resource or prompt by the rules that name it: name is the
+	// namespaced name, args {"uri": <the upstream URI>} for a read and the
+	// prompt's arguments for a get. AccessDeny refuses; AccessAsk asks as
+	// a tool call's ask does (the approval service: the session's client
+	// or the Approver) and refuses unless the answer is allowed-once, so
+	// it fails closed when no one can answer.
+	Access func(name string, args json.RawMessage) AccessDecision
 
 	// MaxSessions bounds the sessions open at once; a session past it is
 	// refused ([ErrTooManySessions], HTTP 503 with a JSON-RPC error).
@@ -145,6 +154,11 @@ type Server struct {
 	probe *mcp.Server // answers the HTTP handler's per-request version lookups
 
 	calls atomic.Int64 // tools/call requests in flight, every session
+
+	// requests maps the private request-tag header of each HTTP POST
+	// being served to that request's context, so that a request's calls
+	// end when the request goes away (see httpHandler.ServeHTTP).
+	requests sync.Map // string → context.Context
 }
 
 var sessionSeq atomic.Uint64
@@ -290,6 +304,55 @@ func (s *Server) Handler(opts *mcp.StreamableHTTPOptions) (http.Handler, error) 
 
 type holderKey struct{}
 
+// AccessVerdict is what [Config].Access decides for a resource read or a
+// prompt get.
+type AccessVerdict int
+
+// The access verdicts, weakest first.
+const (
+	AccessAllow AccessVerdict = iota
+	AccessAsk
+	AccessDeny
+)
+
+// AccessDecision is [Config].Access's answer: the verdict and a one-line
+// reason (the rule that decided), shown when asking or refusing.
+type AccessDecision struct {
+	Verdict AccessVerdict
+	Reason  string
+}
+
+// requestTagHeader is the header through which a handler finds the HTTP
+// request that carried its call. A client's own value is removed.
+const requestTagHeader = "Dsh-Internal-Request-Tag"
+
+// requestContext returns the context of the HTTP request that carried
+// req, and whether req came over HTTP. A tagged request whose HTTP
+// request has already ended gets a cancelled context: it was abandoned.
+func (s *Server) requestContext(req mcp.Request) (context.Context, bool) {
+	if req == nil {
+		return nil, false
+	}
+	ex := req.GetExtra()
+	if ex == nil || ex.Header == nil {
+		return nil, false
+	}
+	tag := ex.Header.Get(requestTagHeader)
+	if tag == "" {
+		return nil, false
+	}
+	if v, ok := s.requests.Load(tag); ok {
+		return v.(context.Context), true
+	}
+	return canceledContext, true
+}
+
+var canceledContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 type holder struct {
 	sess *session
 }
@@ -311,6 +374,21 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if x := h.s.sessionByID(id); x != nil && x.info.Identity == identity {
 			x.cancel()
 		}
+	}
+	r.Header.Del(requestTagHeader) // only this handler sets it
+	if r.Method == http.MethodPost {
+		// The go-sdk runs a request's calls on the session's context,
+		// not the HTTP request's, so a client that drops the request
+		// without a cancel notification would leave them running. The
+		// request's context is found again from the header the go-sdk
+		// hands to the handlers (RequestExtra.Header); it is cancelled
+		// when the client disconnects and when ServeHTTP returns, by
+		// which time a request's calls have answered unless the request
+		// was abandoned.
+		tag := rand.Text()
+		r.Header.Set(requestTagHeader, tag)
+		h.s.requests.Store(tag, r.Context())
+		defer h.s.requests.Delete(tag)
 	}
 	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		h.inner.ServeHTTP(w, r)

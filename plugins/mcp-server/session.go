@@ -2,7 +2,9 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +188,9 @@ func (x *session) sync() {
 		desc := t.Description()
 		if t.Name() == codemode.RunCodeName {
 			if sdk := codemode.SDKWithout(reg, x.key, x.srv.cfg.Hidden); sdk != "" {
-				desc += "\n\n" + sdk
+				// An MCP client has no tools:sdk prompt section: the
+				// declarations follow in the description itself.
+				desc = strings.Replace(desc, "in the tools:sdk section of the system prompt", "below", 1) + "\n\n" + sdk
 			}
 		}
 		params, ok := objectSchema(t.Parameters())
@@ -270,6 +274,16 @@ func objectSchema(p json.RawMessage) (json.RawMessage, bool) {
 // the registry's current answer.
 func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if rctx, ok := x.srv.requestContext(req); ok && !strings.HasPrefix(method, "notifications/") {
+			// A request the client abandoned (its HTTP request went
+			// away) is cancelled, cancel notification or not. A
+			// notification is answered (202) before it is handled: its
+			// request is gone by design.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(rctx, cancel)()
+		}
 		if x.ss.Load() == nil {
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
 				x.ss.CompareAndSwap(nil, ss)
@@ -281,7 +295,7 @@ func (x *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if x.srv.cfg.Upstream != nil {
-			if r, ok, err := x.srv.proxy(ctx, method, req); ok {
+			if r, ok, err := x.srv.proxy(ctx, x, method, req); ok {
 				return r, err
 			}
 		}
@@ -299,6 +313,10 @@ func (x *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(x.ctx, cancel)()
+	if code, ok := runCodeProgram(req.Params.Name, req.Params.Arguments); ok {
+		// An ask on a call the program makes shows the program.
+		ctx = context.WithValue(ctx, programKey{}, code)
+	}
 	call := tools.Call{
 		ID:        strconv.FormatUint(x.callSeq.Add(1), 10),
 		Name:      req.Params.Name,
@@ -411,7 +429,7 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{}}`)
 func elicit(ctx context.Context, ss *mcp.ServerSession, req tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
 	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
 		Mode:            "form",
-		Message:         approvalMessage(req),
+		Message:         approvalMessage(ctx, req),
 		RequestedSchema: confirmSchema,
 		Meta: mcp.Meta{MetaApproval: map[string]string{
 			"tool": req.Tool, "callId": req.CallID, "reason": req.Reason,
@@ -435,18 +453,78 @@ func elicit(ctx context.Context, ss *mcp.ServerSession, req tools.ApprovalReques
 }
 
 // approvalMessage is the elicitation's text: the tool, the rendered call
-// card and the reason, sanitized.
-func approvalMessage(req tools.ApprovalRequest) string {
+// card and the reason, sanitized. A run_code call shows its whole program
+// (a card cuts it), and a call a served run_code program makes shows the
+// program that makes it, each with its SHA-256 and size, so the person
+// approving sees everything that runs.
+func approvalMessage(ctx context.Context, req tools.ApprovalRequest) string {
 	var b strings.Builder
-	b.WriteString("Allow this tool call once?\n\n")
+	if what, ok := ctx.Value(accessKey{}).(string); ok {
+		// An ask on a resource read or a prompt get (see proxy.go).
+		fmt.Fprintf(&b, "Allow this once?\n\n  %s: %s\n", cardtext.Line(req.Tool), cardtext.Line(what))
+		if req.Reason != "" {
+			b.WriteString("\nReason: ")
+			b.WriteString(cardtext.Line(req.Reason))
+		}
+		return b.String()
+	}
 	var args []byte
 	if req.Execution != nil {
 		args = req.Execution.Args()
 	}
-	b.WriteString(cardtext.Call(req.Tool, args, req.Call))
+	return approvalMessageArgs(ctx, req, args)
+}
+
+// approvalMessageArgs is approvalMessage for a tool call with the
+// arguments args.
+func approvalMessageArgs(ctx context.Context, req tools.ApprovalRequest, args []byte) string {
+	var b strings.Builder
+	b.WriteString("Allow this tool call once?\n\n")
+	code, isProgram := runCodeProgram(req.Tool, args)
+	if isProgram {
+		writeProgram(&b, "The run_code program", code)
+	} else {
+		b.WriteString(cardtext.Call(req.Tool, args, req.Call))
+		if p, ok := ctx.Value(programKey{}).(string); ok {
+			b.WriteString("\n")
+			writeProgram(&b, "Called by the run_code program", p)
+		}
+	}
 	if req.Reason != "" {
 		b.WriteString("\n\nReason: ")
 		b.WriteString(cardtext.Line(req.Reason))
 	}
 	return b.String()
+}
+
+// programKey is the context key of the program of the served run_code
+// call a context belongs to (its sub-calls' contexts derive from it).
+type programKey struct{}
+
+// runCodeProgram returns the program of a run_code call's arguments, and
+// whether tool is run_code with a string code argument.
+func runCodeProgram(tool string, args []byte) (string, bool) {
+	if tool != codemode.RunCodeName {
+		return "", false
+	}
+	var a struct {
+		Code *string `json:"code"`
+	}
+	if json.Unmarshal(args, &a) != nil || a.Code == nil {
+		return "", false
+	}
+	return *a.Code, true
+}
+
+// writeProgram writes a program whole, each line sanitized and marked
+// with "| " (so no line of it can pose as the message's own text), under
+// a heading with its SHA-256 and size.
+func writeProgram(b *strings.Builder, heading, code string) {
+	sum := sha256.Sum256([]byte(code))
+	fmt.Fprintf(b, "%s (sha256 %s, %d bytes):\n", heading, hex.EncodeToString(sum[:]), len(code))
+	for _, l := range strings.Split(strings.TrimSuffix(code, "\n"), "\n") {
+		b.WriteString("  | ")
+		b.WriteString(cardtext.Line(l))
+		b.WriteString("\n")
+	}
 }

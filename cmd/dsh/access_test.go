@@ -1,0 +1,46 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
+	"github.com/dsh-go/dsh/plugins/permissions"
+)
+
+// The permission rules that name a mounted server's resource or prompt
+// decide its read or get, argument conditions included; the default mode
+// does not (a read no rule names is allowed).
+func TestResourceAccessFollowsTheRules(t *testing.T) {
+	p, err := permissions.Compile(permissions.Config{
+		Ask:         []string{"mcp__up__secret", "mcp__up__greet(who:boss)"},
+		Deny:        []string{"mcp__up__files(uri:test://files/etc/**)", "mcp__up__*(uri:test://static/**)"},
+		Allow:       []string{"mcp__up__open"},
+		DefaultMode: permissions.Ask,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, args string
+		want       mcpserver.AccessVerdict
+	}{
+		{"mcp__up__secret", `{"uri":"test://secret"}`, mcpserver.AccessAsk},
+		{"mcp__up__greet", `{"who":"boss"}`, mcpserver.AccessAsk},
+		{"mcp__up__greet", `{"who":"you"}`, mcpserver.AccessAllow},
+		{"mcp__up__greet", `not json`, mcpserver.AccessDeny}, // unsure: every conditional rule matches, deny first
+		{"mcp__up__files", `{"uri":"test://files/etc/passwd"}`, mcpserver.AccessDeny},
+		{"mcp__up__files", `{"uri":"test://files/readme"}`, mcpserver.AccessAllow},
+		{"mcp__up__open", `{"uri":"test://open"}`, mcpserver.AccessAllow},
+		{"mcp__other__x", `{}`, mcpserver.AccessAllow},
+		{"mcp__up__open", `{"uri":"test://static/resource/1"}`, mcpserver.AccessDeny},
+	} {
+		d := resourceAccess(p, c.name, json.RawMessage(c.args))
+		if d.Verdict != c.want {
+			t.Errorf("%s %s: %v (%s), want %v", c.name, c.args, d.Verdict, d.Reason, c.want)
+		}
+		if d.Verdict != mcpserver.AccessAllow && d.Reason == "" {
+			t.Errorf("%s %s: no reason", c.name, c.args)
+		}
+	}
+}
