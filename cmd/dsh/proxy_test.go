@@ -132,3 +132,60 @@ func TestServe_SamplingGoesToTheClientOrIsRefused(t *testing.T) {
 	default:
 	}
 }
+
+// An ask rule with an argument condition on a mounted server's prompt
+// asks the calling client before the get (as an elicitation whose message
+// names the prompt and its arguments): accepted, the get is served;
+// declined, it is refused; a get the condition does not match is not
+// asked.
+func TestServe_AskRuleOnAPromptOfTheEverythingServer(t *testing.T) {
+	t.Setenv(tokenEnv, testToken)
+	cfg := writeConfig(t, map[string]any{
+		"mcpServers":  map[string]any{"ev": map[string]any{"command": npmpeer.Bin(t, "mcp-server-everything"), "args": []string{"stdio"}}},
+		"permissions": map[string]any{"ask": []string{"mcp__ev__args-prompt(city:Paris)"}},
+	})
+	s := startServe(t, cfg, "127.0.0.1:0")
+	answer := "accept"
+	asked := make(chan string, 4)
+	cs, err := connect(t, s.url, testToken, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- req.Params.Message
+		return &mcp.ElicitResult{Action: answer}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	get := func(city string) (string, error) {
+		r, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "mcp__ev__args-prompt", Arguments: map[string]string{"city": city}})
+		if err != nil {
+			return "", err
+		}
+		if len(r.Messages) == 0 {
+			return "", fmt.Errorf("no messages")
+		}
+		tc, _ := r.Messages[0].Content.(*mcp.TextContent)
+		if tc == nil {
+			return "", fmt.Errorf("not text")
+		}
+		return tc.Text, nil
+	}
+	if got, err := get("Rome"); err != nil || !strings.Contains(got, "Rome") || len(asked) != 0 {
+		t.Fatalf("get not asked about: %q %v (%d asks)\n%s", got, err, len(asked), s.stderr.String())
+	}
+	if got, err := get("Paris"); err != nil || !strings.Contains(got, "Paris") {
+		t.Fatalf("accepted get: %q %v", got, err)
+	}
+	select {
+	case msg := <-asked:
+		if !strings.Contains(msg, "mcp__ev__args-prompt") || !strings.Contains(msg, `"city":"Paris"`) {
+			t.Errorf("the ask's message:\n%s", msg)
+		}
+	default:
+		t.Fatal("the get the ask rule names was not asked about")
+	}
+	answer = "decline"
+	if got, err := get("Paris"); err == nil || !strings.Contains(err.Error(), "rejected") {
+		t.Errorf("declined get: %q %v", got, err)
+	}
+}
