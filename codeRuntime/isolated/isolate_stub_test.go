@@ -65,6 +65,12 @@ func stubWorker(in, out *os.File) bool {
 		binary.BigEndian.PutUint32(h[:4], 1<<30)
 		h[4] = frameCall
 		_, _ = out.Write(h[:])
+	case "nonblock": // reports whether its pipes are non-blocking (the runtime's poller serves them)
+		v := "false"
+		if workerFdsNonblocking() {
+			v = "true"
+		}
+		_ = writeFrame(out, frameDone, outcome{Status: outcomeResult, Value: []byte(v)}.encode())
 	case "exit":
 		os.Exit(7)
 	case "panic":

@@ -143,3 +143,20 @@ func TestIsolatedWorkerRunsTheParentsTransform(t *testing.T) {
 		t.Fatalf("%+v, %v: the worker did not run the parent's transform", res, err)
 	}
 }
+
+// TestIsolatedWorkerPipesNonblocking: a worker's pipes from and to the parent are in non-blocking
+// mode, so that its reads and writes park goroutines on the runtime's poller instead of blocking
+// threads in system calls.
+func TestIsolatedWorkerPipesNonblocking(t *testing.T) {
+	if !isolationSupported {
+		t.Skip("no isolation here")
+	}
+	iso := stubbed(t, "nonblock", isoConfig())
+	res, err := iso.Run(context.Background(), coderuntime.Program{Source: "return 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Value) != "true" {
+		t.Fatalf("worker pipes non-blocking: %s", res.Value)
+	}
+}

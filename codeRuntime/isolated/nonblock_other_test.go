@@ -1,0 +1,5 @@
+//go:build !unix
+
+package isolated
+
+func workerFdsNonblocking() bool { return false }
