@@ -69,15 +69,17 @@
 //
 // The default is chosen by safety first, then speed. Isolation is what makes a model's program
 // harmless to the host, so it is the default for both engines. Between the engines, isolated, the
-// safety is the same (the parent enforces the limits), and so, within the noise, is the speed:
+// safety is the same (the parent enforces the limits). Speed differs since the isolated goja path
+// got its transform in the parent, a prepared VM and a background reap (issue 24):
 //
 //	go test -run '^$' -bench BenchmarkIsolation -benchtime 20x ./codeRuntime/isolated/
 //
-// on 2 virtual CPUs (AMD EPYC, Linux) under a load average of 15 to 20 from other work, gave per run
-// (goja / QuickJS): an empty program 16.5 / 17.0 ms isolated and 2.7 / 2.6 ms in process; 1,000
-// sequential binding calls 249 / 233 ms isolated and 18 / 41 ms in process. Expect a quiet machine
-// to be several times faster; the ratios are what the choice rests on. The default engine stays
-// goja (the faster one in process, and the one with the longer record here). For untrusted code
+// on 2 virtual CPUs (AMD EPYC, Linux) under a load average of 15 to 20, before those changes, gave
+// per run (goja / QuickJS): an empty program 16.5 / 17.0 ms isolated and 2.7 / 2.6 ms in process;
+// 1,000 sequential binding calls 249 / 233 ms isolated and 18 / 41 ms in process. After them, an
+// isolated goja empty run measured p10 0.57-0.69 ms and 1,000 sub-calls about 100 ms
+// (BenchmarkIsolatedBeforeAfter); QuickJS workers still transform for themselves. The default
+// engine stays goja (the faster one, and the one with the longer record here). For untrusted code
 // that must run in process, choose QuickJS.
 //
 // Locale: neither engine has locale data, so the locale-sensitive built-ins
