@@ -9,8 +9,9 @@ import (
 )
 
 // The permission rules that name a mounted server's resource or prompt
-// decide its read or get, argument conditions included; the default mode
-// does not (a read no rule names is allowed).
+// decide its read or get, argument conditions included; a default mode of
+// ask or allow does not (a read no rule names is allowed), a default of
+// deny does (a closed gateway stays closed).
 func TestResourceAccessFollowsTheRules(t *testing.T) {
 	p, err := permissions.Compile(permissions.Config{
 		Ask:         []string{"mcp__up__secret", "mcp__up__greet(who:boss)"},
@@ -42,5 +43,23 @@ func TestResourceAccessFollowsTheRules(t *testing.T) {
 		if d.Verdict != mcpserver.AccessAllow && d.Reason == "" {
 			t.Errorf("%s %s: no reason", c.name, c.args)
 		}
+	}
+}
+
+// A default of deny refuses a read or get that no rule names, and a rule
+// that allows it still serves it.
+func TestResourceAccessDefaultDenyRefusesUnnamed(t *testing.T) {
+	p, err := permissions.Compile(permissions.Config{
+		Allow:       []string{"mcp__up__open"},
+		DefaultMode: permissions.Deny,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := resourceAccess(p, "mcp__up__other", json.RawMessage(`{"uri":"test://other"}`)); d.Verdict != mcpserver.AccessDeny || d.Reason == "" {
+		t.Errorf("unnamed read under defaultMode deny: %v (%q), want a deny with its reason", d.Verdict, d.Reason)
+	}
+	if d := resourceAccess(p, "mcp__up__open", json.RawMessage(`{"uri":"test://open"}`)); d.Verdict != mcpserver.AccessAllow {
+		t.Errorf("allowed read under defaultMode deny: %v (%s), want allow", d.Verdict, d.Reason)
 	}
 }

@@ -227,6 +227,12 @@ func (nopWriteCloser) Close() error { return nil }
 func resourceAccess(p *permissions.Policy, name string, args json.RawMessage) mcpserver.AccessDecision {
 	d := p.Decide(name, args)
 	if d.Rule == "" {
+		// No rule names it: a default of deny still refuses (a closed
+		// gateway stays closed); ask and allow serve it, so that a
+		// client without elicitation can still read what no rule names.
+		if d.Verdict == permissions.Deny {
+			return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: d.Reason()}
+		}
 		return mcpserver.AccessDecision{Verdict: mcpserver.AccessAllow}
 	}
 	switch d.Verdict {
