@@ -133,6 +133,19 @@ func (plugin) Apply(c *host.Context) error {
 		},
 		ElicitationHandler: s.elicit,
 	}
+	if up := cfg.Upstreams; up != nil {
+		copts.ResourceUpdatedHandler = func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			if req != nil && req.Params != nil {
+				up.notify(cfg.Name, "notifications/resources/updated", req.Params.URI)
+			}
+		}
+		copts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) {
+			up.notify(cfg.Name, "notifications/resources/list_changed", "")
+		}
+		copts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) {
+			up.notify(cfg.Name, "notifications/prompts/list_changed", "")
+		}
+	}
 	if cfg.Sampler != nil {
 		//lint:ignore SA1019 sampling is deprecated (SEP-2577) but still in use; issue 21 asks to forward it
 		copts.CreateMessageHandler = s.sample
@@ -387,6 +400,7 @@ func (s *server) connect() error {
 		return err
 	}
 	s.conn.Store(cur)
+	s.cfg.Upstreams.notify(s.cfg.Name, NoticeConnected, "")
 	s.status(StateConnected, 0, nil)
 	return nil
 }

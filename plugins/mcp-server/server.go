@@ -159,6 +159,18 @@ type Server struct {
 	// being served to that request's context, so that a request's calls
 	// end when the request goes away (see httpHandler.ServeHTTP).
 	requests sync.Map // string → context.Context
+
+	// The forwarding of the upstream's notifications (subscribe.go).
+	notices     chan notice
+	noticesDone chan struct{}
+	stopWatch   func()
+	endOnce     sync.Once
+	bg          context.Context // cancelled by Close
+	bgCancel    context.CancelFunc
+	bgWG        sync.WaitGroup
+	subMu       sync.Mutex
+	subs        map[string]*upSub // namespaced URI → its subscription
+	bgClosed    bool              // no more background releases (subMu)
 }
 
 var sessionSeq atomic.Uint64
@@ -177,7 +189,7 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	if cfg.ElicitationTimeout < 0 {
 		return nil, fmt.Errorf("mcpserver: negative ElicitationTimeout %v", cfg.ElicitationTimeout)
 	}
-	s := &Server{c: c, reg: reg, cfg: cfg, sessions: map[host.ScopeKey]*session{}, reserved: map[string]int{}}
+	s := &Server{c: c, reg: reg, cfg: cfg, sessions: map[host.ScopeKey]*session{}, reserved: map[string]int{}, subs: map[string]*upSub{}}
 	s.log = cfg.Logger
 	if s.log == nil {
 		s.log = c.Logger()
@@ -192,7 +204,7 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 			s.fallback = ap
 		}
 	}
-	s.probe = mcp.NewServer(&s.impl, s.serverOptions())
+	s.probe = mcp.NewServer(&s.impl, s.serverOptions(nil))
 	if _, err := c.Track(host.EffectKind("mcp-server"), "mcp server", s.Close); err != nil {
 		return nil, err
 	}
@@ -209,6 +221,11 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 	if _, err := tools.ApprovalService.Provide(c, tools.ApproverFunc(s.approve)); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	if !s.closed {
+		s.startWatch()
+	}
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -223,17 +240,54 @@ func (s *Server) Refresh() {
 	}
 }
 
-func (s *Server) serverOptions() *mcp.ServerOptions {
+// serverOptions are the options of session x's server (nil: the probe).
+// With an Upstream, resources and prompts are offered (with list_changed
+// when the upstream reports its notifications); completions and resource
+// subscriptions when a mounted server connected now offers them.
+func (s *Server) serverOptions(x *session) *mcp.ServerOptions {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
-	if s.cfg.Upstream != nil {
-		caps.Resources = &mcp.ResourceCapabilities{}
-		caps.Prompts = &mcp.PromptCapabilities{}
-	}
-	return &mcp.ServerOptions{
+	o := &mcp.ServerOptions{
 		Instructions:              s.cfg.Instructions,
 		Capabilities:              caps,
 		SupportedProtocolVersions: ProtocolVersions,
 	}
+	if s.cfg.Upstream == nil {
+		return o
+	}
+	_, watched := s.cfg.Upstream.(UpstreamWatcher)
+	caps.Resources = &mcp.ResourceCapabilities{ListChanged: watched}
+	caps.Prompts = &mcp.PromptCapabilities{ListChanged: watched}
+	if x == nil {
+		return o
+	}
+	for _, sv := range s.cfg.Upstream.Servers() {
+		cs := s.known(sv)
+		if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities == nil {
+			continue
+		}
+		c := cs.InitializeResult().Capabilities
+		if c.Completions != nil {
+			caps.Completions = &mcp.CompletionCapabilities{}
+		}
+		if c.Resources != nil && c.Resources.Subscribe && watched {
+			caps.Resources.Subscribe = true
+		}
+	}
+	if caps.Resources.Subscribe {
+		o.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			if req == nil || req.Params == nil {
+				return errors.New("resources/subscribe: missing params")
+			}
+			return s.subscribe(ctx, x, req.Params.URI)
+		}
+		o.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			if req == nil || req.Params == nil {
+				return errors.New("resources/unsubscribe: missing params")
+			}
+			return s.unsubscribe(ctx, x, req.Params.URI)
+		}
+	}
+	return o
 }
 
 // Run serves one session over t (mcp.StdioTransport for stdio) until the
@@ -464,6 +518,7 @@ func (s *Server) Close() error {
 		errs = append(errs, ss.close())
 	}
 	s.wg.Wait()
+	s.endOnce.Do(s.endWatch)
 	return errors.Join(errs...)
 }
 
@@ -515,6 +570,7 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 		done:    make(chan struct{}),
 		cleaned: make(chan struct{}),
 		current: map[string]string{},
+		subs:    map[string]*upSub{},
 	}
 	sess.ctx, sess.cancel = context.WithCancel(scope.Lifetime()) // ends with the session's scope at the latest
 	if s.cfg.OnSession != nil {
@@ -523,7 +579,7 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 			return nil, fmt.Errorf("mcpserver: session refused: %w", err)
 		}
 	}
-	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions())
+	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions(sess))
 	sess.mcp.AddReceivingMiddleware(sess.middleware)
 	sess.sync()
 	s.mu.Lock()

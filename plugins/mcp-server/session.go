@@ -46,6 +46,11 @@ type session struct {
 
 	callSeq atomic.Uint64
 
+	// subs are the session's resource subscriptions by namespaced URI;
+	// subsClosed is set when the session has ended (Server.subMu).
+	subs       map[string]*upSub
+	subsClosed bool
+
 	// ctx is cancelled when the session is closed from this side, which
 	// cancels its calls in flight (the go-sdk's Close waits for them).
 	ctx    context.Context
@@ -130,6 +135,7 @@ func (x *session) cleanup() {
 		x.srv.mu.Lock()
 		delete(x.srv.sessions, x.key)
 		x.srv.mu.Unlock()
+		x.srv.releaseSubscriptions(x)
 		if err := x.scope.Fiber().Dispose(); err != nil {
 			x.srv.log.Warn().Err(err).Str("scope", string(x.key)).Msg("disposing an MCP session's scope")
 		}

@@ -1,0 +1,340 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
+	"github.com/dsh-go/dsh/plugins/tools"
+)
+
+// watchedUp is an Upstream that reports its server's notifications
+// (as mcpclient's Upstreams does).
+type watchedUp struct {
+	cs *mcp.ClientSession
+	mu sync.Mutex
+	ws map[int]func(server, method, uri string)
+	n  int
+}
+
+func (u *watchedUp) Servers() []string { return []string{"up"} }
+func (u *watchedUp) Session(s string) *mcp.ClientSession {
+	if s == "up" {
+		return u.cs
+	}
+	return nil
+}
+func (u *watchedUp) Watch(f func(server, method, uri string)) func() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.ws == nil {
+		u.ws = map[int]func(string, string, string){}
+	}
+	u.n++
+	id := u.n
+	u.ws[id] = f
+	return func() { u.mu.Lock(); delete(u.ws, id); u.mu.Unlock() }
+}
+func (u *watchedUp) notify(method, uri string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, f := range u.ws {
+		f("up", method, uri)
+	}
+}
+
+// upstreamLog records the upstream's subscribe and unsubscribe requests.
+type upstreamLog struct {
+	mu    sync.Mutex
+	subs  map[string]int // URI → subscribe requests minus unsubscribe requests
+	calls chan string    // "+uri" / "-uri"
+}
+
+func (l *upstreamLog) count(uri string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.subs[uri]
+}
+
+// mountWatched connects an in-memory upstream "up" offering resources
+// test://a, test://b and test://hidden, the template "files"
+// (test://files/{name}), the prompt "greet", subscriptions and
+// completions (each value names the upstream ref it was asked for, and
+// 150 values plus an over-long one come back for the argument "many").
+func mountWatched(t *testing.T) (*watchedUp, *mcp.Server, *upstreamLog) {
+	t.Helper()
+	ctx := context.Background()
+	log := &upstreamLog{subs: map[string]int{}, calls: make(chan string, 64)}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
+		// The session-based protocol, as the npm servers speak: its
+		// subscribe and unsubscribe are requests answered after the
+		// handler ran (the 2026-07-28 one's are listen streams).
+		SupportedProtocolVersions: []string{"2025-11-25"},
+		SubscribeHandler: func(_ context.Context, r *mcp.SubscribeRequest) error {
+			log.mu.Lock()
+			log.subs[r.Params.URI]++
+			log.mu.Unlock()
+			log.calls <- "+" + r.Params.URI
+			return nil
+		},
+		UnsubscribeHandler: func(_ context.Context, r *mcp.UnsubscribeRequest) error {
+			log.mu.Lock()
+			log.subs[r.Params.URI]--
+			log.mu.Unlock()
+			log.calls <- "-" + r.Params.URI
+			return nil
+		},
+		CompletionHandler: func(_ context.Context, r *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			var vals []string
+			if r.Params.Argument.Name == "many" {
+				for range 150 {
+					vals = append(vals, "v")
+				}
+				vals = append([]string{strings.Repeat("x", 5000)}, vals...)
+			} else {
+				vals = []string{r.Params.Ref.Type + ":" + r.Params.Ref.Name + r.Params.Ref.URI + ":" + r.Params.Argument.Value}
+			}
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: vals}}, nil
+		},
+	})
+	read := func(_ context.Context, r *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: r.Params.URI, Text: "x"}}}, nil
+	}
+	for _, n := range []string{"a", "b", "hidden"} {
+		srv.AddResource(&mcp.Resource{Name: n, URI: "test://" + n}, read)
+	}
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: "files", URITemplate: "test://files/{name}"}, read)
+	srv.AddPrompt(&mcp.Prompt{Name: "greet", Arguments: []*mcp.PromptArgument{{Name: "who"}}},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	srv.AddPrompt(&mcp.Prompt{Name: "secret", Arguments: []*mcp.PromptArgument{{Name: "who"}}},
+		func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{}, nil
+		})
+	u := &watchedUp{}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			u.notify("notifications/resources/updated", r.Params.URI)
+		},
+	}).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.cs = cs
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return u, srv, log
+}
+
+// updates returns client options that record the resource updates a
+// session receives.
+func updates() (*mcp.ClientOptions, chan string) {
+	ch := make(chan string, 64)
+	return &mcp.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+		ch <- r.Params.URI
+	}}, ch
+}
+
+func next(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(budget):
+		t.Fatal("nothing arrived")
+		return ""
+	}
+}
+
+// Resource subscriptions of a mounted server: a session's subscription
+// to dsh://up/<uri> subscribes <uri> upstream once for all sessions;
+// the upstream's updates reach, under the namespaced URI, the sessions
+// subscribed and no other; unsubscribing (or the session's end) drops
+// the session's share, the last one unsubscribing upstream; a hidden or
+// denied resource cannot be subscribed to.
+func TestSubscriptionsAreSharedUpstreamAndDeliveredToSubscribersOnly(t *testing.T) {
+	up, srv, log := mountWatched(t)
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
+		Hidden: func(n string) bool { return n == "mcp__up__hidden" },
+		Access: func(n string, _ json.RawMessage) mcpserver.AccessDecision {
+			if n == "mcp__up__files" {
+				return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: "deny rule"}
+			}
+			return mcpserver.AccessDecision{}
+		}})
+	optsA, gotA := updates()
+	optsB, gotB := updates()
+	optsC, gotC := updates()
+	a := connect(t, e, optsA)
+	b, bs := connect2(t, e, optsB)
+	c := connect(t, e, optsC)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	if ir := a.InitializeResult(); ir.Capabilities.Resources == nil || !ir.Capabilities.Resources.Subscribe || ir.Capabilities.Completions == nil {
+		t.Fatalf("capabilities: %+v", ir.Capabilities)
+	}
+	sub := func(cs *mcp.ClientSession, uri string) error {
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	}
+	for _, cs := range []*mcp.ClientSession{a, b} {
+		if err := sub(cs, "dsh://up/test://a"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sub(a, "dsh://up/test://a"); err != nil { // again: no second share
+		t.Fatal(err)
+	}
+	if n := log.count("test://a"); n != 1 {
+		t.Fatalf("upstream subscriptions of test://a: %d, want 1", n)
+	}
+	if err := sub(c, "dsh://up/test://hidden"); err == nil || !strings.Contains(err.Error(), "denied") {
+		t.Errorf("a hidden resource was subscribed to: %v", err)
+	}
+	if err := sub(c, "dsh://up/test://files/x"); err == nil || !strings.Contains(err.Error(), "deny rule") {
+		t.Errorf("a denied resource was subscribed to: %v", err)
+	}
+	if err := sub(c, "dsh://nope/test://a"); err == nil {
+		t.Error("a resource of no server was subscribed to")
+	}
+	if n := log.count("test://hidden") + log.count("test://files/x"); n != 0 {
+		t.Errorf("refused subscriptions reached the upstream: %d", n)
+	}
+
+	if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if g := next(t, gotA); g != "dsh://up/test://a" {
+		t.Errorf("a got %q", g)
+	}
+	if g := next(t, gotB); g != "dsh://up/test://a" {
+		t.Errorf("b got %q", g)
+	}
+
+	// a drops test://a and takes test://b; c takes test://b. An update of
+	// a then of b reaches a as b only (the order is the upstream's), c as
+	// b only, and b as a only.
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "dsh://up/test://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := log.count("test://a"); n != 1 {
+		t.Fatalf("upstream subscriptions of test://a after one of two left: %d, want 1", n)
+	}
+	for _, cs := range []*mcp.ClientSession{a, c} {
+		if err := sub(cs, "dsh://up/test://b"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []string{"test://a", "test://b"} {
+		if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := next(t, gotA); g != "dsh://up/test://b" {
+		t.Errorf("a, unsubscribed from test://a, got %q first", g)
+	}
+	if g := next(t, gotC); g != "dsh://up/test://b" {
+		t.Errorf("c got %q first", g)
+	}
+	if g := next(t, gotB); g != "dsh://up/test://a" {
+		t.Errorf("b got %q", g)
+	}
+
+	// b's end drops the last share of test://a: unsubscribed upstream.
+	drain(log.calls)
+	if err := bs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if g := next(t, log.calls); g != "-test://a" {
+		t.Errorf("upstream after the last subscriber ended: %q", g)
+	}
+	if n := log.count("test://a"); n != 0 {
+		t.Errorf("upstream subscriptions of test://a after every subscriber left: %d", n)
+	}
+	// c unsubscribes; a still holds test://b.
+	if err := c.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "dsh://up/test://b"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := log.count("test://b"); n != 1 {
+		t.Errorf("upstream subscriptions of test://b: %d, want 1", n)
+	}
+	drain(log.calls)
+	if err := a.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "dsh://up/test://b"}); err != nil {
+		t.Fatal(err)
+	}
+	if g := next(t, log.calls); g != "-test://b" {
+		t.Errorf("upstream after the last subscriber left: %q", g)
+	}
+	if n := log.count("test://b"); n != 0 {
+		t.Errorf("upstream subscriptions of test://b after every subscriber left: %d", n)
+	}
+	if len(gotC) != 0 || len(gotA) != 0 {
+		t.Errorf("late updates: a %d, c %d", len(gotA), len(gotC))
+	}
+}
+
+func drain(ch chan string) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}
+
+// A completion of a mounted server's prompt or resource template goes to
+// the server with the upstream name or template; a hidden or denied
+// prompt's completion is refused; an ask rule does not stop it; the
+// answer is cut to 100 values of at most 4 KiB, with hasMore.
+func TestCompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
+	up, _, _ := mountWatched(t)
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
+		Hidden: func(n string) bool { return n == "mcp__up__hidden" },
+		Access: func(n string, _ json.RawMessage) mcpserver.AccessDecision {
+			switch n {
+			case "mcp__up__secret":
+				return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: "deny rule"}
+			case "mcp__up__greet":
+				return mcpserver.AccessDecision{Verdict: mcpserver.AccessAsk, Reason: "ask rule"}
+			}
+			return mcpserver.AccessDecision{}
+		}})
+	cs := connect(t, e, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	complete := func(ref *mcp.CompleteReference, arg string) (*mcp.CompleteResult, error) {
+		return cs.Complete(ctx, &mcp.CompleteParams{Ref: ref, Argument: mcp.CompleteParamsArgument{Name: arg, Value: "Al"}})
+	}
+	r, err := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__greet"}, "who")
+	if err != nil || len(r.Completion.Values) != 1 || r.Completion.Values[0] != "ref/prompt:greet:Al" {
+		t.Errorf("prompt completion: %v %+v", err, r)
+	}
+	r, err = complete(&mcp.CompleteReference{Type: "ref/resource", URI: "dsh://up/test://files/{name}"}, "name")
+	if err != nil || len(r.Completion.Values) != 1 || r.Completion.Values[0] != "ref/resource:test://files/{name}:Al" {
+		t.Errorf("template completion: %v %+v", err, r)
+	}
+	if _, err := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__secret"}, "who"); err == nil || !strings.Contains(err.Error(), "deny rule") {
+		t.Errorf("a denied prompt's completion: %v", err)
+	}
+	if _, err := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "dsh://up/test://hidden"}, "x"); err == nil || !strings.Contains(err.Error(), "denied") {
+		t.Errorf("a hidden resource's completion: %v", err)
+	}
+	if _, err := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "greet"}, "who"); err == nil {
+		t.Error("an unnamespaced prompt was completed")
+	}
+	r, err = complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__greet"}, "many")
+	if err != nil || len(r.Completion.Values) != 100 || !r.Completion.HasMore || r.Completion.Values[0] != "v" {
+		t.Errorf("bounded answer: %v %d values, hasMore %v", err, len(r.Completion.Values), r.Completion.HasMore)
+	}
+}
