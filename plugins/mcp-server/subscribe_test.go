@@ -157,13 +157,13 @@ func next(t *testing.T, ch <-chan string) string {
 	}
 }
 
-// Resource subscriptions of a mounted server: a session's subscription
+// M5: resource subscriptions of a mounted server: a session's subscription
 // to dsh://up/<uri> subscribes <uri> upstream once for all sessions;
 // the upstream's updates reach, under the namespaced URI, the sessions
 // subscribed and no other; unsubscribing (or the session's end) drops
 // the session's share, the last one unsubscribing upstream; a hidden or
 // denied resource cannot be subscribed to.
-func TestSubscriptionsAreSharedUpstreamAndDeliveredToSubscribersOnly(t *testing.T) {
+func TestM5_SubscriptionsAreSharedUpstreamAndDeliveredToSubscribersOnly(t *testing.T) {
 	up, srv, log := mountWatched(t)
 	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
 		Hidden: func(n string) bool { return n == "mcp__up__hidden" },
@@ -293,11 +293,11 @@ func drain(ch chan string) {
 	}
 }
 
-// A completion of a mounted server's prompt or resource template goes to
+// M4: a completion of a mounted server's prompt or resource template goes to
 // the server with the upstream name or template; a hidden or denied
 // prompt's completion is refused; an ask rule does not stop it; the
 // answer is cut to 100 values of at most 4 KiB, with hasMore.
-func TestCompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
+func TestM4_CompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
 	up, _, _ := mountWatched(t)
 	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
 		Hidden: func(n string) bool { return n == "mcp__up__hidden" },
@@ -334,7 +334,10 @@ func TestCompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
 		t.Error("an unnamespaced prompt was completed")
 	}
 	r, err = complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__greet"}, "many")
-	if err != nil || len(r.Completion.Values) != 100 || !r.Completion.HasMore || r.Completion.Values[0] != "v" {
-		t.Errorf("bounded answer: %v %d values, hasMore %v", err, len(r.Completion.Values), r.Completion.HasMore)
+	if err != nil {
+		t.Fatalf("bounded answer: %v", err)
+	}
+	if len(r.Completion.Values) != 100 || !r.Completion.HasMore || r.Completion.Values[0] != "v" {
+		t.Errorf("bounded answer: %d values, hasMore %v", len(r.Completion.Values), r.Completion.HasMore)
 	}
 }
