@@ -25,6 +25,8 @@ type watchedUp struct {
 
 func (u *watchedUp) Servers() []string { return []string{"up"} }
 func (u *watchedUp) Session(s string) *mcp.ClientSession {
+	u.mu.Lock()
+	defer u.mu.Unlock()
 	if s == "up" {
 		return u.cs
 	}
@@ -43,8 +45,12 @@ func (u *watchedUp) Watch(f func(server, method, uri string)) func() {
 }
 func (u *watchedUp) notify(method, uri string) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
+	fs := make([]func(string, string, string), 0, len(u.ws))
 	for _, f := range u.ws {
+		fs = append(fs, f)
+	}
+	u.mu.Unlock()
+	for _, f := range fs {
 		f("up", method, uri)
 	}
 }
@@ -69,7 +75,6 @@ func (l *upstreamLog) count(uri string) int {
 // 150 values plus an over-long one come back for the argument "many").
 func mountWatched(t *testing.T) (*watchedUp, *mcp.Server, *upstreamLog) {
 	t.Helper()
-	ctx := context.Background()
 	log := &upstreamLog{subs: map[string]int{}, calls: make(chan string, 64)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
 		// The session-based protocol, as the npm servers speak: its
@@ -119,6 +124,14 @@ func mountWatched(t *testing.T) (*watchedUp, *mcp.Server, *upstreamLog) {
 			return &mcp.GetPromptResult{}, nil
 		})
 	u := &watchedUp{}
+	u.cs = u.dial(t, srv)
+	return u, srv, log
+}
+
+// dial opens a client session to srv whose resource updates u reports.
+func (u *watchedUp) dial(t *testing.T, srv *mcp.Server) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
@@ -132,9 +145,8 @@ func mountWatched(t *testing.T) (*watchedUp, *mcp.Server, *upstreamLog) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.cs = cs
 	t.Cleanup(func() { cs.Close(); ss.Wait() })
-	return u, srv, log
+	return cs
 }
 
 // updates returns client options that record the resource updates a
@@ -339,5 +351,68 @@ func TestM4_CompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
 	}
 	if len(r.Completion.Values) != 100 || !r.Completion.HasMore || r.Completion.Values[0] != "v" {
 		t.Errorf("bounded answer: %d values, hasMore %v", len(r.Completion.Values), r.Completion.HasMore)
+	}
+}
+
+// M5: a mounted server's resource and prompt list changes reach every
+// session as list_changed (the placeholder that sends them is never
+// listed); a new session of the server (a reconnection) is subscribed
+// again to the URIs sessions hold, and their updates keep coming.
+func TestM5_ListChangesAndResubscriptionAfterAReconnection(t *testing.T) {
+	up, srv, log := mountWatched(t)
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up})
+	resChanged, promptChanged := make(chan struct{}, 16), make(chan struct{}, 16)
+	opts, got := updates()
+	opts.ResourceListChangedHandler = func(context.Context, *mcp.ResourceListChangedRequest) { resChanged <- struct{}{} }
+	opts.PromptListChangedHandler = func(context.Context, *mcp.PromptListChangedRequest) { promptChanged <- struct{}{} }
+	cs := connect(t, e, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no %s list_changed", what)
+		}
+	}
+	up.notify("notifications/resources/list_changed", "")
+	wait(resChanged, "resources")
+	up.notify("notifications/prompts/list_changed", "")
+	wait(promptChanged, "prompts")
+	rl, err := cs.ListResources(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rl.Resources) != 3 || len(pl.Prompts) != 2 {
+		t.Errorf("listed %d resources, %d prompts: %+v %+v", len(rl.Resources), len(pl.Prompts), rl.Resources, pl.Prompts)
+	}
+
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if g := next(t, log.calls); g != "+test://a" {
+		t.Fatalf("upstream: %q", g)
+	}
+	old := up.Session("up")
+	fresh := up.dial(t, srv)
+	up.mu.Lock()
+	up.cs = fresh
+	up.mu.Unlock()
+	old.Close()
+	up.notify("dsh/connected", "")
+	if g := next(t, log.calls); g != "+test://a" {
+		t.Fatalf("upstream after the reconnection: %q", g)
+	}
+	wait(resChanged, "resources (reconnected)")
+	if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://a"}); err != nil {
+		t.Fatal(err)
+	}
+	if g := next(t, got); g != "dsh://up/test://a" {
+		t.Errorf("update after the reconnection: %q", g)
 	}
 }
