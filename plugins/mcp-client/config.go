@@ -99,7 +99,9 @@ type Config struct {
 	// is never accepted without an answerer saying so.
 	Elicitor Elicitor `json:"-"`
 	// Upstreams, from Go only, when set lists this server's session while
-	// the plugin runs (for proxying resources and prompts).
+	// the plugin runs (for proxying resources, prompts, completions and
+	// resource subscriptions) and reports its notifications about them
+	// to the Upstreams' watchers.
 	Upstreams *Upstreams `json:"-"`
 	// Sampler, from Go only, answers the server's sampling requests; nil
 	// declares no sampling capability and refuses them.

@@ -79,7 +79,8 @@ func (u *Upstreams) remove(s *server) {
 const (
 	// NoticeConnected: the server's session is (re)connected; its
 	// resources and prompts may differ, and a new session has none of
-	// the old one's resource subscriptions.
+	// the old one's resource subscriptions. It may be reported twice for
+	// one connection (once when connected, once when present).
 	NoticeConnected = "dsh/connected"
 	// NoticeRemoved: the server is no longer present (its plugin ended).
 	NoticeRemoved = "dsh/removed"

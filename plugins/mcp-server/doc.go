@@ -117,6 +117,32 @@
 // [Config].Access decides each read and get, its asks going to the
 // approval service as a tool call's do (see proxy.go).
 //
+// Completions (completion/complete) of a mounted server's prompt
+// (ref/prompt mcp__<server>__<name>) or resource template (ref/resource
+// dsh://<server>/<template>) go to that server with the names mapped
+// back; the capability is offered when a server connected at the
+// session's start offers it. A completion is refused when the prompt or
+// template is hidden or [Config].Access denies it (for a prompt, with the
+// completion context's arguments; for a template, {"uri": <template>});
+// an ask does not stop it and is not asked: a completion reveals
+// candidate values, not the prompt or the resource, and asking on every
+// keystroke would be unusable. The answer is cut to 100 values of at most
+// 4 KiB (hasMore set).
+//
+// With an Upstream that reports its servers' notifications
+// ([UpstreamWatcher], as mcpclient's *Upstreams does), resource
+// subscriptions are proxied too (see subscribe.go): a session's
+// resources/subscribe of dsh://<server>/<uri> is decided as a read (a
+// hidden or denied resource, or an ask not allowed once, is refused) and
+// subscribes <uri> on the server once for every session (reference
+// counted); the server's updates go, under the namespaced URI, to the
+// sessions subscribed to it while a read of it is not hidden or denied;
+// unsubscribing, or the session's end, releases its share, the last one
+// unsubscribing on the server; a reconnected server is subscribed again.
+// A session holds at most 1,024 subscriptions. The servers' resources and
+// prompts list_changed (and a server's connection or removal) reach every
+// session as list_changed.
+//
 // A [Server] belongs to the context it was created with: disposing that
 // fiber closes it. [Server.Close] ends every session and returns once
 // their scopes are disposed, their calls have returned and no goroutine of
