@@ -30,7 +30,7 @@ const (
 // context's arguments; for a template, with its name and {"uri": <the
 // upstream template>}. A reference whose server is not mounted or does
 // not offer completions is refused.
-func (s *Server) complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+func (s *Server) complete(ctx context.Context, x *session, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	if p == nil || p.Ref == nil {
 		return nil, fmt.Errorf("completion: missing ref")
 	}
@@ -79,10 +79,10 @@ func (s *Server) complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.Comp
 	default:
 		return nil, fmt.Errorf("completion: unknown ref type %q", p.Ref.Type)
 	}
-	if s.anyHidden(names) {
+	if s.hiddenTo(x, names) {
 		return nil, fmt.Errorf("completion for the %s: denied by a permission rule", what)
 	}
-	if d := s.verdict(names, args); d.Verdict == AccessDeny {
+	if d := s.verdictFor(x, names, args); d.Verdict == AccessDeny {
 		return nil, fmt.Errorf("completion for the %s: denied by a permission rule (%s)", what, d.Reason)
 	}
 	cs := s.known(sv)

@@ -176,11 +176,19 @@ func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.R
 		if p == nil {
 			return nil, false, nil
 		}
-		r, err := s.complete(ctx, p)
+		r, err := s.complete(ctx, x, p)
 		if err != nil {
 			return nil, true, err
 		}
 		return r, true, nil
+	case "resources/subscribe", "resources/unsubscribe":
+		// Decided and done upstream here; the go-sdk then records (or
+		// drops) the session's subscription, through which
+		// ResourceUpdated reaches it.
+		if err := s.subscription(ctx, x, method, req); err != nil {
+			return nil, true, err
+		}
+		return nil, false, nil
 	}
 	return nil, false, nil
 }
@@ -245,7 +253,13 @@ func (s *Server) access(ctx context.Context, x *session, names []string, args []
 	if s.cfg.Access == nil {
 		return nil
 	}
-	d, name := s.decide(names, args)
+	var d AccessDecision
+	name := ""
+	for _, n := range names {
+		if a := s.cfg.Access(n, args); name == "" || a.Verdict > d.Verdict {
+			d, name = a, n
+		}
+	}
 	switch d.Verdict {
 	case AccessAllow:
 		return nil
@@ -271,27 +285,6 @@ func (s *Server) access(ctx context.Context, x *session, names []string, args []
 		return fmt.Errorf("approval is required (%s), and the answer was %q", d.Reason, o)
 	}
 	return nil
-}
-
-// verdict is the strongest of Config.Access's decisions for names (allow
-// without Access).
-func (s *Server) verdict(names []string, args []byte) AccessDecision {
-	d, _ := s.decide(names, args)
-	return d
-}
-
-// decide is the strongest of Config.Access's decisions for names, and the
-// first name that has it.
-func (s *Server) decide(names []string, args []byte) (d AccessDecision, name string) {
-	if s.cfg.Access == nil {
-		return AccessDecision{Verdict: AccessAllow}, ""
-	}
-	for _, n := range names {
-		if a := s.cfg.Access(n, args); name == "" || a.Verdict > d.Verdict {
-			d, name = a, n
-		}
-	}
-	return d, name
 }
 
 // accessKey is the context key of what an access ask is for ("read the

@@ -204,7 +204,7 @@ func New(c *host.Context, reg *tools.Registry, cfg Config) (*Server, error) {
 			s.fallback = ap
 		}
 	}
-	s.probe = mcp.NewServer(&s.impl, s.serverOptions(nil))
+	s.probe = mcp.NewServer(&s.impl, s.serverOptions())
 	if _, err := c.Track(host.EffectKind("mcp-server"), "mcp server", s.Close); err != nil {
 		return nil, err
 	}
@@ -240,11 +240,11 @@ func (s *Server) Refresh() {
 	}
 }
 
-// serverOptions are the options of session x's server (nil: the probe).
-// With an Upstream, resources and prompts are offered (with list_changed
-// when the upstream reports its notifications); completions and resource
+// serverOptions are the options of a session's server. With an
+// Upstream, resources and prompts are offered (with list_changed when the
+// upstream reports its notifications); completions and resource
 // subscriptions when a mounted server connected now offers them.
-func (s *Server) serverOptions(x *session) *mcp.ServerOptions {
+func (s *Server) serverOptions() *mcp.ServerOptions {
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	o := &mcp.ServerOptions{
 		Instructions:              s.cfg.Instructions,
@@ -257,9 +257,6 @@ func (s *Server) serverOptions(x *session) *mcp.ServerOptions {
 	_, watched := s.cfg.Upstream.(UpstreamWatcher)
 	caps.Resources = &mcp.ResourceCapabilities{ListChanged: watched}
 	caps.Prompts = &mcp.PromptCapabilities{ListChanged: watched}
-	if x == nil {
-		return o
-	}
 	for _, sv := range s.cfg.Upstream.Servers() {
 		cs := s.known(sv)
 		if cs == nil || cs.InitializeResult() == nil || cs.InitializeResult().Capabilities == nil {
@@ -274,18 +271,11 @@ func (s *Server) serverOptions(x *session) *mcp.ServerOptions {
 		}
 	}
 	if caps.Resources.Subscribe {
-		o.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error {
-			if req == nil || req.Params == nil {
-				return errors.New("resources/subscribe: missing params")
-			}
-			return s.subscribe(ctx, x, req.Params.URI)
-		}
-		o.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-			if req == nil || req.Params == nil {
-				return errors.New("resources/unsubscribe: missing params")
-			}
-			return s.unsubscribe(ctx, x, req.Params.URI)
-		}
+		// The proxy decides and subscribes upstream first (the session
+		// middleware); these only let the go-sdk record the session's
+		// subscriptions, through which ResourceUpdated reaches it.
+		o.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
+		o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
 	}
 	return o
 }
@@ -570,7 +560,6 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 		done:    make(chan struct{}),
 		cleaned: make(chan struct{}),
 		current: map[string]string{},
-		subs:    map[string]*upSub{},
 	}
 	sess.ctx, sess.cancel = context.WithCancel(scope.Lifetime()) // ends with the session's scope at the latest
 	if s.cfg.OnSession != nil {
@@ -579,7 +568,7 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 			return nil, fmt.Errorf("mcpserver: session refused: %w", err)
 		}
 	}
-	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions(sess))
+	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions())
 	sess.mcp.AddReceivingMiddleware(sess.middleware)
 	sess.sync()
 	s.mu.Lock()

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -163,15 +164,35 @@ func (s *Server) updated(ctx context.Context, sv, uri string) {
 		return
 	}
 	names, sure := s.readNames(ctx, sv, uri)
-	args, _ := json.Marshal(map[string]string{"uri": uri})
-	if !sure || s.anyHidden(names) || s.verdict(names, args).Verdict == AccessDeny {
+	if !sure {
 		return
 	}
+	args, _ := json.Marshal(map[string]string{"uri": uri})
 	for _, x := range to {
+		if s.hiddenTo(x, names) || s.verdictFor(x, names, args).Verdict == AccessDeny {
+			continue
+		}
 		if err := x.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: ns}); err != nil {
 			s.log.Debug().Err(err).Str("uri", ns).Msg("resource update not sent")
 		}
 	}
+}
+
+// subscription does a session's resources/subscribe or unsubscribe
+// upstream (nil: done, the go-sdk records it next).
+func (s *Server) subscription(ctx context.Context, x *session, method string, req mcp.Request) error {
+	if method == "resources/subscribe" {
+		p, _ := req.GetParams().(*mcp.SubscribeParams)
+		if p == nil {
+			return errors.New("resources/subscribe: missing params")
+		}
+		return s.subscribe(ctx, x, p.URI)
+	}
+	p, _ := req.GetParams().(*mcp.UnsubscribeParams)
+	if p == nil {
+		return errors.New("resources/unsubscribe: missing params")
+	}
+	return s.unsubscribe(ctx, x, p.URI)
 }
 
 // subscribe is a session's resources/subscribe of the namespaced URI ns.
@@ -185,7 +206,7 @@ func (s *Server) subscribe(ctx context.Context, x *session, ns string) error {
 		return fmt.Errorf("resource %q: the server %q does not offer subscriptions", ns, sv)
 	}
 	names, sure := s.readNames(ctx, sv, uri)
-	if !sure || s.anyHidden(names) {
+	if !sure || s.hiddenTo(x, names) {
 		return fmt.Errorf("resource %q: denied by a permission rule", ns)
 	}
 	args, _ := json.Marshal(map[string]string{"uri": uri})
@@ -196,6 +217,9 @@ func (s *Server) subscribe(ctx context.Context, x *session, ns string) error {
 	if x.subsClosed {
 		s.subMu.Unlock()
 		return fmt.Errorf("resource %q: %w", ns, errClosing)
+	}
+	if x.subs == nil {
+		x.subs = map[string]*upSub{}
 	}
 	if _, ok := x.subs[ns]; ok {
 		s.subMu.Unlock()
@@ -331,4 +355,27 @@ func (s *Server) reconcile(ctx context.Context, e *upSub, ns string) error {
 		s.subMu.Unlock()
 	}
 	return err
+}
+
+// hiddenTo reports whether any of names is hidden from session x
+// (Config.Hidden).
+func (s *Server) hiddenTo(x *session, names []string) bool {
+	_ = x // one Hidden for every session
+	return s.anyHidden(names)
+}
+
+// verdictFor is the strongest of Config.Access's decisions for names, for
+// session x (allow without Access). It never asks.
+func (s *Server) verdictFor(x *session, names []string, args []byte) AccessDecision {
+	_ = x // one Access for every session
+	var d AccessDecision
+	if s.cfg.Access == nil {
+		return d
+	}
+	for i, n := range names {
+		if a := s.cfg.Access(n, args); i == 0 || a.Verdict > d.Verdict {
+			d = a
+		}
+	}
+	return d
 }
