@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -77,11 +78,15 @@ func (s *Server) startWatch() {
 	s.noticesDone = make(chan struct{})
 	s.bg, s.bgCancel = context.WithCancel(context.Background())
 	go s.dispatch()
+	var full atomic.Bool // logged once per overflow, not once per notice
 	s.stopWatch = w.Watch(func(server, method, uri string) {
 		select {
 		case s.notices <- notice{server, method, uri}:
+			full.Store(false)
 		default:
-			s.log.Warn().Str("server", server).Str("method", method).Msg("mcp-server: notice queue full; notice dropped")
+			if !full.Swap(true) {
+				s.log.Warn().Str("server", server).Str("method", method).Msg("mcp-server: notice queue full; notices dropped")
+			}
 		}
 	})
 }
