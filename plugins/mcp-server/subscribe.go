@@ -44,12 +44,14 @@ type UpstreamWatcher interface {
 // A session holds at most maxSubscriptions subscriptions.
 const maxSubscriptions = 1024
 
-// Bounds of the work done for one notice and one upstream
-// (un)subscription outside a client's request.
+// Bounds of the work done for one notice, for the releases of one ended
+// session's subscriptions and for one upstream (un)subscription; the
+// notices waiting for the dispatcher (past it they are dropped).
 const (
-	noticeTimeout = 30 * time.Second
-	releaseTimout = 10 * time.Second
-	noticeQueue   = 1024
+	noticeTimeout     = 30 * time.Second
+	releaseTimeout    = 10 * time.Second
+	upstreamOpTimeout = 30 * time.Second
+	noticeQueue       = 1024
 )
 
 // notice is one notification of a mounted server.
@@ -290,7 +292,7 @@ func (s *Server) releaseSubscriptions(x *session) {
 	s.subMu.Unlock()
 	go func() {
 		defer s.bgWG.Done()
-		ctx, cancel := context.WithTimeout(s.bg, releaseTimout)
+		ctx, cancel := context.WithTimeout(s.bg, releaseTimeout)
 		defer cancel()
 		for ns, e := range subs {
 			if err := s.reconcile(ctx, e, ns); err != nil {
@@ -331,6 +333,10 @@ func (s *Server) reconcile(ctx context.Context, e *upSub, ns string) error {
 		return ctx.Err()
 	}
 	defer func() { <-e.op }()
+	// A server that does not answer holds this entry's changes no longer
+	// than this.
+	ctx, cancel := context.WithTimeout(ctx, upstreamOpTimeout)
+	defer cancel()
 	s.subMu.Lock()
 	want := len(e.sessions) > 0
 	s.subMu.Unlock()

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -75,7 +76,7 @@ func (l *upstreamLog) count(uri string) int {
 // 150 values plus an over-long one come back for the argument "many").
 func mountWatched(t *testing.T) (*watchedUp, *mcp.Server, *upstreamLog) {
 	t.Helper()
-	log := &upstreamLog{subs: map[string]int{}, calls: make(chan string, 64)}
+	log := &upstreamLog{subs: map[string]int{}, calls: make(chan string, 4096)}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{
 		// The session-based protocol, as the npm servers speak: its
 		// subscribe and unsubscribe are requests answered after the
@@ -414,5 +415,33 @@ func TestM5_ListChangesAndResubscriptionAfterAReconnection(t *testing.T) {
 	}
 	if g := next(t, got); g != "dsh://up/test://a" {
 		t.Errorf("update after the reconnection: %q", g)
+	}
+}
+
+// M5: a session holds at most 1,024 subscriptions; past it a subscription
+// is refused (and not made upstream) until one is dropped.
+func TestM5_SubscriptionsPerSessionAreBounded(t *testing.T) {
+	up, _, log := mountWatched(t)
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up})
+	cs := connect(t, e, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	uri := func(i int) string { return "dsh://up/test://files/" + strconv.Itoa(i) }
+	for i := range 1024 {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri(i)}); err != nil {
+			t.Fatalf("subscription %d: %v", i, err)
+		}
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri(1024)}); err == nil || !strings.Contains(err.Error(), "the limit") {
+		t.Fatalf("subscription past the limit: %v", err)
+	}
+	if n := log.count("test://files/1024"); n != 0 {
+		t.Errorf("the refused subscription reached the upstream")
+	}
+	if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri(1024)}); err != nil {
+		t.Errorf("subscription after one was dropped: %v", err)
 	}
 }
