@@ -188,6 +188,10 @@ func (s *Server) updated(ctx context.Context, sv, uri string) {
 // subscription does a session's resources/subscribe or unsubscribe
 // upstream (nil: done, the go-sdk records it next).
 func (s *Server) subscription(ctx context.Context, x *session, method string, req mcp.Request) error {
+	if s.notices == nil {
+		// No updates could be forwarded: not offered, nothing subscribed.
+		return errors.New(method + ": resource subscriptions are not offered")
+	}
 	if method == "resources/subscribe" {
 		p, _ := req.GetParams().(*mcp.SubscribeParams)
 		if p == nil {

@@ -445,3 +445,44 @@ func TestM5_SubscriptionsPerSessionAreBounded(t *testing.T) {
 		t.Errorf("subscription after one was dropped: %v", err)
 	}
 }
+
+// M4, M5: completions and subscriptions are offered only when a mounted
+// server offers them (and subscriptions only when its notifications are
+// reported); a completion for a server without them is refused.
+func TestM4_M5_CapabilitiesFollowTheMountedServers(t *testing.T) {
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: mountUp(t)})
+	cs := connect(t, e, nil)
+	c := cs.InitializeResult().Capabilities
+	if c.Completions != nil || c.Resources == nil || c.Resources.Subscribe || c.Prompts == nil {
+		t.Errorf("capabilities with a server offering neither: %+v %+v", c, c.Resources)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__greet"}, Argument: mcp.CompleteParamsArgument{Name: "who"}})
+	if err == nil || !strings.Contains(err.Error(), "does not offer completions") {
+		t.Errorf("completion for a server without them: %v", err)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://secret"}); err == nil {
+		t.Error("a subscription was taken without the capability")
+	}
+}
+
+// M5: an Upstream that does not report its servers' notifications offers
+// no subscriptions, and none is made upstream (its updates could not be
+// forwarded).
+func TestM5_NoSubscriptionsWithoutNotifications(t *testing.T) {
+	up, _, log := mountWatched(t)
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: upstreams{"up": up.Session("up")}})
+	cs := connect(t, e, nil)
+	if c := cs.InitializeResult().Capabilities; c.Resources == nil || c.Resources.Subscribe || c.Completions == nil {
+		t.Errorf("capabilities: %+v %+v", c, c.Resources)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://a"}); err == nil {
+		t.Error("a subscription was taken")
+	}
+	if n := log.count("test://a"); n != 0 {
+		t.Errorf("subscribed upstream %d times", n)
+	}
+}
