@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -484,5 +485,47 @@ func TestM5_NoSubscriptionsWithoutNotifications(t *testing.T) {
 	}
 	if n := log.count("test://a"); n != 0 {
 		t.Errorf("subscribed upstream %d times", n)
+	}
+}
+
+// M5: an update reaches a subscribed session only while it may still
+// read the resource: once a rule hides or denies it, its updates stop.
+func TestM5_UpdatesStopWhenTheResourceIsNoLongerReadable(t *testing.T) {
+	up, srv, _ := mountWatched(t)
+	var hideA, denyB atomic.Bool
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
+		Hidden: func(n string) bool { return n == "mcp__up__a" && hideA.Load() },
+		Access: func(n string, _ json.RawMessage) mcpserver.AccessDecision {
+			if n == "mcp__up__b" && denyB.Load() {
+				return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: "deny rule"}
+			}
+			return mcpserver.AccessDecision{}
+		}})
+	opts, got := updates()
+	cs := connect(t, e, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	for _, u := range []string{"a", "b", "files/marker"} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update := func(u string) {
+		t.Helper()
+		if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	update("a")
+	if g := next(t, got); g != "dsh://up/test://a" {
+		t.Fatalf("got %q", g)
+	}
+	hideA.Store(true)
+	denyB.Store(true)
+	update("a")
+	update("b")
+	update("files/marker")
+	if g := next(t, got); g != "dsh://up/test://files/marker" {
+		t.Errorf("an update of a resource no longer readable arrived: %q", g)
 	}
 }
