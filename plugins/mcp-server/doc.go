@@ -121,7 +121,8 @@
 // (ref/prompt mcp__<server>__<name>) or resource template (ref/resource
 // dsh://<server>/<template>) go to that server with the names mapped
 // back; the capability is offered when a server connected at the
-// session's start offers it. A completion is refused when the prompt or
+// session's start offers it (a session's capabilities are fixed when it
+// starts; so are subscriptions'). A completion is refused when the prompt or
 // template is hidden or [Config].Access denies it (for a prompt, with the
 // completion context's arguments; for a template, {"uri": <template>});
 // an ask does not stop it and is not asked: a completion reveals
