@@ -529,3 +529,40 @@ func TestM5_UpdatesStopWhenTheResourceIsNoLongerReadable(t *testing.T) {
 		t.Errorf("an update of a resource no longer readable arrived: %q", g)
 	}
 }
+
+// M5: a subscription an ask rule names asks first, as a read does (the
+// message says it is a subscription): accepted, it is made; declined, it
+// is refused and not made upstream.
+func TestM5_AnAskRuleAsksBeforeSubscribing(t *testing.T) {
+	up, _, log := mountWatched(t)
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
+		Access: func(n string, _ json.RawMessage) mcpserver.AccessDecision {
+			if n == "mcp__up__a" || n == "mcp__up__b" {
+				return mcpserver.AccessDecision{Verdict: mcpserver.AccessAsk, Reason: "ask rule"}
+			}
+			return mcpserver.AccessDecision{}
+		}})
+	asked := make(chan string, 4)
+	cs := connect(t, e, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked <- req.Params.Message
+		if strings.Contains(req.Params.Message, "test://a") {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://a"}); err != nil {
+		t.Fatalf("accepted subscription: %v", err)
+	}
+	if msg := next(t, asked); !strings.Contains(msg, "subscribe to the resource dsh://up/test://a") {
+		t.Errorf("the ask's message:\n%s", msg)
+	}
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://b"}); err == nil || !strings.Contains(err.Error(), "rejected") {
+		t.Errorf("declined subscription: %v", err)
+	}
+	next(t, asked)
+	if a, b := log.count("test://a"), log.count("test://b"); a != 1 || b != 0 {
+		t.Errorf("upstream subscriptions: a %d, b %d", a, b)
+	}
+}
