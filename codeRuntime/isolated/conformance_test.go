@@ -515,7 +515,9 @@ return out`
 // stand between it and the callee (QuickJS recorded the callee); a failed property read at the
 // property's name (QuickJS recorded the dot before it); a failed call at its callee (goja recorded
 // its first argument or its closing parenthesis); a failed import() at its import keyword, as an
-// exception on every engine (goja could not parse it: kind syntax).
+// exception on every engine (goja could not parse it: kind syntax); a failed computed member at its
+// "[" and a failed call of one at its "(" (both engines fell back to the object or the "]": no
+// source-map segment stood there); a failed read inside an optional chain at its dot.
 func TestConformanceErrorPositions(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -541,6 +543,25 @@ func TestConformanceErrorPositions(t *testing.T) {
 		{"method that is not there", "const o: any = {}\no.f(1, 2)", 2, 3, nil, ""},
 		{"JSON.parse", "const q = 1\nJSON.parse('{')", 2, 6, nil, ""},
 		{"undefined function", "undefinedFn()", 1, 1, nil, ""},
+		// Computed members: V8 reports a failed a[0] at its "[", and a failed call whose callee ends
+		// with a bracket (o['f']()) at its "(" (a call after a name at the name); columns count
+		// UTF-16 units, as Node's do. Both engines fell back to the object or the "]".
+		{"computed member read", "const a: any = undefined\na[0]", 2, 2, nil, ""},
+		{"computed member read down a chain", "const a: any = [[]]\na[0][1][2]", 2, 8, nil, ""},
+		{"computed member on its own line", "const a: any = undefined\na\n  [ 0 ]", 3, 3, nil, ""},
+		{"computed member call", "const o: any = {}\no['f']()", 2, 7, nil, ""},
+		{"computed member call by a name", "const o: any = {}\nconst k = 'x'\no[k](1)", 3, 5, nil, ""},
+		{"computed member call after a dotted one", "const o: any = { a: {} }\no.a[0]()", 2, 7, nil, ""},
+		{"computed member call, comment before its parenthesis", "const o: any = {}\no['f'] /* c */ (1)", 2, 16, nil, ""},
+		{"computed member call, parenthesis on the next line", "const o: any = {}\no['f']\n  (1)", 3, 3, nil, ""},
+		{"template literal key", "const o: any = {}\no[`f`]()", 2, 7, nil, ""},
+		{"computed member call after wide characters", "const s = 'ééé'; const o: any = {}; o['f']()", 1, 43, nil, ""},
+		{"computed member call after an astral character", "const s = '😀'; const o: any = {}; o['f']()", 1, 42, nil, ""},
+		{"new with a computed callee", "const o: any = {}\nnew o['f']()", 2, 1, nil, ""},
+		// Inside an optional chain V8 reports a failed read at its dot, not the name.
+		{"optional chain, computed then dotted", "const a: any = []\na?.[0].x", 2, 7, nil, ""},
+		{"optional chain, dotted", "const a: any = { b: {} }\na?.b.c.d", 2, 7, nil, ""},
+		{"optional chain, dot on the next line", "const a: any = {}\na?.b\n  .c", 3, 3, nil, ""},
 		// No engine loads modules: import(name) is a promise that rejects (an exception).
 		{"await import", "await import('x')", 1, 7, nil, "cannot load modules"},
 		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, nil, ""},
