@@ -49,7 +49,7 @@ func mappedAt(lines [][]mapSegment, line, col int) (int, int) {
 // a name still maps to the name; a read after a dot inside an optional chain maps to the dot.
 func TestBracketSegments(t *testing.T) {
 	tests := []struct {
-		src, gen   string // gen: a fragment of esbuild's output; the position is its last character
+		src, gen  string // gen: a fragment of esbuild's output; the position is its last character
 		line, col int    // where it must map (0-based line, 1-based column)
 	}{
 		{"a[0]", "a[", 0, 2},
