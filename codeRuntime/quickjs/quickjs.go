@@ -544,6 +544,9 @@ func (r *qjsRun) stackPosition(stack string) (int, int) {
 //   - A failed property read (x.a.b with x.a undefined) is recorded at its dot, which the source map
 //     takes to the object's last name (a): it moves to the property's name (b).
 func qjsFramePosition(js string, line, col int) (int, int) {
+	if line < 1 {
+		return line, col
+	}
 	start := 0 // offset of the frame's line in js
 	for i := 1; i < line; i++ {
 		nl := strings.IndexByte(js[start:], '\n')

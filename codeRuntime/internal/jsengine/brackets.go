@@ -42,23 +42,39 @@ func withBracketSegments(src, code string, m []byte) []byte {
 			break
 		}
 		gl := codeLines[l]
-		var out []mapSegment
+		if !strings.ContainsAny(gl, "[(.") {
+			continue
+		}
+		var out []mapSegment // made at the line's first change
 		for k, s := range segs {
-			if p, ok := bracketSegment(srcLines, gl, segs, k); ok {
-				out = append(out, p)
-				added = true
+			p, addBracket := bracketSegment(srcLines, gl, segs, k)
+			dot, call, moveDot := optionalChainRead(srcLines, gl, segs, k)
+			if !addBracket && !moveDot {
+				if out != nil {
+					out = append(out, s)
+				}
+				continue
 			}
-			if dot, call, ok := optionalChainRead(srcLines, gl, segs, k); ok {
+			if out == nil {
+				out = make([]mapSegment, k, len(segs)+4)
+				copy(out, segs[:k])
+			}
+			added = true
+			if addBracket {
+				out = append(out, p)
+			}
+			if moveDot {
 				out = append(out, dot)
 				if call.n != 0 {
 					out = append(out, call)
 				}
-				added = true
 				continue
 			}
 			out = append(out, s)
 		}
-		lines[l] = out
+		if out != nil {
+			lines[l] = out
+		}
 	}
 	if !added {
 		return m
@@ -274,43 +290,96 @@ func utf16Column(text string, i int) int {
 
 // decodeSegments decodes a mappings string into absolute segments per generated line.
 func decodeSegments(mappings string) ([][]mapSegment, bool) {
-	var lines [][]mapSegment
-	var source, line, col, name int
-	for _, group := range strings.Split(mappings, ";") {
-		var segs []mapSegment
-		gen := 0
-		for _, seg := range strings.Split(group, ",") {
-			if seg == "" {
-				continue
+	lines := make([][]mapSegment, 0, strings.Count(mappings, ";")+1)
+	all := make([]mapSegment, 0, strings.Count(mappings, ",")+len(lines)) // one backing array
+	var source, line, col, name, gen int
+	lineStart := 0
+	var f [5]int
+	for i := 0; i <= len(mappings); {
+		if i == len(mappings) || mappings[i] == ';' {
+			lines = append(lines, all[lineStart:len(all):len(all)])
+			lineStart, gen = len(all), 0
+			i++
+			if i > len(mappings) {
+				break
 			}
-			f, err := DecodeVLQ(seg)
-			if err != nil || (len(f) != 1 && len(f) != 4 && len(f) != 5) {
+			continue
+		}
+		if mappings[i] == ',' {
+			i++
+			continue
+		}
+		n := 0 // fields of one segment
+		shift, value := 0, 0
+		for ; i < len(mappings) && mappings[i] != ',' && mappings[i] != ';'; i++ {
+			d := vlqValue(mappings[i])
+			if d < 0 {
 				return nil, false
 			}
-			gen += f[0]
-			s := mapSegment{genCol: gen, n: len(f)}
-			if len(f) >= 4 {
-				source += f[1]
-				line += f[2]
-				col += f[3]
-				if len(f) == 5 {
-					name += f[4]
+			value += (d & 31) << shift
+			if d&32 != 0 {
+				if shift += 5; shift > 30 {
+					return nil, false
 				}
-				s.source, s.line, s.col, s.name = source, line, col, name
+				continue
 			}
-			if len(segs) > 0 && segs[len(segs)-1].genCol > gen {
-				return nil, false // not in order: left as it is
+			if n == len(f) {
+				return nil, false
 			}
-			segs = append(segs, s)
+			f[n] = value >> 1
+			if value&1 != 0 {
+				f[n] = -f[n]
+			}
+			n++
+			shift, value = 0, 0
 		}
-		lines = append(lines, segs)
+		if shift != 0 || (n != 1 && n != 4 && n != 5) {
+			return nil, false
+		}
+		gen += f[0]
+		if len(all) > lineStart && all[len(all)-1].genCol > gen {
+			return nil, false // not in order: left as it is
+		}
+		s := mapSegment{genCol: gen, n: n}
+		if n >= 4 {
+			source += f[1]
+			line += f[2]
+			col += f[3]
+			if n == 5 {
+				name += f[4]
+			}
+			s.source, s.line, s.col, s.name = source, line, col, name
+		}
+		all = append(all, s)
 	}
 	return lines, true
+}
+
+// vlqValue is the value of a base64 VLQ digit, or -1.
+func vlqValue(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return int(c - 'A')
+	case c >= 'a' && c <= 'z':
+		return int(c-'a') + 26
+	case c >= '0' && c <= '9':
+		return int(c-'0') + 52
+	case c == '+':
+		return 62
+	case c == '/':
+		return 63
+	}
+	return -1
 }
 
 // encodeSegments is the mappings string of lines (decodeSegments' inverse).
 func encodeSegments(lines [][]mapSegment) string {
 	var b strings.Builder
+	n := 0
+	for _, segs := range lines {
+		n += 1 + 8*len(segs)
+	}
+	b.Grow(n)
 	var source, line, col, name int
 	for l, segs := range lines {
 		if l > 0 {
@@ -321,18 +390,38 @@ func encodeSegments(lines [][]mapSegment) string {
 			if k > 0 {
 				b.WriteByte(',')
 			}
-			f := []int{s.genCol - gen}
+			writeVLQ(&b, s.genCol-gen)
 			gen = s.genCol
 			if s.n >= 4 {
-				f = append(f, s.source-source, s.line-line, s.col-col)
+				writeVLQ(&b, s.source-source)
+				writeVLQ(&b, s.line-line)
+				writeVLQ(&b, s.col-col)
 				source, line, col = s.source, s.line, s.col
 				if s.n == 5 {
-					f = append(f, s.name-name)
+					writeVLQ(&b, s.name-name)
 					name = s.name
 				}
 			}
-			b.WriteString(EncodeVLQ(f))
 		}
 	}
 	return b.String()
+}
+
+// writeVLQ writes one base64 VLQ field.
+func writeVLQ(b *strings.Builder, n int) {
+	v := n << 1
+	if n < 0 {
+		v = (-n << 1) | 1
+	}
+	for {
+		d := v & 31
+		v >>= 5
+		if v > 0 {
+			d |= 32
+		}
+		b.WriteByte(vlqChars[d])
+		if v == 0 {
+			return
+		}
+	}
 }
