@@ -27,6 +27,9 @@ func bracketMaps(t *testing.T, src string) (code string, before, after [][]mapSe
 		if !ok {
 			t.Fatalf("mappings do not decode: %q", sm.Mappings)
 		}
+		if enc := encodeSegments(lines); enc != sm.Mappings {
+			t.Fatalf("mappings do not round-trip:\n%q\n%q", sm.Mappings, enc)
+		}
 		return lines
 	}
 	return string(res.Code), decode(m), decode(withBracketSegments(src, string(res.Code), m)), true
