@@ -567,6 +567,8 @@ func TestConformanceErrorPositions(t *testing.T) {
 		{"optional chain, computed then dotted", "const a: any = []\na?.[0].x", 2, 7, nil, ""},
 		{"optional chain, dotted", "const a: any = { b: {} }\na?.b.c.d", 2, 7, nil, ""},
 		{"optional chain, dot on the next line", "const a: any = {}\na?.b\n  .c", 3, 3, nil, ""},
+		// ...but a call in one at the name, as outside (a guard: the dot's segment must not take it).
+		{"optional chain, method that is not there", "const a: any = { b: {} }\na?.b.c()", 2, 6, nil, ""},
 		// No engine loads modules: import(name) is a promise that rejects (an exception).
 		{"await import", "await import('x')", 1, 7, nil, "cannot load modules"},
 		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, nil, ""},
