@@ -227,6 +227,11 @@ var featureCases = []featureCase{
 	{name: "numbers in en-US", src: "return [(1234.5).toLocaleString(), (1234.5).toLocaleString('en-US'), (-0.0005).toLocaleString(), (1e21).toLocaleString(), (999.9996).toLocaleString(), (1.0005).toLocaleString(), NaN.toLocaleString(), (-Infinity).toLocaleString(), [1234, 5].toLocaleString(), (0).toLocaleString(['en'])]", want: `["1,234.5","1,234.5","-0.001","1,000,000,000,000,000,000,000","1,000","1.001","NaN","-∞","1,234,5","0"]`},
 	{name: "dates in en-US", src: "const d = new Date(Date.UTC(2024, 0, 15, 13, 5, 9))\nreturn [d.toLocaleDateString('en-US', { timeZone: 'UTC' }), d.toLocaleTimeString('en-US', { timeZone: 'UTC' }), d.toLocaleString(undefined, { timeZone: 'UTC' }), new Date(NaN).toLocaleDateString(), new Date(2024, 0, 5, 0, 1, 2).toLocaleString()]", want: `["1/15/2024","1:05:09\u202fPM","1/15/2024, 1:05:09\u202fPM","Invalid Date","1/5/2024, 12:01:02\u202fAM"]`},
 	{name: "other locales and options fail loudly", src: "const out: string[] = []\nconst t = (f: () => unknown) => { try { out.push(String(f())) } catch (e: any) { out.push(e.name) } }\nt(() => (1234.5).toLocaleString('de-DE'))\nt(() => (1234.5).toLocaleString('en-US', { style: 'currency', currency: 'USD' }))\nt(() => new Date(0).toLocaleDateString('en-US', { month: 'long' }))\nt(() => new Date(0).toLocaleDateString('fr'))\nt(() => new Date(0).toLocaleString('en-US', { timeZone: 'America/New_York' }))\nreturn out", want: `["RangeError","RangeError","RangeError","RangeError","RangeError"]`},
+	// Case mapping, comparison and arrays took a locale or options and ignored them: Turkish "i"
+	// upper-cased to "I", Swedish "ä" sorted before "z", sensitivity and numeric ignored (goja),
+	// [1234.5].toLocaleString('de-DE') gave "1,234.5".
+	{name: "locale case mapping, comparison and arrays fail loudly outside en-US", src: "const out: string[] = []\nconst t = (f: () => unknown) => { try { out.push(String(f())) } catch (e: any) { out.push(e.name) } }\nt(() => 'i'.toLocaleUpperCase('tr'))\nt(() => 'I'.toLocaleLowerCase('tr'))\nt(() => 'a'.localeCompare('A', undefined, { sensitivity: 'base' }))\nt(() => 'ä'.localeCompare('z', 'sv'))\nt(() => '10'.localeCompare('9', undefined, { numeric: true }))\nt(() => [1234.5].toLocaleString('de-DE'))\nt(() => [new Date(0)].toLocaleString('en-US', { timeZone: 'UTC' }))\nreturn out", want: `["RangeError","RangeError","RangeError","RangeError","RangeError","RangeError","RangeError"]`},
+	{name: "locale case mapping and arrays in en-US", src: "return ['i'.toLocaleUpperCase(), 'i'.toLocaleUpperCase('en-US'), 'ß'.toLocaleUpperCase(['en']), 'İ'.toLocaleLowerCase('en').length, 'Ab'.toLocaleLowerCase(), [1234.5, 'x', null, 2].toLocaleString(), [1234.5].toLocaleString('en-US'), 'b'.localeCompare('a', 'en-US')]", want: `["I","I","SS",2,"ab","1,234.5,x,,2","1,234.5",1]`},
 	{name: "localeCompare sorts as en-US", src: "return ['C', 'a', 'b', 'B', 'a1', 'a 1', '10', '9'].sort((x, y) => x.localeCompare(y))", want: `["10","9","a","a 1","a1","b","B","C"]`},
 	// A WeakRef's target stays alive at least until the end of the job that made it (KeepDuringJob).
 	{name: "WeakRef keeps its target during the job", src: "const w = new WeakRef({ a: 1 })\nreturn [w.deref()?.a, w instanceof WeakRef, Object.prototype.toString.call(w), WeakRef.length]", want: `[1,true,"[object WeakRef]",1]`},
@@ -515,7 +520,9 @@ return out`
 // stand between it and the callee (QuickJS recorded the callee); a failed property read at the
 // property's name (QuickJS recorded the dot before it); a failed call at its callee (goja recorded
 // its first argument or its closing parenthesis); a failed import() at its import keyword, as an
-// exception on every engine (goja could not parse it: kind syntax).
+// exception on every engine (goja could not parse it: kind syntax); a failed computed member at its
+// "[" and a failed call of one at its "(" (both engines fell back to the object or the "]": no
+// source-map segment stood there); a failed read inside an optional chain at its dot.
 func TestConformanceErrorPositions(t *testing.T) {
 	tests := []struct {
 		name, src string
@@ -541,6 +548,27 @@ func TestConformanceErrorPositions(t *testing.T) {
 		{"method that is not there", "const o: any = {}\no.f(1, 2)", 2, 3, nil, ""},
 		{"JSON.parse", "const q = 1\nJSON.parse('{')", 2, 6, nil, ""},
 		{"undefined function", "undefinedFn()", 1, 1, nil, ""},
+		// Computed members: V8 reports a failed a[0] at its "[", and a failed call whose callee ends
+		// with a bracket (o['f']()) at its "(" (a call after a name at the name); columns count
+		// UTF-16 units, as Node's do. Both engines fell back to the object or the "]".
+		{"computed member read", "const a: any = undefined\na[0]", 2, 2, nil, ""},
+		{"computed member read down a chain", "const a: any = [[]]\na[0][1][2]", 2, 8, nil, ""},
+		{"computed member on its own line", "const a: any = undefined\na\n  [ 0 ]", 3, 3, nil, ""},
+		{"computed member call", "const o: any = {}\no['f']()", 2, 7, nil, ""},
+		{"computed member call by a name", "const o: any = {}\nconst k = 'x'\no[k](1)", 3, 5, nil, ""},
+		{"computed member call after a dotted one", "const o: any = { a: {} }\no.a[0]()", 2, 7, nil, ""},
+		{"computed member call, comment before its parenthesis", "const o: any = {}\no['f'] /* c */ (1)", 2, 16, nil, ""},
+		{"computed member call, parenthesis on the next line", "const o: any = {}\no['f']\n  (1)", 3, 3, nil, ""},
+		{"template literal key", "const o: any = {}\no[`f`]()", 2, 7, nil, ""},
+		{"computed member call after wide characters", "const s = 'ééé'; const o: any = {}; o['f']()", 1, 43, nil, ""},
+		{"computed member call after an astral character", "const s = '😀'; const o: any = {}; o['f']()", 1, 42, nil, ""},
+		{"new with a computed callee", "const o: any = {}\nnew o['f']()", 2, 1, nil, ""},
+		// Inside an optional chain V8 reports a failed read at its dot, not the name.
+		{"optional chain, computed then dotted", "const a: any = []\na?.[0].x", 2, 7, nil, ""},
+		{"optional chain, dotted", "const a: any = { b: {} }\na?.b.c.d", 2, 7, nil, ""},
+		{"optional chain, dot on the next line", "const a: any = {}\na?.b\n  .c", 3, 3, nil, ""},
+		// ...but a call in one at the name, as outside (a guard: the dot's segment must not take it).
+		{"optional chain, method that is not there", "const a: any = { b: {} }\na?.b.c()", 2, 6, nil, ""},
 		// No engine loads modules: import(name) is a promise that rejects (an exception).
 		{"await import", "await import('x')", 1, 7, nil, "cannot load modules"},
 		{"import after a statement", "const a = 1\nconst m = await import('x')\nreturn 1", 2, 17, nil, ""},

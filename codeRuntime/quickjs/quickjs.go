@@ -544,6 +544,9 @@ func (r *qjsRun) stackPosition(stack string) (int, int) {
 //   - A failed property read (x.a.b with x.a undefined) is recorded at its dot, which the source map
 //     takes to the object's last name (a): it moves to the property's name (b).
 func qjsFramePosition(js string, line, col int) (int, int) {
+	if line < 1 {
+		return line, col
+	}
 	start := 0 // offset of the frame's line in js
 	for i := 1; i < line; i++ {
 		nl := strings.IndexByte(js[start:], '\n')
@@ -571,6 +574,11 @@ func qjsFramePosition(js string, line, col int) (int, int) {
 		j--
 	}
 	if j == i {
+		if i > 0 && js[i-1] == ']' {
+			if n, ok := qjsComputedNew(js, i); ok {
+				return 1 + strings.Count(js[:n], "\n"), n - strings.LastIndexByte(js[:n], '\n')
+			}
+		}
 		return line, col
 	}
 	k := qjsBackOverSpace(js, j)
@@ -580,6 +588,116 @@ func qjsFramePosition(js string, line, col int) (int, int) {
 	n := k - 3 // the new keyword's offset
 	nline := 1 + strings.Count(js[:n], "\n")
 	return nline, n - strings.LastIndexByte(js[:n], '\n')
+}
+
+// qjsComputedNewReach bounds how far before a constructor call's "(" its new keyword is looked for.
+const qjsComputedNewReach = 4096
+
+// qjsComputedNew returns the offset of the new keyword whose callee, a chain of names and computed
+// members ending with "]", ends at the "(" at offset i of js (esbuild's output), if there is one.
+// Going back over brackets cannot tell a bracket from one in a string, so each new keyword before i
+// (within qjsComputedNewReach bytes) is tried forward: after it, spaces and comments, then the
+// callee read forward (strings skipped) must end exactly at i.
+func qjsComputedNew(js string, i int) (int, bool) {
+	lo := max(0, i-qjsComputedNewReach)
+	for n := strings.LastIndex(js[lo:i], "new"); n >= 0; n = strings.LastIndex(js[lo:lo+n], "new") {
+		k := lo + n
+		if k > 0 && (jsengine.IsIdentByte(js[k-1]) || js[k-1] == '.') {
+			continue
+		}
+		if qjsCalleeEnd(js, k+3) == i {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// qjsCalleeEnd reads forward from j (just after a new keyword): at least one space or comment,
+// then a name followed by any chain of .name and [ ... ] members; it returns the offset after the
+// callee, or -1 when the text does not have that shape.
+func qjsCalleeEnd(js string, j int) int {
+	start := j
+	for j < len(js) {
+		switch {
+		case js[j] == ' ' || js[j] == '\t' || js[j] == '\n':
+			j++
+			continue
+		case strings.HasPrefix(js[j:], "/*"):
+			e := strings.Index(js[j+2:], "*/")
+			if e < 0 {
+				return -1
+			}
+			j += 2 + e + 2
+			continue
+		case strings.HasPrefix(js[j:], "//"):
+			e := strings.IndexByte(js[j:], '\n')
+			if e < 0 {
+				return -1
+			}
+			j += e
+			continue
+		}
+		break
+	}
+	if j == start || j >= len(js) || !jsengine.IsIdentByte(js[j]) {
+		return -1
+	}
+	for j < len(js) && jsengine.IsIdentByte(js[j]) {
+		j++
+	}
+	for j < len(js) {
+		switch js[j] {
+		case '.':
+			j++
+			if j >= len(js) || !jsengine.IsIdentByte(js[j]) {
+				return -1
+			}
+			for j < len(js) && jsengine.IsIdentByte(js[j]) {
+				j++
+			}
+		case '[':
+			if j = qjsSkipBracket(js, j); j < 0 {
+				return -1
+			}
+		default:
+			return j
+		}
+	}
+	return j
+}
+
+// qjsSkipBracket returns the offset after the "]" that closes the "[" at j, skipping strings; -1
+// for a text it does not follow (a template with a substitution, a slash, an unclosed bracket).
+func qjsSkipBracket(js string, j int) int {
+	depth := 0
+	for ; j < len(js); j++ {
+		switch c := js[j]; c {
+		case '[', '(', '{':
+			depth++
+		case ']', ')', '}':
+			depth--
+			if depth == 0 {
+				if c != ']' {
+					return -1
+				}
+				return j + 1
+			}
+		case '"', '\'', '`':
+			for j++; j < len(js) && js[j] != c; j++ {
+				if js[j] == '\\' {
+					j++
+				} else if js[j] == '\n' || (c == '`' && js[j] == '$') {
+					return -1
+				}
+			}
+			if j >= len(js) {
+				return -1
+			}
+		case '/':
+			return -1
+		}
+	}
+	return -1
 }
 
 // qjsBackOverSpace returns the offset before the spaces, line breaks and comments that end at j in

@@ -845,6 +845,9 @@ func FuzzQJSFramePosition(f *testing.F) {
 	f.Add("new(", 1, 4)
 	f.Add("*/(", 1, 3)
 	f.Add("\n.", 2, 1)
+	f.Add("  new o[\"f\"]();", 1, 13)
+	f.Add("  new /* c */ o.a[`]`][0]\n  (1);", 2, 3)
+	f.Add("new o[\"x${\"](", 1, 13)
 	f.Fuzz(func(t *testing.T, js string, line, col int) {
 		l, c := qjsFramePosition(js, line, col)
 		if l == line && (c == col || c == col+1) {
@@ -858,4 +861,26 @@ func FuzzQJSFramePosition(f *testing.F) {
 			t.Fatalf("qjsFramePosition(%q, %d, %d) = %d, %d: not at a new keyword", js, line, col, l, c)
 		}
 	})
+}
+
+// TestQJSFramePositionComputedNew: a constructor call whose callee ends with a computed member is
+// moved from its "(" to its new keyword, whatever the brackets hold (a "]" in a string, a comment
+// before the callee on the line before); a bracket it cannot follow leaves it where it was.
+func TestQJSFramePositionComputedNew(t *testing.T) {
+	tests := []struct {
+		js                string
+		line, col, wl, wc int
+	}{
+		{`  new o["f"]();`, 1, 13, 1, 3},
+		{"  new /* c */\n  o.a[\"]\"][0](1);", 2, 14, 1, 3},
+		{`  x = new o[f(1)[2]]();`, 1, 21, 1, 7},
+		{"  new o[`${x}`]();", 1, 17, 1, 17},
+		{`  renew o["f"]();`, 1, 15, 1, 15},
+		{`  o["f"]();`, 1, 9, 1, 9},
+	}
+	for _, tt := range tests {
+		if l, c := qjsFramePosition(tt.js, tt.line, tt.col); l != tt.wl || c != tt.wc {
+			t.Errorf("qjsFramePosition(%q, %d, %d) = %d:%d, want %d:%d", tt.js, tt.line, tt.col, l, c, tt.wl, tt.wc)
+		}
+	}
 }

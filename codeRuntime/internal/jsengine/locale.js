@@ -1,7 +1,9 @@
 // Locale-sensitive built-ins, installed by both engines' preludes (see locale.go). Neither engine
 // has locale data: left alone, they answer plausibly but wrongly ("1234.5" for en-US, "01/15/2024",
-// "C" sorted before "a"; goja compares strings right, so only QuickJS takes localeCompare). Here they answer as en-US does (Node, ICU) where that is exact, and
-// throw a RangeError that says so for any other locale, option or input, never a wrong value.
+// "C" sorted before "a", "i" upper-cased to "I" in Turkish; goja compares strings right but
+// ignores locales and options, so it keeps its own comparison behind the same checks). Here they
+// answer as en-US does (Node, ICU) where that is exact, and throw a RangeError that says so for any
+// other locale, option or input, never a wrong value.
 (function (g, withCompare) {
 	"use strict";
 	var stringify = JSON.stringify, defineProperty = Object.defineProperty, apply = Reflect.apply, keys = Object.keys, isArray = Array.isArray,
@@ -125,9 +127,43 @@
 	dateMethod("toLocaleTimeString", timeText);
 	dateMethod("toLocaleString", function (p) { return dateText(p) + ", " + timeText(p); });
 
-	// localeCompare: ICU's order (letters case-insensitively, then lowercase first; spaces before
-	// digits before letters) for text of ASCII letters, digits and spaces; other text throws.
-	if (!withCompare) return;
+	// Arrays: the elements are formatted without the locales and options (the engines' own
+	// toLocaleString is ECMAScript's, not ECMA-402's), which is right for en-US and no options only.
+	var arrayToLocale = Array.prototype.toLocaleString;
+	define(Array.prototype, "toLocaleString", function (locales, options) {
+		if (this === null || this === undefined) throw new TypeErrorCtor("Array.prototype.toLocaleString called on null or undefined");
+		checkLocale("Array.prototype.toLocaleString", locales);
+		if (options !== undefined) unsupported("Array.prototype.toLocaleString with options");
+		return apply(arrayToLocale, this, []);
+	});
+
+	// Case mapping: en-US's is the default one; another locale (Turkish maps "i" to "İ") throws.
+	function caseMethod(name, native) {
+		define(String.prototype, name, function (locales) {
+			if (this === null || this === undefined) throw new TypeErrorCtor("String.prototype." + name + " called on null or undefined");
+			var s = StringCtor(this);
+			checkLocale("String.prototype." + name, locales);
+			return apply(native, s, []);
+		});
+	}
+	caseMethod("toLocaleUpperCase", String.prototype.toUpperCase);
+	caseMethod("toLocaleLowerCase", strToLower);
+
+	// localeCompare: goja's own order is right but ignores locales and options ("ä" after "z" in
+	// Swedish, sensitivity, numeric): those throw, and the rest is goja's.
+	if (!withCompare) {
+		var nativeCompare = String.prototype.localeCompare;
+		define(String.prototype, "localeCompare", function (that, locales, options) {
+			if (this === null || this === undefined) throw new TypeErrorCtor("String.prototype.localeCompare called on null or undefined");
+			var a = StringCtor(this), b = StringCtor(that);
+			checkLocale("String.prototype.localeCompare", locales);
+			if (options !== undefined) unsupported("String.prototype.localeCompare with options");
+			return apply(nativeCompare, a, [b]);
+		});
+		return;
+	}
+	// QuickJS: ICU's order (letters case-insensitively, then lowercase first; spaces before digits
+	// before letters) for text of ASCII letters, digits and spaces; other text throws.
 	var plain = /^[A-Za-z0-9 ]*$/;
 	define(String.prototype, "localeCompare", function (that, locales, options) {
 		if (this === null || this === undefined) throw new TypeErrorCtor("String.prototype.localeCompare called on null or undefined");

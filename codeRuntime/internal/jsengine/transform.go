@@ -33,7 +33,29 @@ func WrapProgram(src string) (string, *coderuntime.Failure) {
 	if _, f := CheckProgramBounds(src); f != nil {
 		return "", f
 	}
-	res := api.Transform(wrapHead+src+wrapTail, api.TransformOptions{
+	res := transformWrapped(src)
+	if len(res.Errors) > 0 {
+		return "", esbuildFailure(src, res.Errors)
+	}
+	m, err := ShiftSourceMap(res.Map, -1, 1)
+	if err != nil {
+		// Positions degrade to the wrapped program's; still run it.
+		m = res.Map
+	} else {
+		m = withBracketSegments(src, string(res.Code), m)
+	}
+	var b strings.Builder
+	b.Grow(len(res.Code) + len(m)*4/3 + 64)
+	b.Write(res.Code)
+	b.WriteString("\n//# sourceMappingURL=data:application/json;base64,")
+	b.WriteString(base64.StdEncoding.EncodeToString(m))
+	b.WriteByte('\n')
+	return b.String(), nil
+}
+
+// transformWrapped is esbuild's transform of src wrapped (see WrapProgram).
+func transformWrapped(src string) api.TransformResult {
+	return api.Transform(wrapHead+src+wrapTail, api.TransformOptions{
 		Loader: api.LoaderTS,
 		Target: api.ES2020,
 		// goja runs async functions but not async iteration: let esbuild lower it. goja cannot
@@ -48,21 +70,6 @@ func WrapProgram(src string) (string, *coderuntime.Failure) {
 		LogLevel:       api.LogLevelSilent,
 		TsconfigRaw:    `{"compilerOptions":{"useDefineForClassFields":true,"verbatimModuleSyntax":false}}`,
 	})
-	if len(res.Errors) > 0 {
-		return "", esbuildFailure(src, res.Errors)
-	}
-	m, err := ShiftSourceMap(res.Map, -1, 1)
-	if err != nil {
-		// Positions degrade to the wrapped program's; still run it.
-		m = res.Map
-	}
-	var b strings.Builder
-	b.Grow(len(res.Code) + len(m)*4/3 + 64)
-	b.Write(res.Code)
-	b.WriteString("\n//# sourceMappingURL=data:application/json;base64,")
-	b.WriteString(base64.StdEncoding.EncodeToString(m))
-	b.WriteByte('\n')
-	return b.String(), nil
 }
 
 // esbuildFailure turns esbuild's first error into a syntax Failure positioned in the model's source.
