@@ -614,11 +614,16 @@ func Waterfall[P, R any](ctx context.Context, em Emitter, ev *events.Waterfall[P
 // link, one closure per listener that can run except the last (which gets
 // base itself), made back to front, each holding the listener after it
 // and that listener's own next. That is n-1 allocations for n listeners
-// and nothing shared besides: no chain object, and nothing reused by
-// another dispatch, so a next kept and called after Waterfall returned,
-// again (a retry) or from several goroutines at once, runs the rest of its
-// own dispatch as it did during it.
+// (plus one copy of a payload larger than linkedPayload, which the links
+// share instead of each holding its own) and nothing else: no chain
+// object, and nothing reused by another dispatch, so a next kept and
+// called after Waterfall returned, again (a retry) or from several
+// goroutines at once, runs the rest of its own dispatch as it did during
+// it.
 func waterfallLinks[P, R any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, p P, base events.Next[R]) (R, error) {
+	if unsafe.Sizeof(p) > linkedPayload {
+		return waterfallLinksOf(ctx, em, d, ls, box(p), base)
+	}
 	next := base
 	var after *listener // the listener that runs after ls[i], with next
 	for i := len(ls) - 1; i >= 0; i-- {
@@ -634,9 +639,38 @@ func waterfallLinks[P, R any](ctx context.Context, em Emitter, d *events.Descrip
 	return linkStep(ctx, d, after, p, next)
 }
 
+// linkedPayload is the largest payload a link holds by value (four
+// words: a string or slice and a little more); a larger one is copied to
+// the heap once and shared.
+const linkedPayload = 4 * unsafe.Sizeof(uintptr(0))
+
+// waterfallLinksOf is waterfallLinks with the payload shared through pp.
+func waterfallLinksOf[P, R any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, pp *P, base events.Next[R]) (R, error) {
+	next := base
+	var after *listener
+	for i := len(ls) - 1; i >= 0; i-- {
+		l := ls[i]
+		if !em.accepts(d, l) {
+			continue
+		}
+		if after != nil {
+			next = linkOf(d, after, pp, next)
+		}
+		after = l
+	}
+	return linkStep(ctx, d, after, *pp, next)
+}
+
+func box[P any](p P) *P { return &p }
+
 // link is the next function that runs l (with next as l's own next).
 func link[P, R any](d *events.Descriptor, l *listener, p P, next events.Next[R]) events.Next[R] {
 	return func(ctx context.Context) (R, error) { return linkStep(ctx, d, l, p, next) }
+}
+
+// linkOf is link with the payload read through pp.
+func linkOf[P, R any](d *events.Descriptor, l *listener, pp *P, next events.Next[R]) events.Next[R] {
+	return func(ctx context.Context) (R, error) { return linkStep(ctx, d, l, *pp, next) }
 }
 
 // linkStep runs l with next under the Propagate policy: a listener
