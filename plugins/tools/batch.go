@@ -230,7 +230,6 @@ func (b *batchRun) chain(i int) {
 		b.s.complete(b.ctx, e, exec, c.Name, res, st)
 	}
 	b.endChain()
-	b.lend()
 }
 
 // handOff continues the chain after e on a new goroutine: e's goroutine,
@@ -253,6 +252,9 @@ func (b *batchRun) handOff(e *entry) {
 // and slow or blocked ones get one each, up to the cap, a moment later.
 func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
+	if *q == nil && q == &b.queue {
+		b.queue = make([]*entry, 0, len(b.calls)-e.index)
+	}
 	*q = append(*q, e)
 	switch {
 	case b.idle > 0:
@@ -271,29 +273,34 @@ func (b *batchRun) waitingLocked() int {
 	return len(b.queue) - b.head + len(b.suffixes) - b.free
 }
 
-// armLocked keeps the guard set exactly while queued work waits that no
-// free worker can take and the cap allows another worker: when it fires
-// (guardFire) that work gets workers. Work taken meanwhile disarms it, so
-// a batch whose calls are quick never starts more than one worker, and
-// one whose worker is stuck in a body (blocked, say, until a later call
-// runs) gets the workers it needs, up to the cap; b.mu held.
+// armLocked sets the guard when queued work waits that no free worker
+// can take and the cap allows another worker, unless it is set: when it
+// fires (guardFire) whatever work then waits gets workers, so a batch
+// whose worker is stuck in a body (blocked, say, until a later call runs)
+// while the chain is held in user code gets the workers it needs, up to
+// the cap. It stays set until it fires or the chain ended (endChain
+// stops it): resetting it whenever work is taken would cost more than a
+// quick call, and a guard that fires while the workers keep up finds no
+// waiting work. b.mu held.
 func (b *batchRun) armLocked() {
-	need := b.waitingLocked() > 0 && b.workers < b.s.cap+1
-	switch {
-	case need && !b.armed:
-		b.armed = true
-		b.wg.Add(1)
-		if b.guard == nil {
-			b.guard = time.AfterFunc(guardDelay, b.guardFire)
-		} else {
-			b.guard.Reset(guardDelay)
-		}
-	case !need && b.armed:
-		if b.guard.Stop() {
-			b.armed = false
-			b.wg.Done()
-		} // else guardFire is about to run: it clears armed
+	if b.armed || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
+		return
 	}
+	b.armed = true
+	b.wg.Add(1)
+	if b.guard == nil {
+		b.guard = time.AfterFunc(guardDelay, b.guardFire)
+	} else {
+		b.guard.Reset(guardDelay)
+	}
+}
+
+// disarmLocked stops the guard if it is set; b.mu held.
+func (b *batchRun) disarmLocked() {
+	if b.armed && b.guard.Stop() {
+		b.armed = false
+		b.wg.Done()
+	} // else guardFire is about to run: it clears armed
 }
 
 // lend is called by the goroutine that runs the chain when it is about to
@@ -401,7 +408,6 @@ func (b *batchRun) worker() {
 		default: // the chain ended and nothing is left
 			b.workers--
 			b.free--
-			b.armLocked()
 			b.mu.Unlock()
 			exited = false
 			return
@@ -431,11 +437,17 @@ func (b *batchRun) nextSuffix(e *entry) {
 	b.push(&b.suffixes, e)
 }
 
-// endChain records that every call entered, and lets the idle workers go.
+// endChain records that every call entered, and lets the idle workers
+// go; the calling goroutine then lends itself to starting workers until
+// no queued work waits for one (no more comes), and stops the guard.
 func (b *batchRun) endChain() {
 	b.mu.Lock()
 	b.chainEnd = true
 	b.cond.Broadcast()
+	b.mu.Unlock()
+	b.lend()
+	b.mu.Lock()
+	b.disarmLocked()
 	b.mu.Unlock()
 }
 
