@@ -266,3 +266,32 @@ func TestH9_WaterfallPropagateAllocatesALinkPerListener(t *testing.T) {
 		t.Errorf("%v allocations per dispatch to 4 listeners, want at most 3", n)
 	}
 }
+
+var evWaterfallBig = events.NewWaterfall[[20]int, string](events.Descriptor{
+	Name: "test/waterfall-big", Mode: events.ModeWaterfall, Doc: "Waterfall with a 160-byte payload.", Failure: events.Propagate,
+})
+
+// TestH9_WaterfallLargePayloadIsCopiedOnce: the links of a dispatch share
+// one copy of a payload too large to hold by value (before: a closure
+// capturing a payload over 128 bytes got a heap copy of its own per link).
+func TestH9_WaterfallLargePayloadIsCopiedOnce(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	var seen [4]int
+	for i := range 4 {
+		must[host.Disposer](t)(host.OnWaterfall(h.Root(), evWaterfallBig, func(ctx context.Context, p [20]int, next events.Next[string]) (string, error) {
+			seen[i] = p[19]
+			return next(ctx)
+		}))
+	}
+	ctx, em := context.Background(), h.Root().Emitter()
+	base := func(context.Context) (string, error) { return "base", nil }
+	var p [20]int
+	p[19] = 7
+	if got, err := host.Waterfall(ctx, em, evWaterfallBig, p, base); err != nil || got != "base" || seen != [4]int{7, 7, 7, 7} {
+		t.Fatalf("%q %v, payloads seen %v", got, err, seen)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = host.Waterfall(ctx, em, evWaterfallBig, p, base) }); n > 4 {
+		t.Errorf("%v allocations per dispatch to 4 listeners, want at most 4 (3 links, 1 payload copy)", n)
+	}
+}
