@@ -250,7 +250,7 @@ func (em Emitter) enterSlow(ctx context.Context, d *events.Descriptor) (context.
 // policy propagates, nil when it contains. err is plugin code: it is read
 // only through errorAs and errorText (bounded, under recover), so a cyclic
 // chain or a panicking method neither hangs nor panics the dispatch.
-func (em Emitter) failure(d *events.Descriptor, l *listener, err error) error {
+func failure(d *events.Descriptor, l *listener, err error) error {
 	name := l.fiber.Name()
 	if pe, ok := safeerr.As[*events.PanicError](err); ok && pe != nil && pe.Plugin == "" {
 		pe.Plugin = name
@@ -337,13 +337,13 @@ func Emit[P any](ctx context.Context, em Emitter, ev *events.Event[P], p P) (err
 // emitRest applies the failure policy to ls[i]'s failure ferr and, when it
 // is contained, calls the listeners after it.
 func emitRest[P any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, i int, ferr error, p P) error {
-	if err := em.failure(d, ls[i], ferr); err != nil {
+	if err := failure(d, ls[i], ferr); err != nil {
 		return err
 	}
 	for i++; i < len(ls); {
 		var err error
 		if i, err = emitRun(ctx, em, d, ls, i, p); err != nil {
-			if err = em.failure(d, ls[i-1], err); err != nil {
+			if err = failure(d, ls[i-1], err); err != nil {
 				return err
 			}
 		}
@@ -393,7 +393,7 @@ func emitParallel[P any](ctx context.Context, em Emitter, d *events.Descriptor, 
 		}
 		wg.Go(func() {
 			if err := callListener(ctx, d, l, p); err != nil {
-				if err = em.failure(d, l, err); err != nil {
+				if err = failure(d, l, err); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -427,7 +427,7 @@ func Query[P, R any](ctx context.Context, em Emitter, ev *events.Query[P, R], p 
 		case q.done:
 			return q.r, q.ok, q.err
 		case q.err != nil:
-			if err := em.failure(d, ls[i-1], q.err); err != nil {
+			if err := failure(d, ls[i-1], q.err); err != nil {
 				return result, false, err
 			}
 		}
@@ -477,34 +477,24 @@ func runQuery[P, R any](ctx, lctx context.Context, em Emitter, d *events.Descrip
 	return cur, queryRun[R]{}
 }
 
-// chain is one waterfall dispatch, allocated once per dispatch; every next
-// function a listener receives is made from it:
-//
-//   - Propagate policy: the listener at position i gets nexts[i], built
-//     once per dispatch (one small closure per listener that can run,
-//     backed by buf for short chains) and shared by every call of that
-//     listener, a retried or concurrent one included: it carries no state,
-//     as a propagated failure needs nothing but the error. The last
-//     listener that can run gets base itself.
-//   - Contain policy: a failed listener is skipped unless it delegated, so
-//     each call of a listener records whether (and what) its next returned
-//     in a frame of its own, taken from frames (one allocation, one frame
-//     per listener that can run) or, past those (a retry), allocated; its
-//     next is the frame's method value.
+// chain is one waterfall dispatch under the Contain policy, allocated
+// once per dispatch: a failed listener is skipped unless it delegated, so
+// each call of a listener records whether (and what) its next returned in
+// a frame of its own, taken from frames (one allocation, one frame per
+// listener that can run) or, past those (a retry), allocated; its next is
+// the frame's method value. (The Propagate policy needs no record and no
+// chain: see waterfallLinks.)
 //
 // Nothing in a chain is reused by another dispatch, so a next kept and
 // called after Waterfall returned behaves as it did during the dispatch.
 type chain[P, R any] struct {
-	em      Emitter
-	d       *events.Descriptor
-	ls      []*listener
-	p       P
-	base    events.Next[R]
-	contain bool
-	nexts   []events.Next[R] // Propagate: by position; nil entries for skipped listeners
-	frames  []frame[P, R]    // Contain: handed out in order through nframe
-	nframe  atomic.Int32
-	buf     [4]events.Next[R] // backing array of nexts for short chains
+	em     Emitter
+	d      *events.Descriptor
+	ls     []*listener
+	p      P
+	base   events.Next[R]
+	frames []frame[P, R] // handed out in order through nframe
+	nframe atomic.Int32
 }
 
 // frame is the state of one call of one listener under the Contain policy.
@@ -551,18 +541,10 @@ func (c *chain[P, R]) from(ctx context.Context, i int) (R, error) {
 		return c.base(ctx)
 	}
 	l := c.ls[i]
-	if !c.contain {
-		r, err := callWaterfall(ctx, c.d, l, c.p, c.nexts[i])
-		if err != nil {
-			var zero R
-			return zero, c.em.failure(c.d, l, err)
-		}
-		return r, nil
-	}
 	f := c.frame(i)
 	r, err := callWaterfall(ctx, c.d, l, c.p, f.next)
 	if err != nil {
-		if err = c.em.failure(c.d, l, err); err != nil {
+		if err = failure(c.d, l, err); err != nil {
 			var zero R
 			return zero, err
 		}
@@ -604,11 +586,11 @@ func Waterfall[P, R any](ctx context.Context, em Emitter, ev *events.Waterfall[P
 	}
 	// Listeners that cannot run now never will (removal is final, the scope
 	// fixed), so they get no next function and the last one that can run
-	// marks the end of the chain.
-	n, last := 0, -1
-	for i, l := range ls {
+	// gets base.
+	n := 0
+	for _, l := range ls {
 		if em.accepts(d, l) {
-			n, last = n+1, i
+			n++
 		}
 	}
 	lctx, err := em.enter(ctx, d)
@@ -619,21 +601,89 @@ func Waterfall[P, R any](ctx context.Context, em Emitter, ev *events.Waterfall[P
 	if n == 0 {
 		return base(lctx)
 	}
-	c := &chain[P, R]{em: em, d: d, ls: ls, p: p, base: base, contain: d.FailurePolicy() == events.Contain}
-	if c.contain {
-		c.frames = make([]frame[P, R], n)
+	if d.FailurePolicy() == events.Contain {
+		c := &chain[P, R]{em: em, d: d, ls: ls, p: p, base: base, frames: make([]frame[P, R], n)}
 		return c.from(lctx, 0)
 	}
-	if last < len(c.buf) {
-		c.nexts = c.buf[:last+1]
-	} else {
-		c.nexts = make([]events.Next[R], last+1)
+	return waterfallLinks(lctx, em, d, ls, p, base)
+}
+
+// waterfallLinks runs a waterfall dispatch under the Propagate policy. A
+// propagated failure needs no record of what next returned, so a next
+// carries no state beyond what it runs: the next a listener gets is a
+// link, one closure per listener that can run except the last (which gets
+// base itself), made back to front, each holding the listener after it
+// and that listener's own next. That is n-1 allocations for n listeners
+// (plus one copy of a payload larger than linkedPayload, which the links
+// share instead of each holding its own) and nothing else: no chain
+// object, and nothing reused by another dispatch, so a next kept and
+// called after Waterfall returned, again (a retry) or from several
+// goroutines at once, runs the rest of its own dispatch as it did during
+// it.
+func waterfallLinks[P, R any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, p P, base events.Next[R]) (R, error) {
+	if unsafe.Sizeof(p) > linkedPayload {
+		return waterfallLinksOf(ctx, em, d, ls, box(p), base)
 	}
-	for i, l := range ls[:last] {
-		if em.accepts(d, l) {
-			c.nexts[i] = func(ctx context.Context) (R, error) { return c.from(ctx, i+1) }
+	next := base
+	var after *listener // the listener that runs after ls[i], with next
+	for i := len(ls) - 1; i >= 0; i-- {
+		l := ls[i]
+		if !em.accepts(d, l) {
+			continue
 		}
+		if after != nil {
+			next = link(d, after, p, next)
+		}
+		after = l
 	}
-	c.nexts[last] = base
-	return c.from(lctx, 0)
+	return linkStep(ctx, d, after, p, next)
+}
+
+// linkedPayload is the largest payload a link holds by value (four
+// words: a string or slice and a little more); a larger one is copied to
+// the heap once and shared.
+const linkedPayload = 4 * unsafe.Sizeof(uintptr(0))
+
+// waterfallLinksOf is waterfallLinks with the payload shared through pp.
+func waterfallLinksOf[P, R any](ctx context.Context, em Emitter, d *events.Descriptor, ls []*listener, pp *P, base events.Next[R]) (R, error) {
+	next := base
+	var after *listener
+	for i := len(ls) - 1; i >= 0; i-- {
+		l := ls[i]
+		if !em.accepts(d, l) {
+			continue
+		}
+		if after != nil {
+			next = linkOf(d, after, pp, next)
+		}
+		after = l
+	}
+	return linkStep(ctx, d, after, *pp, next)
+}
+
+func box[P any](p P) *P { return &p }
+
+// link is the next function that runs l (with next as l's own next).
+func link[P, R any](d *events.Descriptor, l *listener, p P, next events.Next[R]) events.Next[R] {
+	return func(ctx context.Context) (R, error) { return linkStep(ctx, d, l, p, next) }
+}
+
+// linkOf is link with the payload read through pp.
+func linkOf[P, R any](d *events.Descriptor, l *listener, pp *P, next events.Next[R]) events.Next[R] {
+	return func(ctx context.Context) (R, error) { return linkStep(ctx, d, l, *pp, next) }
+}
+
+// linkStep runs l with next under the Propagate policy: a listener
+// removed during the dispatch is skipped (the rest of the chain runs), a
+// failure is returned as the policy's error.
+func linkStep[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P, next events.Next[R]) (R, error) {
+	if l.removed.Load() {
+		return next(ctx)
+	}
+	r, err := callWaterfall(ctx, d, l, p, next)
+	if err != nil {
+		var zero R
+		return zero, failure(d, l, err)
+	}
+	return r, nil
 }

@@ -192,3 +192,106 @@ func TestH13_WaterfallContainBasePanicIsNotASilentSuccess(t *testing.T) {
 		t.Errorf("err %v, want a *events.PanicError", err)
 	}
 }
+
+// TestH9_WaterfallKeptNextRunsItsOwnDispatch: a next kept by a listener
+// and called after its dispatch ended, after another dispatch with another
+// payload and base ran, runs the rest of its own dispatch: its payload, its
+// base, the listeners after it (one removed since is skipped). Under the
+// Propagate policy it may be called from several goroutines at once.
+func TestH9_WaterfallKeptNextRunsItsOwnDispatch(t *testing.T) {
+	for _, ev := range []*events.Waterfall[string, string]{evWaterfall, evWaterfallContain} {
+		t.Run(ev.Descriptor().Name, func(t *testing.T) {
+			h := host.New()
+			defer h.Close()
+			kept := map[string]events.Next[string]{}
+			must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+				kept[p] = next
+				return next(ctx)
+			}))
+			var offs [2]host.Disposer
+			for i := range 2 {
+				offs[i] = must[host.Disposer](t)(host.OnWaterfall(h.Root(), ev, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+					r, err := next(ctx)
+					return fmt.Sprintf("%d%s(%s)", i+1, p, r), err
+				}))
+			}
+			for _, p := range []string{"A", "B"} {
+				got, err := host.Waterfall(context.Background(), h.Root().Emitter(), ev, p, func(context.Context) (string, error) { return "base" + p, nil })
+				if want := "1" + p + "(2" + p + "(base" + p + "))"; err != nil || got != want {
+					t.Fatalf("dispatch %s = %q %v, want %q", p, got, err, want)
+				}
+			}
+			check := func(p, want string) {
+				t.Helper()
+				n := 1
+				if ev == evWaterfall {
+					n = 8 // concurrently: Propagate's next records nothing
+				}
+				got := make([]string, n)
+				var wg sync.WaitGroup
+				for k := range n {
+					wg.Go(func() { got[k], _ = kept[p](context.Background()) })
+				}
+				wg.Wait()
+				for _, g := range got {
+					if g != want {
+						t.Fatalf("kept next of %s = %q, want %q", p, g, want)
+					}
+				}
+			}
+			check("A", "1A(2A(baseA))")
+			check("B", "1B(2B(baseB))")
+			_ = offs[1]()
+			check("A", "1A(baseA)")
+			_ = offs[0]()
+			check("B", "baseB")
+		})
+	}
+}
+
+// TestH9_WaterfallPropagateAllocatesALinkPerListener: under the Propagate
+// policy a dispatch to n pass-through listeners allocates n-1 next
+// functions and nothing else (before: a chain object besides).
+func TestH9_WaterfallPropagateAllocatesALinkPerListener(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	for range 4 {
+		must[host.Disposer](t)(host.OnWaterfall(h.Root(), evWaterfall, func(ctx context.Context, _ string, next events.Next[string]) (string, error) {
+			return next(ctx)
+		}))
+	}
+	ctx, em := context.Background(), h.Root().Emitter()
+	base := func(context.Context) (string, error) { return "base", nil }
+	if n := testing.AllocsPerRun(100, func() { _, _ = host.Waterfall(ctx, em, evWaterfall, "payload", base) }); n > 3 {
+		t.Errorf("%v allocations per dispatch to 4 listeners, want at most 3", n)
+	}
+}
+
+var evWaterfallBig = events.NewWaterfall[[20]int, string](events.Descriptor{
+	Name: "test/waterfall-big", Mode: events.ModeWaterfall, Doc: "Waterfall with a 160-byte payload.", Failure: events.Propagate,
+})
+
+// TestH9_WaterfallLargePayloadIsCopiedOnce: the links of a dispatch share
+// one copy of a payload too large to hold by value (before: a closure
+// capturing a payload over 128 bytes got a heap copy of its own per link).
+func TestH9_WaterfallLargePayloadIsCopiedOnce(t *testing.T) {
+	h := host.New()
+	defer h.Close()
+	var seen [4]int
+	for i := range 4 {
+		must[host.Disposer](t)(host.OnWaterfall(h.Root(), evWaterfallBig, func(ctx context.Context, p [20]int, next events.Next[string]) (string, error) {
+			seen[i] = p[19]
+			return next(ctx)
+		}))
+	}
+	ctx, em := context.Background(), h.Root().Emitter()
+	base := func(context.Context) (string, error) { return "base", nil }
+	var p [20]int
+	p[19] = 7
+	if got, err := host.Waterfall(ctx, em, evWaterfallBig, p, base); err != nil || got != "base" || seen != [4]int{7, 7, 7, 7} {
+		t.Fatalf("%q %v, payloads seen %v", got, err, seen)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = host.Waterfall(ctx, em, evWaterfallBig, p, base) }); n > 4 {
+		t.Errorf("%v allocations per dispatch to 4 listeners, want at most 4 (3 links, 1 payload copy)", n)
+	}
+}

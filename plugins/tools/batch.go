@@ -5,6 +5,7 @@ import (
 	"errors"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/dsh-go/dsh/host"
 )
@@ -91,7 +92,12 @@ var ErrBatchStopped = errors.New("tools: the batch was stopped by its CancelWhen
 // Goroutines: the calling goroutine runs every call's policy prefix, in
 // order, and an exclusive call entirely; a parallel call's tools/execute
 // stage, body and suffix run on a goroutine of the batch's own (a
-// wrapper may run next elsewhere still). ExecuteBatch returns once every
+// wrapper may run next elsewhere still). The batch starts as few of them
+// as keep its calls moving: calls whose bodies return at once share one,
+// and a call queued behind a busy one gets its own (up to the cap) once
+// the goroutine running the prefixes has nothing else to do and sees no
+// progress, or after a millisecond when that goroutine is itself held (in
+// a listener or an approval, say). ExecuteBatch returns once every
 // call's tools/result was emitted and every goroutine it started has
 // ended. It holds no lock while user code runs, is safe for concurrent
 // use, and a tool body may call it (or Execute) recursively.
@@ -121,6 +127,7 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	}
 	b.s = newSched(r, opts.MaxParallel)
 	b.s.handOff = b.handOff
+	b.s.blocking = b.lend
 	b.s.done = b.done
 	b.s.parked, b.s.entries = make([]bool, len(calls)), b.entries
 	b.s.unparked = b.nextSuffix
@@ -192,7 +199,18 @@ type batchRun struct {
 	free     int      // workers not running a call: starting, looking for work, or idle
 	idle     int      // workers waiting in cond
 	chainEnd bool     // every call entered: no more dispatch work comes
+
+	// guard starts the workers that queued calls wait for once they
+	// waited guardDelay (see armLocked). armed: it is set and counted in
+	// wg. Under mu.
+	guard *time.Timer
+	armed bool
+	taken int // work items taken by workers so far, for lend
 }
+
+// guardDelay is how long queued parallel calls wait for a busy worker
+// before the batch starts more workers for them (see armLocked).
+const guardDelay = time.Millisecond
 
 // chain runs the calls from i on, in order: each call's policy prefix
 // here, an exclusive call's rest here too, a parallel call's rest (its
@@ -226,22 +244,111 @@ func (b *batchRun) handOff(e *entry) {
 }
 
 // push queues e on q (b.queue or b.suffixes) for a worker: an idle one,
-// or a new one when no worker is free (starting, looking for work or
-// idle) and fewer than cap+1 run; a suffix gets a worker whatever the
-// count (it is handed over by a goroutine that cannot run it: see
-// nextSuffix). A worker that takes work while more waits than the free
-// workers can take starts another (see take): so trivial calls reuse one
-// or two workers, slow ones get one each, up to the cap.
+// or the batch's first; a suffix gets a new worker when none is free,
+// whatever the count (it is handed over by a goroutine that cannot run
+// it: see nextSuffix). Calls queued while every worker is busy are taken
+// by those workers as they finish, and get workers of their own only when
+// they waited guardDelay (armLocked): so trivial calls run on one worker,
+// and slow or blocked ones get one each, up to the cap, a moment later.
 func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
+	if *q == nil && q == &b.queue {
+		b.queue = make([]*entry, 0, len(b.calls)-e.index)
+	}
 	*q = append(*q, e)
 	switch {
 	case b.idle > 0:
 		b.cond.Signal()
-	case b.free == 0 && (b.workers < b.s.cap+1 || q == &b.suffixes):
+	case b.free == 0 && (b.workers == 0 || q == &b.suffixes):
+		b.spawnLocked()
+	default:
+		b.armLocked()
+	}
+	b.mu.Unlock()
+}
+
+// waitingLocked is how many queued calls and suffixes no free worker is
+// there to take; b.mu held.
+func (b *batchRun) waitingLocked() int {
+	return len(b.queue) - b.head + len(b.suffixes) - b.free
+}
+
+// armLocked sets the guard when queued work waits that no free worker
+// can take and the cap allows another worker, unless it is set: when it
+// fires (guardFire) whatever work then waits gets workers, so a batch
+// whose worker is stuck in a body (blocked, say, until a later call runs)
+// while the chain is held in user code gets the workers it needs, up to
+// the cap. It stays set until it fires or the chain ended (endChain
+// stops it): resetting it whenever work is taken would cost more than a
+// quick call, and a guard that fires while the workers keep up finds no
+// waiting work. b.mu held.
+func (b *batchRun) armLocked() {
+	if b.armed || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
+		return
+	}
+	b.armed = true
+	b.wg.Add(1)
+	if b.guard == nil {
+		b.guard = time.AfterFunc(guardDelay, b.guardFire)
+	} else {
+		b.guard.Reset(guardDelay)
+	}
+}
+
+// disarmLocked stops the guard if it is set; b.mu held.
+func (b *batchRun) disarmLocked() {
+	if b.armed && b.guard.Stop() {
+		b.armed = false
+		b.wg.Done()
+	} // else guardFire is about to run: it clears armed
+}
+
+// lend is called by the goroutine that runs the chain when it is about to
+// wait (for a slot, a turn, or the batch's end) and so can watch the
+// workers meanwhile: while queued work waits that no free worker can take,
+// it yields, and when the workers take nothing in guardSpins yields in a
+// row (they are stuck in bodies, or there are none) it starts a worker
+// for each waiting item, up to the cap. So the queued calls of a quick
+// batch run on the worker that has them, and calls waiting behind a
+// blocked body start as soon as this goroutine has nothing else to do,
+// without the guard's delay.
+func (b *batchRun) lend() {
+	b.mu.Lock()
+	for spins := 0; b.waitingLocked() > 0 && b.workers < b.s.cap+1; {
+		if spins == guardSpins || b.workers == 0 {
+			for b.waitingLocked() > 0 && b.workers < b.s.cap+1 {
+				b.spawnLocked()
+			}
+			break
+		}
+		taken := b.taken
+		b.mu.Unlock()
+		runtime.Gosched()
+		b.mu.Lock()
+		if b.taken == taken {
+			spins++
+		} else {
+			spins = 0
+		}
+	}
+	b.armLocked()
+	b.mu.Unlock()
+}
+
+// guardSpins is how many yields in a row lend waits for a worker to take
+// queued work before it starts more workers.
+const guardSpins = 8
+
+// guardFire starts a worker for each call or suffix that waited
+// guardDelay with no free worker, up to the cap.
+func (b *batchRun) guardFire() {
+	b.mu.Lock()
+	b.armed = false
+	for b.waitingLocked() > 0 && b.workers < b.s.cap+1 {
 		b.spawnLocked()
 	}
 	b.mu.Unlock()
+	b.wg.Done()
 }
 
 // spawnLocked starts a worker; b.mu held.
@@ -306,10 +413,8 @@ func (b *batchRun) worker() {
 			return
 		}
 		b.free--
-		if len(b.queue)-b.head+len(b.suffixes) > b.free+b.idle && b.workers < b.s.cap+1 {
-			// More waits than the free workers can take: one more.
-			b.spawnLocked()
-		}
+		b.taken++
+		b.armLocked()
 		b.mu.Unlock()
 		if dispatch {
 			e = b.s.dispatchHalf(b.ctx, e)
@@ -332,11 +437,17 @@ func (b *batchRun) nextSuffix(e *entry) {
 	b.push(&b.suffixes, e)
 }
 
-// endChain records that every call entered, and lets the idle workers go.
+// endChain records that every call entered, and lets the idle workers
+// go; the calling goroutine then lends itself to starting workers until
+// no queued work waits for one (no more comes), and stops the guard.
 func (b *batchRun) endChain() {
 	b.mu.Lock()
 	b.chainEnd = true
 	b.cond.Broadcast()
+	b.mu.Unlock()
+	b.lend()
+	b.mu.Lock()
+	b.disarmLocked()
 	b.mu.Unlock()
 }
 
@@ -380,6 +491,10 @@ type sched struct {
 	// done is called once per call, after its tools/result and before the
 	// next call may run its suffix, on the call's goroutine.
 	done func(ctx context.Context, e *entry, exec *Execution, res Result)
+	// blocking, when set, is called before a call waits for a slot or a
+	// turn (ExecuteBatch: the waiting goroutine lends itself to starting
+	// workers).
+	blocking func()
 
 	mu       sync.Mutex
 	active   int           // calls holding a dispatch slot
@@ -650,6 +765,9 @@ func (s *sched) acquire(ctx context.Context) bool {
 		}
 		free := s.slotFree
 		s.mu.Unlock()
+		if s.blocking != nil {
+			s.blocking()
+		}
 		select {
 		case <-free:
 		case <-ctx.Done():
@@ -677,6 +795,9 @@ func (s *sched) wait(counter *int, n int) {
 	ready := make(chan struct{})
 	s.waiters[k][n] = append(s.waiters[k][n], ready)
 	s.mu.Unlock()
+	if s.blocking != nil {
+		s.blocking()
+	}
 	<-ready
 }
 

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"testing/synctest"
 
+	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/tools"
 )
 
@@ -50,6 +52,87 @@ func TestB2_GoroutinesStayWithinTheCap(t *testing.T) {
 		}
 		for i, r := range res {
 			if r.IsError || r.CallID != calls[i].ID || len(r.Content) != 1 || r.Content[0].Text != calls[i].ID {
+				t.Fatalf("result %d: %+v", i, r)
+			}
+		}
+	})
+}
+
+// TestB2_QuickParallelCallsShareOneWorker: the parallel calls of a batch
+// whose bodies return at once run on the one worker the batch starts,
+// which takes each as it finishes the one before; more workers start only
+// for calls that wait behind a body that does not return (before: a
+// worker that took a call while others waited started another, so ten
+// trivial calls started about six). One CPU makes the order of events
+// deterministic, and the bubble's clock keeps the guard from firing while
+// a goroutine can run.
+func TestB2_QuickParallelCallsShareOneWorker(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		par := trivial()
+		par.Name, par.Concurrency = "trivial-parallel", tools.Parallel
+		mustRegister(t, e.reg, e.root, par)
+		calls := make([]tools.Call, 10)
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: par.Name}
+		}
+		// The count is the process's: the runtime starts a goroutine of
+		// its own now and then (about once in a thousand batches here).
+		const batches = 20
+		created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(created)
+		before := created[0].Value.Uint64()
+		for range batches {
+			res := e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
+			for i, r := range res {
+				if r.IsError || r.CallID != calls[i].ID {
+					t.Fatalf("result %d: %+v", i, r)
+				}
+			}
+		}
+		metrics.Read(created)
+		if n := created[0].Value.Uint64() - before; n > batches+3 {
+			t.Fatalf("%d batches of 10 trivial parallel calls started %d goroutines, want %d (one each; at most 3 more)", batches, n, batches)
+		}
+	})
+}
+
+// TestB2_CallBehindABlockedBodyStartsWhilePolicyWaits: call 0's body
+// waits until call 1's body ran, and call 2's pre-execute waits for it
+// too, so the goroutine running the policy prefixes is held in a listener
+// while call 1 waits behind the worker stuck in call 0's body. The batch's
+// guard starts a worker for call 1 (without it the batch would never
+// end), and every call completes. One CPU keeps the worker from taking
+// call 1 before it is stuck.
+func TestB2_CallBehindABlockedBodyStartsWhilePolicyWaits(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		ran1 := make(chan struct{})
+		mustRegister(t, e.reg, e.root, tools.Definition{
+			Name: "rendezvous", Description: "Call 0 waits for call 1.", Concurrency: tools.Parallel,
+			Parameters: json.RawMessage(`{"type":"object"}`),
+			Execute: func(_ context.Context, x *tools.Execution) (tools.Output, error) {
+				switch x.CallID() {
+				case "c0":
+					<-ran1
+				case "c1":
+					close(ran1)
+				}
+				return tools.Output{Content: []tools.Content{tools.Text(x.CallID())}}, nil
+			},
+		})
+		must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+			if x.CallID() == "c2" {
+				<-ran1
+			}
+			return next(ctx)
+		}))
+		calls := []tools.Call{{ID: "c0", Name: "rendezvous"}, {ID: "c1", Name: "rendezvous"}, {ID: "c2", Name: "rendezvous"}}
+		res := e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
+		for i, r := range res {
+			if r.IsError || r.CallID != calls[i].ID || text(r) != calls[i].ID {
 				t.Fatalf("result %d: %+v", i, r)
 			}
 		}
