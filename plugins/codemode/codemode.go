@@ -1107,6 +1107,9 @@ func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.Di
 		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing})
 	}
 	size := 96 + len(name) + len(args) + len(res.CallID) + len(res.Value)
+	if timing != nil {
+		size += 128 // two RFC 3339 times with nanoseconds and a duration
+	}
 	for _, c := range res.Content {
 		if c.Type != tools.ContentText {
 			return slow()
