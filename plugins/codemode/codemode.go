@@ -942,7 +942,8 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		defer b.release()
 		ctx, stop := b.callContext(rctx)
 		defer stop()
-		id := b.outer.CallID() + ":code:" + strconv.FormatInt(n, 10)
+		var digits [20]byte
+		id := b.outer.CallID() + ":code:" + string(strconv.AppendInt(digits[:0], n, 10))
 		b.logStart(n, id, name, canon)
 		res := b.sched.Run(ctx, e, tools.Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.Agent(), Parent: b.outer.Token()})
 		if res.IsError {
@@ -1052,11 +1053,16 @@ func (b *bridge) appendSettled(id, name string, args []byte, res tools.Result) {
 // the result: listeners cannot reach the program's) and returns the
 // payload to append: in's when the waterfall fails, or when no listener
 // is registered (then nothing is copied).
-func (b *bridge) durable(in DispatchLogInput) (d tools.CodeDispatch) {
-	orig := in.Dispatch
+func (b *bridge) durable(in DispatchLogInput) tools.CodeDispatch {
 	if b.c.Host().Listening(CodeDispatchLog.Descriptor()) == 0 {
-		return orig
+		return in.Dispatch
 	}
+	return b.waterfall(in)
+}
+
+// waterfall is durable with listeners.
+func (b *bridge) waterfall(in DispatchLogInput) (d tools.CodeDispatch) {
+	orig := in.Dispatch
 	in.Dispatch.Result = orig.Result.Clone()
 	in.Dispatch.Arguments = slices.Clone(orig.Arguments)
 	defer func() {
@@ -1161,7 +1167,7 @@ func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.Di
 // encodeDispatchStart is json.Marshal(tools.CodeDispatchStart{name, args,
 // at}) without reflection (args is canonical JSON).
 func encodeDispatchStart(name string, args []byte, at time.Time) ([]byte, error) {
-	b := make([]byte, 0, 64+len(name)+len(args))
+	b := make([]byte, 0, 96+len(name)+len(args))
 	b = append(b, `{"name":`...)
 	b = canonjson.AppendString(b, name)
 	b = append(b, `,"arguments":`...)
