@@ -47,9 +47,11 @@ var _ Runtime = RuntimeFunc{}
 // a `name` property from interface{ Name() string } (default "Error"). A panic is recovered and
 // rejects the call the same way.
 //
-// Each call runs on a goroutine other than the run's, and calls in flight at once run on different
-// goroutines (a run keeps up to MaxConcurrentCalls worker goroutines and reuses them for later calls,
-// so a goroutine-local assumption must not outlive one call). ctx is cancelled when the run settles (return, throw, budget
+// Calls in flight at once run on different goroutines (a run keeps up to MaxConcurrentCalls worker
+// goroutines and reuses them for later calls, so a goroutine-local assumption must not outlive one
+// call). A call the program awaits while it is the only one in flight may run on the goroutine that
+// called Run (the goja engine runs it there when no worker has begun it yet, saving two hand-offs),
+// so a binding must not wait for that goroutine. ctx is cancelled when the run settles (return, throw, budget
 // or cancellation), with cause [ErrRunSettled] when the program simply finished; the binding must then
 // return promptly, because Run waits for it.
 //

@@ -205,21 +205,33 @@ func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.
 }
 
 // loop waits for binding completions and settles their promises until the main promise settles.
+// A call the program awaits alone before a worker began it runs on this goroutine (see
+// jsengine.CallPool.ClaimAlone).
 func (r *run) loop(runCtx context.Context) *coderuntime.Failure {
 	for r.main.State() == goja.PromiseStatePending {
 		if r.Active() == 0 {
 			return &coderuntime.Failure{Kind: coderuntime.KindException, Logs: r.logs,
 				Message: "the program awaits a promise that can never settle (no binding call is in flight, and there are no timers)"}
 		}
-		select {
-		case c := <-r.Completions():
-			r.Handled()
-			r.pending--
-			if err := r.enter(func() error { return r.complete(c) }); err != nil {
-				return r.failure(err)
+		var c jsengine.Completion
+		if alone := r.ClaimAlone(); alone != nil {
+			// The only call in flight, not begun by a worker yet: it runs here.
+			c = r.RunClaimed(alone)
+			if err := runCtx.Err(); err != nil {
+				// The run ended while the call ran: as when the select below sees it first.
+				return jsengine.ContextFailure(err, r.logs)
 			}
-		case <-runCtx.Done():
-			return jsengine.ContextFailure(runCtx.Err(), r.logs)
+		} else {
+			select {
+			case c = <-r.Completions():
+			case <-runCtx.Done():
+				return jsengine.ContextFailure(runCtx.Err(), r.logs)
+			}
+		}
+		r.Handled()
+		r.pending--
+		if err := r.enter(func() error { return r.complete(c) }); err != nil {
+			return r.failure(err)
 		}
 	}
 	return nil

@@ -347,14 +347,22 @@ func (r *qjsRun) loop(runCtx context.Context) *coderuntime.Failure {
 			return &coderuntime.Failure{Kind: coderuntime.KindException, Logs: r.logs,
 				Message: "the program awaits a promise that can never settle (no binding call is in flight, and there are no timers)"}
 		}
-		select {
-		case c := <-r.Completions():
-			r.Handled()
-			if err := r.enter(func() error { return r.complete(c) }); err != nil {
-				return r.failure(err, false)
+		var c jsengine.Completion
+		if alone := r.ClaimAlone(); alone != nil {
+			// The only call in flight, not begun by a worker yet: it runs here (see ClaimAlone).
+			if c = r.RunClaimed(alone); runCtx.Err() != nil {
+				return jsengine.ContextFailure(runCtx.Err(), r.logs)
 			}
-		case <-runCtx.Done():
-			return jsengine.ContextFailure(runCtx.Err(), r.logs)
+		} else {
+			select {
+			case c = <-r.Completions():
+			case <-runCtx.Done():
+				return jsengine.ContextFailure(runCtx.Err(), r.logs)
+			}
+		}
+		r.Handled()
+		if err := r.enter(func() error { return r.complete(c) }); err != nil {
+			return r.failure(err, false)
 		}
 	}
 }

@@ -445,7 +445,7 @@ func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.O
 		return tools.Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
-	b := &bridge{c: cm.c, outer: exec, runCtx: runCtx, nextSeq: 1}
+	b := &bridge{c: cm.c, outer: exec, runCtx: runCtx, logCtx: context.WithoutCancel(runCtx), nextSeq: 1}
 	b.sched = r.NewSubCalls(b.done)
 	if exec.Agent() != "" {
 		b.log, _ = tools.SessionLogService.Lookup(cm.c)
@@ -462,6 +462,7 @@ func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.O
 	})
 	cancelRun(coderuntime.ErrRunSettled)
 	b.settle()
+	b.stopShared()
 	out, err := o.output()
 	b.mu.Lock()
 	out.AdditionalContext = b.contexts
@@ -607,6 +608,7 @@ type bridge struct {
 	outer  *tools.Execution
 	log    tools.SessionLog // nil: logging skipped
 	runCtx context.Context  // cancelled when the run settles
+	logCtx context.Context  // runCtx without its cancellation: the session log's and the waterfall's
 	sched  *tools.SubCalls
 
 	mu       sync.Mutex
@@ -623,6 +625,12 @@ type bridge struct {
 	startC   *sync.Cond             // signalled when startN moves (on mu)
 	conclude bool                   // a sub-call asked to conclude the turn
 	rejected int64                  // calls refused before the batch (not lossless JSON), logged
+
+	// The sub-call context shared by the calls whose runtime context is
+	// done with the same channel (see callContext), and what releases it.
+	shared     *subCallCtx
+	sharedDone <-chan struct{}
+	sharedStop func()
 }
 
 // parkedCall is a call waiting for its submission number to come up, or
@@ -781,7 +789,7 @@ func (b *bridge) settle() {
 // done is the scheduler's hook after a sub-call's tools/result, in
 // submission order: the call is logged, and what it deferred is kept for
 // run_code's result.
-func (b *bridge) done(ctx context.Context, call tools.Call, res tools.Result) {
+func (b *bridge) done(_ context.Context, call tools.Call, res tools.Result) {
 	deferred := res.AdditionalContext
 	// Delivered once, through run_code's result.
 	res.AdditionalContext = nil
@@ -791,7 +799,7 @@ func (b *bridge) done(ctx context.Context, call tools.Call, res tools.Result) {
 			images = append(images, c)
 		}
 	}
-	b.appendSettled(ctx, call.ID, call.Name, call.Arguments, res)
+	b.appendSettled(call.ID, call.Name, call.Arguments, res)
 	b.mu.Lock()
 	b.contexts = append(b.contexts, deferred...)
 	b.images = append(b.images, images...)
@@ -807,7 +815,57 @@ func (b *bridge) done(ctx context.Context, call tools.Call, res tools.Result) {
 // rctx is done; until then its Err reads rctx itself (see subCallCtx), so
 // a sub-call that waited for its turn while the runtime settled is never
 // dispatched.
+//
+// The calls whose rctx is done with the same channel (the shipped
+// runtimes pass one binding context per run, each call's carrying its own
+// submission number) share one such context, made for the first of them
+// and released when the run settles (stopShared): a sub-call then costs no
+// context, cancel function or AfterFunc of its own. Like the context
+// Execute hands a tool body, it is not cancelled when the call returns; it
+// is when the run settles, as every sub-call's context. A call whose rctx
+// has another channel gets a context of its own.
 func (b *bridge) callContext(rctx context.Context) (ctx context.Context, stop func()) {
+	if rctx == nil {
+		return b.ownContext(rctx)
+	}
+	done := rctx.Done()
+	if done == nil || safeErr(rctx) != nil {
+		return b.ownContext(rctx)
+	}
+	b.mu.Lock()
+	if b.shared == nil && !b.settled {
+		ctx, cancel := context.WithCancelCause(b.runCtx)
+		stopAfter := context.AfterFunc(rctx, func() { cancel(safeCause(rctx)) })
+		b.shared, b.sharedDone = &subCallCtx{Context: ctx, rctx: rctx, cancel: cancel}, done
+		b.sharedStop = func() { stopAfter(); cancel(nil) }
+	}
+	shared := b.shared
+	if shared == nil || b.sharedDone != done {
+		shared = nil
+	}
+	b.mu.Unlock()
+	if shared == nil {
+		return b.ownContext(rctx)
+	}
+	return shared, noStop
+}
+
+func noStop() {}
+
+// stopShared releases the shared sub-call context (see callContext), once
+// every call was settled.
+func (b *bridge) stopShared() {
+	b.mu.Lock()
+	stop := b.sharedStop
+	b.sharedStop = nil
+	b.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// ownContext is callContext's context for one call alone.
+func (b *bridge) ownContext(rctx context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(b.runCtx)
 	if rctx == nil || rctx.Done() == nil {
 		return ctx, func() { cancel(nil) }
@@ -884,7 +942,8 @@ func (b *bridge) binding(name string) coderuntime.Binding {
 		defer b.release()
 		ctx, stop := b.callContext(rctx)
 		defer stop()
-		id := b.outer.CallID() + ":code:" + strconv.FormatInt(n, 10)
+		var digits [20]byte
+		id := b.outer.CallID() + ":code:" + string(strconv.AppendInt(digits[:0], n, 10))
 		b.logStart(n, id, name, canon)
 		res := b.sched.Run(ctx, e, tools.Call{ID: id, Name: name, Arguments: canon, Agent: b.outer.Agent(), Parent: b.outer.Token()})
 		if res.IsError {
@@ -929,7 +988,7 @@ func (b *bridge) logStart(n int64, id, name string, args []byte) {
 		b.mu.Unlock()
 	}()
 	data, err := encodeDispatchStart(name, args, now)
-	b.appendEvent(b.runCtx, CodeDispatchStartEvent, id, name, data, err)
+	b.appendEvent(CodeDispatchStartEvent, id, name, data, err)
 }
 
 // logRejected logs a call refused before it entered the batch (its
@@ -954,7 +1013,7 @@ func (b *bridge) logRejected(name string, args json.RawMessage, cerr *ToolCallEr
 	}
 	id := b.outer.CallID() + ":code:rejected:" + strconv.FormatInt(k, 10)
 	info := cerr.Info
-	b.appendSettled(b.runCtx, id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
+	b.appendSettled(id, name, args, tools.Result{CallID: id, IsError: true, Error: &info, Content: []tools.Content{tools.Text(cerr.Message)}})
 }
 
 func contentText(cs []tools.Content) string {
@@ -972,7 +1031,7 @@ func contentText(cs []tools.Content) string {
 
 // appendSettled logs one settled sub-call as a tool/code-dispatch event,
 // with the timing of its start event when one was appended.
-func (b *bridge) appendSettled(ctx context.Context, id, name string, args []byte, res tools.Result) {
+func (b *bridge) appendSettled(id, name string, args []byte, res tools.Result) {
 	if b.log == nil {
 		return
 	}
@@ -984,16 +1043,25 @@ func (b *bridge) appendSettled(ctx context.Context, id, name string, args []byte
 		timing = &tools.DispatchTiming{StartedAt: start, SettledAt: end, DurationMs: float64(end.Sub(start)) / float64(time.Millisecond)}
 	}
 	b.mu.Unlock()
-	d := b.durable(ctx, DispatchLogInput{ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(),
+	d := b.durable(DispatchLogInput{ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(),
 		Dispatch: tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing}})
 	data, err := encodeDispatch(d.Name, d.Arguments, d.Result, d.Timing)
-	b.appendEvent(ctx, CodeDispatchEvent, id, name, data, err)
+	b.appendEvent(CodeDispatchEvent, id, name, data, err)
 }
 
 // durable runs the tools/code-dispatch-log waterfall over in (a copy of
 // the result: listeners cannot reach the program's) and returns the
-// payload to append: in's when the waterfall fails.
-func (b *bridge) durable(ctx context.Context, in DispatchLogInput) (d tools.CodeDispatch) {
+// payload to append: in's when the waterfall fails, or when no listener
+// is registered (then nothing is copied).
+func (b *bridge) durable(in DispatchLogInput) tools.CodeDispatch {
+	if b.c.Host().Listening(CodeDispatchLog.Descriptor()) == 0 {
+		return in.Dispatch
+	}
+	return b.waterfall(in)
+}
+
+// waterfall is durable with listeners.
+func (b *bridge) waterfall(in DispatchLogInput) (d tools.CodeDispatch) {
 	orig := in.Dispatch
 	in.Dispatch.Result = orig.Result.Clone()
 	in.Dispatch.Arguments = slices.Clone(orig.Arguments)
@@ -1003,7 +1071,7 @@ func (b *bridge) durable(ctx context.Context, in DispatchLogInput) (d tools.Code
 			d = orig
 		}
 	}()
-	out, err := host.Waterfall(context.WithoutCancel(ctx), b.c.Host().Emitter(in.Agent), CodeDispatchLog, in,
+	out, err := host.Waterfall(b.logCtx, b.c.Host().Emitter(in.Agent), CodeDispatchLog, in,
 		func(context.Context) (tools.CodeDispatch, error) { return in.Dispatch, nil })
 	if err != nil {
 		b.c.Logger().Warn().Err(err).Str("id", in.ID).Msg(CodeDispatchLog.Descriptor().Name + " failed; the payload is logged as it was")
@@ -1012,11 +1080,12 @@ func (b *bridge) durable(ctx context.Context, in DispatchLogInput) (d tools.Code
 	return out
 }
 
-// appendEvent appends one event of the run; a failure (or a panic of the
-// session log) is logged, not returned (the call itself happened).
-func (b *bridge) appendEvent(ctx context.Context, typ, id, name string, data []byte, err error) {
+// appendEvent appends one event of the run, under the run's context
+// without its cancellation; a failure (or a panic of the session log) is
+// logged, not returned (the call itself happened).
+func (b *bridge) appendEvent(typ, id, name string, data []byte, err error) {
 	if err == nil {
-		err = safeAppend(b.log, context.WithoutCancel(ctx), tools.SessionEvent{
+		err = safeAppend(b.log, b.logCtx, tools.SessionEvent{
 			Type: typ, ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(), Data: data,
 		})
 	}
@@ -1044,6 +1113,9 @@ func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.Di
 		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing})
 	}
 	size := 96 + len(name) + len(args) + len(res.CallID) + len(res.Value)
+	if timing != nil {
+		size += 128 // two RFC 3339 times with nanoseconds and a duration
+	}
 	for _, c := range res.Content {
 		if c.Type != tools.ContentText {
 			return slow()
@@ -1095,7 +1167,7 @@ func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.Di
 // encodeDispatchStart is json.Marshal(tools.CodeDispatchStart{name, args,
 // at}) without reflection (args is canonical JSON).
 func encodeDispatchStart(name string, args []byte, at time.Time) ([]byte, error) {
-	b := make([]byte, 0, 64+len(name)+len(args))
+	b := make([]byte, 0, 96+len(name)+len(args))
 	b = append(b, `{"name":`...)
 	b = canonjson.AppendString(b, name)
 	b = append(b, `,"arguments":`...)

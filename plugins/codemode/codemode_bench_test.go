@@ -99,6 +99,25 @@ func BenchmarkBridge1000CallsInProcess(b *testing.B) {
 	}
 }
 
+// BenchmarkBridge1000CallsInProcessQuickJS is BenchmarkBridge1000CallsInProcess on the QuickJS
+// engine.
+func BenchmarkBridge1000CallsInProcessQuickJS(b *testing.B) {
+	e := newCodeEnv(b, codeOpts{mode: tools.Code, runtime: coderuntime.Config{Engine: coderuntime.EngineQuickJS, Isolation: coderuntime.IsolationNone}})
+	mustRegister(b, e.reg, e.root, trivial())
+	ctx := context.Background()
+	c := runCode("c1", "let n = 0\nfor (let i = 0; i < 1000; i++) { if (await tools.trivial({ x: i }) === 'ok') n++ }\nreturn n", "agent")
+	if res := e.reg.Execute(ctx, c); res.IsError || text(res) != "1000" {
+		b.Fatalf("result = %+v", res)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e.log.mu.Lock()
+		e.log.events = e.log.events[:0]
+		e.log.mu.Unlock()
+		sink = e.reg.Execute(ctx, c)
+	}
+}
+
 // BenchmarkBridgeEmptyInProcess: an empty program, in process.
 func BenchmarkBridgeEmptyInProcess(b *testing.B) {
 	e := newCodeEnv(b, codeOpts{mode: tools.Code, runtime: inProcess})

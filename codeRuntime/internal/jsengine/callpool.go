@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -18,6 +19,9 @@ type Call struct {
 	Seq     uint64 // submission number (see coderuntime.CallSeq), set by Submit
 	Resolve func(any) error
 	Reject  func(any) error
+	// claimed is set by the goroutine that runs the call: a worker of the pool, or the run
+	// goroutine (see ClaimAlone), whichever claims it first.
+	claimed atomic.Bool
 }
 
 // Completion is a binding call's outcome, sent from its goroutine to the run goroutine.
@@ -39,6 +43,7 @@ type CallPool struct {
 	goroutines int             // goroutines started; those not running a call wait on work
 	queue      []*Call
 	active     int
+	last       *Call  // the call started last
 	seq        uint64 // binding calls accepted so far (the last CallSeq)
 	wg         sync.WaitGroup
 }
@@ -58,6 +63,28 @@ func (r *CallPool) Submit(c *Call) {
 	} else {
 		r.queue = append(r.queue, c)
 	}
+}
+
+// ClaimAlone returns the call in flight when it is the only one (Active is 1, none queued), it was
+// started last and no worker has begun it yet, claimed for the run goroutine, which then runs it
+// with RunClaimed instead of waiting for a worker to run it and send its completion: a program that
+// awaits its calls one by one then costs no goroutine hand-off per call. The worker it was handed
+// to skips it. Otherwise it returns nil and the call's completion arrives as usual. A call is
+// started on a worker as soon as it is submitted, so it runs while the program runs on; only a call
+// the program awaits before a worker took it runs on the run goroutine, and by then the program can
+// make no other call until this one completes, so none waits behind it.
+func (r *CallPool) ClaimAlone() *Call {
+	c := r.last
+	if r.active != 1 || len(r.queue) > 0 || c == nil || !c.claimed.CompareAndSwap(false, true) {
+		return nil
+	}
+	return c
+}
+
+// RunClaimed runs c, claimed by ClaimAlone, on the calling goroutine and returns its completion.
+func (r *CallPool) RunClaimed(c *Call) Completion {
+	res, err := invoke(r.bindCtx, c)
+	return Completion{C: c, Result: res, Err: ReadBindingError(err)}
 }
 
 // Active is the number of calls started and not yet handled (see Handled).
@@ -84,6 +111,7 @@ func (r *CallPool) Handled() {
 // the loop stopped reading.
 func (r *CallPool) start(c *Call) {
 	r.active++
+	r.last = c
 	if r.goroutines >= r.active {
 		r.work <- c
 		return
@@ -124,12 +152,15 @@ func DeliverLate[C any](queued []C, invoke func(C)) {
 	<-done
 }
 
-// serve runs c, then every call handed to it, until the run settles.
+// serve runs c, then every call handed to it, until the run settles; it skips a call the run
+// goroutine claimed first (see ClaimAlone).
 func (r *CallPool) serve(c *Call) {
 	defer r.wg.Done()
 	for {
-		res, err := invoke(r.bindCtx, c)
-		r.done <- Completion{C: c, Result: res, Err: ReadBindingError(err)}
+		if c.claimed.CompareAndSwap(false, true) {
+			res, err := invoke(r.bindCtx, c)
+			r.done <- Completion{C: c, Result: res, Err: ReadBindingError(err)}
+		}
 		var ok bool
 		if c, ok = <-r.work; !ok {
 			return

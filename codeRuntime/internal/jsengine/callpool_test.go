@@ -1,0 +1,119 @@
+package jsengine
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestClaimAloneRunsEachCallOnce pins the claim between the run goroutine and the pool's workers:
+// whichever claims a call first runs it, the other skips it, so each call reaches its binding
+// exactly once and has exactly one completion, returned by RunClaimed or sent by the worker, never
+// both. Each round races the two on purpose (a worker is handed the call at Submit).
+func TestClaimAloneRunsEachCallOnce(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var runs atomic.Int64
+	fn := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`1`), nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := NewCallPool(ctx, 3)
+	const n = 2000
+	inline := 0
+	for i := range n {
+		c := &Call{Name: "f", Fn: fn}
+		p.Submit(c)
+		var got Completion
+		if alone := p.ClaimAlone(); alone != nil {
+			if alone != c {
+				t.Fatalf("round %d: ClaimAlone returned another call", i)
+			}
+			got = p.RunClaimed(alone)
+			inline++
+		} else {
+			got = <-p.Completions()
+		}
+		if got.C != c || string(got.Result) != "1" || got.Err != nil {
+			t.Fatalf("round %d: completion %+v", i, got)
+		}
+		p.Handled()
+		if p.ClaimAlone() != nil {
+			t.Fatalf("round %d: a handled call was claimed again", i)
+		}
+	}
+	cancel()
+	p.Settle()
+	if r := runs.Load(); r != n {
+		t.Fatalf("bindings ran %d times for %d calls", r, n)
+	}
+	select {
+	case c := <-p.Completions():
+		t.Fatalf("a stray completion for a call the run goroutine ran: %+v", c)
+	default:
+	}
+	t.Logf("%d of %d calls ran on the calling goroutine", inline, n)
+}
+
+// TestClaimAloneOnlyAlone: ClaimAlone claims nothing while another call is in flight or queued,
+// nor a call a worker has begun; such calls complete through Completions.
+func TestClaimAloneOnlyAlone(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	began := make(chan struct{}, 2)
+	release := make(chan struct{})
+	block := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		began <- struct{}{}
+		<-release
+		return nil, nil
+	}
+	p := NewCallPool(ctx, 1)
+	a := &Call{Name: "a", Fn: block}
+	p.Submit(a)
+	<-began // a worker claimed a
+	if c := p.ClaimAlone(); c != nil {
+		t.Fatal("claimed a call a worker had begun")
+	}
+	b := &Call{Name: "b", Fn: block}
+	p.Submit(b) // queued behind a (max 1)
+	if c := p.ClaimAlone(); c != nil {
+		t.Fatal("claimed while a call is queued")
+	}
+	close(release)
+	if c := <-p.Completions(); c.C != a {
+		t.Fatalf("first completion is %q's", c.C.Name)
+	}
+	p.Handled() // starts b on the worker
+	if c := <-p.Completions(); c.C != b {
+		t.Fatalf("second completion is %q's", c.C.Name)
+	}
+	p.Handled()
+	if c := p.ClaimAlone(); c != nil {
+		t.Fatal("claimed a completed call")
+	}
+	cancel()
+	p.Settle()
+
+	// Two calls in flight: neither is claimed.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	hold := make(chan struct{})
+	wait := func(context.Context, json.RawMessage) (json.RawMessage, error) { <-hold; return nil, nil }
+	q := NewCallPool(ctx2, 2)
+	q.Submit(&Call{Name: "x", Fn: wait})
+	q.Submit(&Call{Name: "y", Fn: wait})
+	if c := q.ClaimAlone(); c != nil {
+		t.Fatal("claimed one of two calls in flight")
+	}
+	close(hold)
+	<-q.Completions()
+	<-q.Completions()
+	q.Handled()
+	q.Handled()
+	cancel2()
+	q.Settle()
+}
