@@ -28,6 +28,9 @@ import (
 // default, a string as its text). As in the go-sdk, a value that does not
 // match its own derived schema is an error (INVALID_OUTPUT): a nil map in
 // a field without omitempty encodes as null, where the schema says object.
+// A value the Out type guarantees valid (see schema.TypeCheck) is encoded
+// canonically in one pass and not validated again; any other is encoded
+// with encoding/json and validated, with the same results.
 // Out = [Output] keeps a text-only tool:
 // the body returns its Output as a raw [Definition]'s body does, and no
 // output is declared unless OutputSchema is set (the body then sets
@@ -304,6 +307,13 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 		}
 		out.schema = s
 	}
+	// check recognizes, by one scan of the encoded bytes, a value that Out
+	// guarantees valid (nil: Out leaves more open; the pipeline validates
+	// every value); an invalid schema is Register's to report.
+	var check *schema.TypeCheck
+	if vs, err := schema.CompileValueSchema(out.schema); err == nil {
+		check = vs.ForType(ot)
+	}
 	// A nil pointer is encoded as the zero value of its element, as the
 	// go-sdk does: the schema describes the element.
 	var elemZero any
@@ -317,12 +327,20 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 				return Output{}, err
 			}
 			var v any = o
+			if check != nil {
+				if b, ok := check.Encode(v); ok {
+					return Output{Value: b, checked: checkedValue{by: check.Schema(), text: string(b)}}, nil
+				}
+			}
 			if elemZero != nil && reflect.ValueOf(v).IsNil() {
 				v = elemZero
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
 				return Output{}, &Error{Info: ErrorInfo{Name: "InvalidOutput", Code: CodeInvalidOutput}, Message: fmt.Sprintf("tool %q: its value cannot be encoded as JSON: %s", t.Name, safeerr.Text(err))}
+			}
+			if check != nil && check.Canonical(b) {
+				return Output{Value: b, checked: checkedValue{by: check.Schema(), text: string(b)}}, nil
 			}
 			return Output{Value: b}, nil
 		}
