@@ -128,9 +128,11 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 		if err != nil {
 			return Definition{}, fmt.Errorf("%w %q: deriving parameters from %v: %w", ErrInvalidDefinition, t.Name, rt, err)
 		}
-		if dec.inferred, err = schema.CompileValueSchema(js); err != nil {
+		inferred, err := schema.CompileValueSchema(js)
+		if err != nil {
 			return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
 		}
+		dec.inferred = inferred.ForArgs(dec.target)
 		params = js
 	} else {
 		js, err := t.Parameters.JSONSchema()
@@ -205,7 +207,7 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 // typedDecoder checks and decodes the arguments of one typed tool.
 type typedDecoder[A any] struct {
 	spec     schema.Spec
-	inferred *schema.ValueSchema // the schema inferred from A, or nil: spec
+	inferred *schema.ArgsCheck // the schema inferred from A, or nil: spec
 	target   *schema.Target
 }
 
@@ -232,7 +234,7 @@ func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
 // decodes them into *a, which must be A's zero value.
 func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
 	if d.inferred != nil {
-		if vs := d.inferred.ValidateArgs(args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+		if vs := d.inferred.Validate(args); len(vs) > 0 {
 			return vs
 		}
 	} else if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {

@@ -41,6 +41,12 @@
 // and valid by one scan, checking only what the type cannot guarantee,
 // with exactly the results of [ValueSchema.ValidateEncoded].
 //
+// The arguments of such a type are checked by an [ArgsCheck]
+// ([ValueSchema.ForArgs]): when the inferred schema already refuses every
+// key the Target would, valid canonical arguments cost one scan of their
+// bytes, without decoding them; anything else takes [ValueSchema.ValidateArgs]
+// with the Target, whose results it always returns.
+//
 // Every argument and schema here is lossless JSON, as package canonjson
 // defines it. Every function is safe for concurrent use and total on
 // hostile input: it returns an error or violations, never panics, and
