@@ -240,7 +240,7 @@ func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
 	} else if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
 	}
-	return d.target.Decode(args, a)
+	return d.target.DecodeCanonical(args, a)
 }
 
 // soft decodes presenter arguments, reporting false instead of failing

@@ -2,7 +2,9 @@ package schema
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -121,4 +123,71 @@ func TestArgsCheckScansValidArguments(t *testing.T) {
 	if !reflect.DeepEqual(vs, want) {
 		t.Errorf("PATH: %v", vs)
 	}
+}
+
+type argsLevel string
+
+func (l *argsLevel) UnmarshalText(b []byte) error {
+	if string(b) == "bad" {
+		return errors.New("bad level")
+	}
+	*l = argsLevel(strings.ToUpper(string(b)))
+	return nil
+}
+
+type argsBase struct {
+	ID    uint8   `json:"id"`
+	Score float32 `json:"score"`
+}
+
+type argsKinds struct {
+	argsBase
+	PP    **int                  `json:"pp"`
+	Level argsLevel              `json:"level"`
+	Arr   [2]int                 `json:"arr"`
+	Named map[argsLevel]int      `json:"named"`
+	Deep  map[string][]*argsEdit `json:"deep"`
+	Flag  bool                   `json:"flag"`
+	U     uint64                 `json:"u"`
+	When  *time.Time             `json:"when"`
+	Bytes []byte                 `json:"bytes"`
+	Any   any                    `json:"any"`
+}
+
+// decodeAgrees fails t unless DecodeCanonical and Decode (json.Unmarshal)
+// give the same value and violations for canon.
+func decodeAgrees[T any](t *testing.T, canon []byte) {
+	t.Helper()
+	tg := TargetFor[T]()
+	var a, b T
+	va, vb := tg.DecodeCanonical(canon, &a), tg.Decode(canon, &b)
+	if !reflect.DeepEqual(va, vb) || !reflect.DeepEqual(a, b) {
+		t.Fatalf("%s into %T:\nDecodeCanonical %#v %v\nDecode          %#v %v", canon, a, a, va, b, vb)
+	}
+}
+
+// FuzzDecodeCanonicalIsDecode: the one-pass decoder gives exactly what
+// json.Unmarshal (Target.Decode) gives, value and violations, for the
+// canonical form of any arguments, valid or not, into several types.
+func FuzzDecodeCanonicalIsDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/a","offset":10,"limit":200,"edits":[{"old":"a","new":"b"}],"env":{"HOME":{"old":"/root","new":"/u"}}}`,
+		`{"PATH":"/a","edits":null,"env":{},"limit":null}`, `{"path":"é\n\"","edits":[],"small":300,"offset":1.5,"ratio":1e400}`,
+		`{"id":255,"score":3.4e38,"pp":7,"level":"warn","arr":[1,2,3],"named":{"a":1},"deep":{"x":[null,{"old":"o"}]},"flag":true,"u":18446744073709551615,"when":"2024-01-02T03:04:05Z","bytes":"AAE=","any":{"a":[1,"b"]}}`,
+		`{"id":256,"score":1e39,"pp":null,"level":"bad","arr":[],"named":{"bad":1},"deep":null,"flag":null,"u":-1,"when":"x","bytes":"!","any":null}`,
+		`{"path":"x","grid":[[{"old":"x"}],null],"data":"AA==","when":"2024-01-02T03:04:05Z","mode":"a"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		canon, err := canonjson.CanonicalizeObject([]byte(in), canonjson.Options{})
+		if err != nil {
+			return
+		}
+		decodeAgrees[argsCovered](t, canon)
+		decodeAgrees[argsUncovered](t, canon)
+		decodeAgrees[argsKinds](t, canon)
+		decodeAgrees[*argsKinds](t, canon)
+		decodeAgrees[map[string]argsEdit](t, canon)
+	})
 }

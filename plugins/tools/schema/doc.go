@@ -45,7 +45,9 @@
 // ([ValueSchema.ForArgs]): when the inferred schema already refuses every
 // key the Target would, valid canonical arguments cost one scan of their
 // bytes, without decoding them; anything else takes [ValueSchema.ValidateArgs]
-// with the Target, whose results it always returns.
+// with the Target, whose results it always returns; [Target.DecodeCanonical]
+// then decodes them in one pass where it can, with exactly
+// [Target.Decode]'s value and violations.
 //
 // Every argument and schema here is lossless JSON, as package canonjson
 // defines it. Every function is safe for concurrent use and total on
