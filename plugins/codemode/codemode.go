@@ -146,7 +146,7 @@ type codeMode struct {
 }
 
 func (cm *codeMode) contribute(_ context.Context, r *tools.Registry, m tools.Mode, scope host.ScopeKey) (systemprompt.Contribution, error) {
-	if _, err := Runtime(cm.c, m); err != nil {
+	if _, err := cm.runtime(m, scope); err != nil {
 		return systemprompt.Contribution{}, err
 	}
 	var ts []*tools.Tool
@@ -190,11 +190,28 @@ func schemas(ts []*tools.Tool) []systemprompt.ToolSchema {
 // run_code execution). It fails with an actionable error, naming mode,
 // when no runtime is provided or its language is not [CodeLanguage].
 func Runtime(c *host.Context, mode tools.Mode) (coderuntime.Runtime, error) {
+	return lookupRuntime(c, mode, "(or set tools mode to native)")
+}
+
+// runtime is [Runtime] for scope presented in mode: when the mode is the
+// agent's own PresentAs declaration, the way out the error suggests is
+// presenting that agent natively (the registry's tools mode does not
+// decide its presentation).
+func (cm *codeMode) runtime(mode tools.Mode, scope host.ScopeKey) (coderuntime.Runtime, error) {
+	if _, own := cm.r.PresentedAs(scope); own {
+		return lookupRuntime(cm.c, mode, fmt.Sprintf("(or present agent %q as native)", scope))
+	}
+	return Runtime(cm.c, mode)
+}
+
+// lookupRuntime is [Runtime] whose error, when no runtime is provided,
+// ends with orElse.
+func lookupRuntime(c *host.Context, mode tools.Mode, orElse string) (coderuntime.Runtime, error) {
 	need := fmt.Sprintf("tools mode %q needs a code runtime: load isolated.Plugin (package codeRuntime/isolated; service %q) with language %s",
 		mode, coderuntime.Service.Name(), CodeLanguage)
 	rt, ok := coderuntime.Service.Lookup(c)
 	if !ok {
-		return nil, fmt.Errorf("%s; found none (or set tools mode to native)", need)
+		return nil, fmt.Errorf("%s; found none %s", need, orElse)
 	}
 	if lang := rt.Language(); lang != CodeLanguage {
 		return nil, fmt.Errorf("%s; found one with language %q", need, lang)
@@ -440,7 +457,7 @@ var (
 // "The contract"; the comments below say how each part holds.
 func (cm *codeMode) runCode(ctx context.Context, exec *tools.Execution) (tools.Output, error) {
 	r := cm.r
-	rt, err := Runtime(cm.c, r.ModeOf(exec.Agent()))
+	rt, err := cm.runtime(r.ModeOf(exec.Agent()), exec.Agent())
 	if err != nil {
 		return tools.Output{}, &CodeRunFailedError{Kind: KindUnavailable, Message: err.Error(), Err: err}
 	}

@@ -280,3 +280,31 @@ func TestPA9_ConcurrentDeclarationsOneWins(t *testing.T) {
 		t.Errorf("ModeOf(a) = %q, the winner declared %q", m, modes[won%len(modes)])
 	}
 }
+
+// TestPA13_NoRuntimeErrorNamesTheAgentsDeclaration: in a native registry without a code runtime,
+// an agent that presents as code fails prompt assembly and run_code with the missing-runtime
+// error; its way out is the agent's own declaration ("present agent "a" as native"), not the
+// registry's tools mode, which does not decide that agent's presentation. A registry presented in
+// code keeps suggesting the tools mode.
+func TestPA13_NoRuntimeErrorNamesTheAgentsDeclaration(t *testing.T) {
+	ctx := context.Background()
+	e := newCodeEnv(t, codeOpts{mode: tools.Native, noRuntime: true})
+	mustRegister(t, e.reg, e.root, echo("read", "r"))
+	a := e.scope(t, "a")
+	must2(t)(e.reg.PresentAs(a, tools.Code))
+	const want = `found none (or present agent "a" as native)`
+	if _, err := e.sp.Assemble(ctx, "a"); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "tools mode to native") {
+		t.Errorf("assembling agent a: %v", err)
+	}
+	if res := e.reg.Execute(ctx, runCode("c1", "return 1", "a")); code(res) != tools.CodeCodeRunFailed || !strings.Contains(text(res), want) || strings.Contains(text(res), "tools mode to native") {
+		t.Errorf("run_code of agent a = %+v", res)
+	}
+	if _, err := e.sp.Assemble(ctx, "b"); err != nil {
+		t.Errorf("native agent b: %v", err)
+	}
+
+	c := newCodeEnv(t, codeOpts{mode: tools.Code, noRuntime: true})
+	if res := c.reg.Execute(ctx, runCode("c1", "return 1", "")); !strings.Contains(text(res), "found none (or set tools mode to native)") {
+		t.Errorf("run_code in a code registry = %+v", res)
+	}
+}

@@ -55,6 +55,20 @@ type Output struct {
 	Meta              json.RawMessage
 	AdditionalContext []string
 	ConcludeTurn      bool
+
+	// checked is a typed body's proof that Value is canonical and valid:
+	// see checkedValue. Unexported, so no other body can claim it.
+	checked checkedValue
+}
+
+// checkedValue is what a typed tool's body ([Define]) knows of the value
+// it encoded: text, a copy of the bytes, is canonical and valid against
+// by. The pipeline trusts it only for a Value equal to text, of a tool
+// whose output schema is by's, so a wrapper that changes the value in
+// any way gets it validated as usual.
+type checkedValue struct {
+	by   *schema.ValueSchema
+	text string
 }
 
 // Definition is what a tool plugin registers: the wire schema (Name,

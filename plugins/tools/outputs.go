@@ -75,6 +75,12 @@ func RenderJSON(value json.RawMessage) []Content {
 // the result into an INVALID_OUTPUT failure that keeps the additional
 // context.
 func checkOutput(exec *Execution, t *Tool, res Result) Result {
+	return checkOutputOf(exec, t, res, checkedValue{})
+}
+
+// checkOutputOf is checkOutput for a body's result, with the body's proof
+// that its value is valid (see checkedValue; zero: none).
+func checkOutputOf(exec *Execution, t *Tool, res Result, ok checkedValue) Result {
 	if res.IsError {
 		res.Value = nil
 		return res
@@ -88,7 +94,12 @@ func checkOutput(exec *Execution, t *Tool, res Result) Result {
 	if res.Value == nil {
 		return outputFailure(res, fmt.Sprintf("tool %q declares an output schema but returned no value", exec.name))
 	}
-	if exec.out.valid == "" || string(res.Value) != exec.out.valid {
+	switch {
+	case exec.out.valid != "" && string(res.Value) == exec.out.valid:
+	case ok.by != nil && ok.by.Same(t.output) && string(res.Value) == ok.text:
+		// The typed body's own encoding, checked against this schema.
+		exec.out.valid = ok.text
+	default:
 		canon, vs := t.output.ValidateEncoded(res.Value)
 		if len(vs) > 0 {
 			var b strings.Builder
@@ -103,7 +114,7 @@ func checkOutput(exec *Execution, t *Tool, res Result) Result {
 		exec.out.valid = string(canon)
 	}
 	if res.Content == nil {
-		content, err := renderOutput(t, res.Value)
+		content, err := renderOutput(t, res.Value, exec.out.valid)
 		if err != nil {
 			return outputFailure(res, fmt.Sprintf("tool %q could not render its value: %s", exec.name, safeerr.Text(err)))
 		}
@@ -120,9 +131,13 @@ func outputFailure(res Result, msg string) Result {
 }
 
 // renderOutput renders a validated value with t's RenderOutput, or as
-// JSON; a panic is an error.
-func renderOutput(t *Tool, value json.RawMessage) (content []Content, err error) {
+// JSON; a panic is an error. text is string(value), which the JSON render
+// of a value other than a string shares.
+func renderOutput(t *Tool, value json.RawMessage, text string) (content []Content, err error) {
 	if t.render == nil {
+		if len(value) > 0 && value[0] != '"' && text == string(value) {
+			return []Content{Text(text)}, nil
+		}
 		return RenderJSON(value), nil
 	}
 	defer func() {

@@ -260,3 +260,43 @@ func TestOUT14_PointerOutAndDefinitionRoundTrip(t *testing.T) {
 		t.Fatalf("re-registered: %+v", res)
 	}
 }
+
+// TestOUT15_TypedFastPathTrustsOnlyItsOwnBytes: a typed body's value is
+// encoded and recognized valid by its Out type without the generic
+// validator, but only while it is exactly those bytes for exactly that
+// schema: a wrapper that changes the value in place, or a definition
+// whose output schema was replaced after Define, gets the value validated
+// in full (INVALID_OUTPUT with the violations' paths).
+func TestOUT15_TypedFastPathTrustsOnlyItsOwnBytes(t *testing.T) {
+	e := newEnv(t)
+	want := `{"entries":[{"name":"a","size":2}],"total":5}`
+	mustRegister(t, e.reg, e.root, listTool(listing{Entries: []entry{{"a", 2}}, Total: 5}))
+	if res := e.reg.Execute(context.Background(), call("list", `{"dir":"."}`)); res.IsError || string(res.Value) != want || text(res) != want {
+		t.Fatalf("list: %+v", res)
+	}
+
+	mutated := listTool(listing{Entries: []entry{{"a", 2}}, Total: 5})
+	mutated.Name = "mutated"
+	body := mutated.Execute
+	mutated.Execute = func(ctx context.Context, exec *tools.Execution) (tools.Output, error) {
+		o, err := body(ctx, exec)
+		if i := strings.Index(string(o.Value), `"total"`); i >= 0 {
+			copy(o.Value[i:], `"totaL"`) // same length, in place
+		}
+		return o, err
+	}
+	mustRegister(t, e.reg, e.root, mutated)
+	res := e.reg.Execute(context.Background(), call("mutated", `{"dir":"."}`))
+	if msg := text(res); code(res) != tools.CodeInvalidOutput || !strings.Contains(msg, "/totaL: additional property is not allowed") || !strings.Contains(msg, "/total: required property is missing") {
+		t.Fatalf("mutated in place: %+v", res)
+	}
+
+	tighter := listTool(listing{Entries: []entry{{"a", 2}}, Total: 5})
+	tighter.Name = "tighter"
+	tighter.OutputSchema = json.RawMessage(`{"type":"object","properties":{"total":{"type":"integer","maximum":3}}}`)
+	mustRegister(t, e.reg, e.root, tighter)
+	res = e.reg.Execute(context.Background(), call("tighter", `{"dir":"."}`))
+	if code(res) != tools.CodeInvalidOutput || !strings.Contains(text(res), "/total: must be at most 3, got 5") {
+		t.Fatalf("schema replaced after Define: %+v", res)
+	}
+}

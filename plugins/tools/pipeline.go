@@ -566,7 +566,7 @@ func (r *Registry) runBody(body context.Context, t *Tool, exec *Execution) Resul
 	case body.Err() != nil:
 		res = aborted(body, CodeAborted)
 	default:
-		return checkOutput(exec, t, Result{Content: out.Content, Value: out.Value, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn})
+		return checkOutputOf(exec, t, Result{Content: out.Content, Value: out.Value, Meta: out.Meta, AdditionalContext: out.AdditionalContext, ConcludeTurn: out.ConcludeTurn}, out.checked)
 	}
 	res.AdditionalContext = out.AdditionalContext
 	return res

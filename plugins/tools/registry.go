@@ -132,6 +132,22 @@ func (r *Registry) ModeOf(scope host.ScopeKey) Mode {
 	return m
 }
 
+// PresentedAs returns the mode scope chose for itself with
+// [Registry.PresentAs] and true while that declaration lasts; otherwise
+// the registry's [Registry.Mode] and false (always for the global scope
+// ""). A message about scope's presentation names the setting that
+// decides it: the agent's own, or the registry's.
+func (r *Registry) PresentedAs(scope host.ScopeKey) (Mode, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if scope != "" {
+		if l := r.layers[scope]; l != nil && l.presentAs != nil {
+			return l.presentAs.m, true
+		}
+	}
+	return r.mode, false
+}
+
 // modeLocked is ModeOf with r.mu held.
 func (r *Registry) modeLocked(scope host.ScopeKey) Mode {
 	if scope != "" {

@@ -28,6 +28,9 @@ import (
 // default, a string as its text). As in the go-sdk, a value that does not
 // match its own derived schema is an error (INVALID_OUTPUT): a nil map in
 // a field without omitempty encodes as null, where the schema says object.
+// A value the Out type guarantees valid (see schema.TypeCheck) is encoded
+// canonically in one pass and not validated again; any other is encoded
+// with encoding/json and validated, with the same results.
 // Out = [Output] keeps a text-only tool:
 // the body returns its Output as a raw [Definition]'s body does, and no
 // output is declared unless OutputSchema is set (the body then sets
@@ -125,9 +128,11 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 		if err != nil {
 			return Definition{}, fmt.Errorf("%w %q: deriving parameters from %v: %w", ErrInvalidDefinition, t.Name, rt, err)
 		}
-		if dec.inferred, err = schema.CompileValueSchema(js); err != nil {
+		inferred, err := schema.CompileValueSchema(js)
+		if err != nil {
 			return Definition{}, fmt.Errorf("%w %q: parameters: %w", ErrInvalidDefinition, t.Name, err)
 		}
+		dec.inferred = inferred.ForArgs(dec.target)
 		params = js
 	} else {
 		js, err := t.Parameters.JSONSchema()
@@ -202,7 +207,7 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 // typedDecoder checks and decodes the arguments of one typed tool.
 type typedDecoder[A any] struct {
 	spec     schema.Spec
-	inferred *schema.ValueSchema // the schema inferred from A, or nil: spec
+	inferred *schema.ArgsCheck // the schema inferred from A, or nil: spec
 	target   *schema.Target
 }
 
@@ -229,13 +234,13 @@ func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
 // decodes them into *a, which must be A's zero value.
 func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
 	if d.inferred != nil {
-		if vs := d.inferred.ValidateArgs(args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+		if vs := d.inferred.Validate(args); len(vs) > 0 {
 			return vs
 		}
 	} else if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
 	}
-	return d.target.Decode(args, a)
+	return d.target.DecodeCanonical(args, a)
 }
 
 // soft decodes presenter arguments, reporting false instead of failing
@@ -304,6 +309,13 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 		}
 		out.schema = s
 	}
+	// check recognizes, by one scan of the encoded bytes, a value that Out
+	// guarantees valid (nil: Out leaves more open; the pipeline validates
+	// every value); an invalid schema is Register's to report.
+	var check *schema.TypeCheck
+	if vs, err := schema.CompileValueSchema(out.schema); err == nil {
+		check = vs.ForType(ot)
+	}
 	// A nil pointer is encoded as the zero value of its element, as the
 	// go-sdk does: the schema describes the element.
 	var elemZero any
@@ -317,12 +329,20 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 				return Output{}, err
 			}
 			var v any = o
+			if check != nil {
+				if b, ok := check.Encode(v); ok {
+					return Output{Value: b, checked: checkedValue{by: check.Schema(), text: string(b)}}, nil
+				}
+			}
 			if elemZero != nil && reflect.ValueOf(v).IsNil() {
 				v = elemZero
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
 				return Output{}, &Error{Info: ErrorInfo{Name: "InvalidOutput", Code: CodeInvalidOutput}, Message: fmt.Sprintf("tool %q: its value cannot be encoded as JSON: %s", t.Name, safeerr.Text(err))}
+			}
+			if check != nil && check.Canonical(b) {
+				return Output{Value: b, checked: checkedValue{by: check.Schema(), text: string(b)}}, nil
 			}
 			return Output{Value: b}, nil
 		}

@@ -34,6 +34,21 @@
 // UNSUPPORTED_SCHEMA), so a schema never promises more than is checked;
 // [ValidateStructuredValue] checks a value against it.
 //
+// A value of a Go type whose schema was inferred from it ([Infer]) is
+// valid by construction for most keywords: [ValueSchema.ForType] compiles
+// a [TypeCheck] that encodes such a value canonically in one pass
+// ([TypeCheck.Encode]) or recognizes json.Marshal's output as canonical
+// and valid by one scan, checking only what the type cannot guarantee,
+// with exactly the results of [ValueSchema.ValidateEncoded].
+//
+// The arguments of such a type are checked by an [ArgsCheck]
+// ([ValueSchema.ForArgs]): when the inferred schema already refuses every
+// key the Target would, valid canonical arguments cost one scan of their
+// bytes, without decoding them; anything else takes [ValueSchema.ValidateArgs]
+// with the Target, whose results it always returns; [Target.DecodeCanonical]
+// then decodes them in one pass where it can, with exactly
+// [Target.Decode]'s value and violations.
+//
 // Every argument and schema here is lossless JSON, as package canonjson
 // defines it. Every function is safe for concurrent use and total on
 // hostile input: it returns an error or violations, never panics, and

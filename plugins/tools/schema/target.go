@@ -52,6 +52,7 @@ import (
 type Target struct {
 	typ  reflect.Type
 	root *tnode
+	dec  *argDecoder // the one-pass decoder (DecodeCanonical)
 }
 
 // TargetFor returns the Target of T. It never fails: types encoding/json
@@ -61,7 +62,7 @@ type Target struct {
 func TargetFor[T any]() *Target {
 	t := reflect.TypeFor[T]()
 	b := &targetBuilder{nodes: map[reflect.Type]*tnode{}}
-	return &Target{typ: t, root: b.node(t)}
+	return &Target{typ: t, root: b.node(t), dec: (&decoders{built: map[reflect.Type]*argDecoder{}}).of(t)}
 }
 
 // shape is how encoding/json decodes a non-null JSON value into a Go type.

@@ -1,0 +1,193 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
+)
+
+type argsEdit struct {
+	Old string `json:"old"`
+	New string `json:"new"`
+}
+
+type argsCovered struct {
+	Path   string              `json:"path" dsh:"required"`
+	Offset int                 `json:"offset,omitempty"`
+	Small  int8                `json:"small,omitempty"`
+	Limit  *int                `json:"limit,omitempty"`
+	Mode   string              `json:"mode,omitempty" dsh:"enum=a|b"`
+	Edits  []argsEdit          `json:"edits"`
+	Env    map[string]argsEdit `json:"env,omitempty"`
+	Data   []byte              `json:"data,omitempty"`
+	When   time.Time           `json:"when,omitzero"`
+	Ratio  float64             `json:"ratio,omitempty"`
+	Grid   [2][]argsEdit       `json:"grid,omitzero"`
+}
+
+type argsUncovered struct {
+	Path  string          `json:"path"`
+	ByID  map[int]string  `json:"byID,omitempty"`
+	Any   any             `json:"any,omitempty"`
+	Raw   json.RawMessage `json:"raw,omitempty"`
+	Inner *argsEdit       `json:"inner,omitempty"`
+}
+
+func argsCheckFor[T any](t testing.TB, wantScan bool) (*ArgsCheck, *ValueSchema, *Target) {
+	t.Helper()
+	js, err := InferFor[T]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := CompileValueSchema(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := TargetFor[T]()
+	c := vs.ForArgs(tg)
+	if c.scan != wantScan {
+		t.Fatalf("%T: scan %v, want %v (schema %s)", *new(T), c.scan, wantScan, js)
+	}
+	return c, vs, tg
+}
+
+// FuzzArgsCheckIsValidateArgs: for the canonical form of any arguments,
+// an ArgsCheck returns exactly what ValidateArgs with its Target returns,
+// for argument types whose schema covers the key checks (valid arguments
+// recognized by a scan) and for types whose does not; and for any schema,
+// the scan accepts exactly the canonical objects ValidateArgs accepts.
+func FuzzArgsCheckIsValidateArgs(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/a","offset":10,"limit":200,"edits":[{"old":"a","new":"b"}],"env":{"HOME":{"old":"/root","new":"/u"}}}`,
+		`{"PATH":"/a","edits":null}`, `{"path":"x","edits":[{"OLD":"a","new":"b"}],"env":{"k":{"Old":"x"}}}`,
+		`{"path":"x","edits":[],"small":300,"mode":"c","data":"!!","when":"yesterday","ratio":1.5,"grid":[[{"old":"x"}],null,[]]}`,
+		`{"path":1,"byID":{"01":"a","1":"b"},"any":{"PATH":1},"raw":[1],"inner":{"Old":"x","new":"y"}}`,
+		`{"path":"x","edits":[],"extra":true,"offset":1.5,"limit":null}`,
+	} {
+		f.Add(`{"type":"object","properties":{"a":{"type":"integer","minimum":0,"enum":[1,2,3]},"b":{"type":["null","array"],"items":{"type":"string"},"maxItems":2},"c":{"type":"object","additionalProperties":{"type":"boolean"}}},"required":["a"],"additionalProperties":false}`, s)
+	}
+	covered, _, _ := argsCheckFor[argsCovered](f, true)
+	uncovered, _, _ := argsCheckFor[argsUncovered](f, false)
+	f.Fuzz(func(t *testing.T, schema, args string) {
+		canon, err := canonjson.CanonicalizeObject([]byte(args), canonjson.Options{})
+		if err != nil {
+			return
+		}
+		for _, c := range []*ArgsCheck{covered, uncovered} {
+			got, want := c.Validate(canon), c.s.ValidateArgs(canon, ArgsOptions{Target: c.t})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s against %s:\nArgsCheck    %v\nValidateArgs %v", canon, c.t.typ, got, want)
+			}
+		}
+		vs, err := CompileValueSchema([]byte(schema))
+		if err != nil || vs.root.types&kObject == 0 && vs.root.types != 0 {
+			return
+		}
+		c := vs.ForArgs(nil)
+		if got, want := c.Validate(canon), vs.ValidateArgs(canon, ArgsOptions{}); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s against %s:\nArgsCheck    %v\nValidateArgs %v", canon, schema, got, want)
+		}
+		w := canonWalker{b: canon}
+		scanOK := w.value(vs.root, 0) == len(canon) && len(w.vs) == 0
+		if scanOK != (len(vs.ValidateArgs(canon, ArgsOptions{})) == 0) {
+			t.Fatalf("%s against %s: the scan says valid=%v, ValidateArgs %v", canon, schema, scanOK, vs.ValidateArgs(canon, ArgsOptions{}))
+		}
+	})
+}
+
+// TestArgsCheckScansValidArguments: valid arguments of a covered type are
+// accepted by the scan alone (no decode), and an invalid
+// key the Target reports still is, with the schema's violation beside it.
+func TestArgsCheckScansValidArguments(t *testing.T) {
+	c, _, _ := argsCheckFor[argsCovered](t, true)
+	args := []byte(`{"path":"/a","offset":10,"limit":200,"edits":[{"old":"a","new":"b"}],"env":{"HOME":{"old":"/root","new":"/u"}}}`)
+	if vs := c.Validate(args); vs != nil {
+		t.Fatalf("valid arguments: %v", vs)
+	}
+	// The path stack only: decoding into any would allocate for every
+	// map, slice and string.
+	if n := testing.AllocsPerRun(20, func() { c.Validate(args) }); n > 5 {
+		t.Errorf("Validate of valid arguments allocates %v times", n)
+	}
+	vs := c.Validate([]byte(`{"PATH":"/a","edits":[]}`))
+	want := []Violation{
+		{Path: "/PATH", Message: `additional property is not allowed`},
+		{Path: "/PATH", Message: `not a field name, but encoding/json would decode it into field "path" (it matches names case-insensitively); write "path"`},
+		{Path: "/path", Message: "required property is missing"},
+	}
+	if !reflect.DeepEqual(vs, want) {
+		t.Errorf("PATH: %v", vs)
+	}
+}
+
+type argsLevel string
+
+func (l *argsLevel) UnmarshalText(b []byte) error {
+	if string(b) == "bad" {
+		return errors.New("bad level")
+	}
+	*l = argsLevel(strings.ToUpper(string(b)))
+	return nil
+}
+
+type argsBase struct {
+	ID    uint8   `json:"id"`
+	Score float32 `json:"score"`
+}
+
+type argsKinds struct {
+	argsBase
+	PP    **int                  `json:"pp"`
+	Level argsLevel              `json:"level"`
+	Arr   [2]int                 `json:"arr"`
+	Named map[argsLevel]int      `json:"named"`
+	Deep  map[string][]*argsEdit `json:"deep"`
+	Flag  bool                   `json:"flag"`
+	U     uint64                 `json:"u"`
+	When  *time.Time             `json:"when"`
+	Bytes []byte                 `json:"bytes"`
+	Any   any                    `json:"any"`
+}
+
+// decodeAgrees fails t unless DecodeCanonical and Decode (json.Unmarshal)
+// give the same value and violations for canon.
+func decodeAgrees[T any](t *testing.T, canon []byte) {
+	t.Helper()
+	tg := TargetFor[T]()
+	var a, b T
+	va, vb := tg.DecodeCanonical(canon, &a), tg.Decode(canon, &b)
+	if !reflect.DeepEqual(va, vb) || !reflect.DeepEqual(a, b) {
+		t.Fatalf("%s into %T:\nDecodeCanonical %#v %v\nDecode          %#v %v", canon, a, a, va, b, vb)
+	}
+}
+
+// FuzzDecodeCanonicalIsDecode: the one-pass decoder gives exactly what
+// json.Unmarshal (Target.Decode) gives, value and violations, for the
+// canonical form of any arguments, valid or not, into several types.
+func FuzzDecodeCanonicalIsDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/a","offset":10,"limit":200,"edits":[{"old":"a","new":"b"}],"env":{"HOME":{"old":"/root","new":"/u"}}}`,
+		`{"PATH":"/a","edits":null,"env":{},"limit":null}`, `{"path":"é\n\"","edits":[],"small":300,"offset":1.5,"ratio":1e400}`,
+		`{"id":255,"score":3.4e38,"pp":7,"level":"warn","arr":[1,2,3],"named":{"a":1},"deep":{"x":[null,{"old":"o"}]},"flag":true,"u":18446744073709551615,"when":"2024-01-02T03:04:05Z","bytes":"AAE=","any":{"a":[1,"b"]}}`,
+		`{"id":256,"score":1e39,"pp":null,"level":"bad","arr":[],"named":{"bad":1},"deep":null,"flag":null,"u":-1,"when":"x","bytes":"!","any":null}`,
+		`{"path":"x","grid":[[{"old":"x"}],null],"data":"AA==","when":"2024-01-02T03:04:05Z","mode":"a"}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		canon, err := canonjson.CanonicalizeObject([]byte(in), canonjson.Options{})
+		if err != nil {
+			return
+		}
+		decodeAgrees[argsCovered](t, canon)
+		decodeAgrees[argsUncovered](t, canon)
+		decodeAgrees[argsKinds](t, canon)
+		decodeAgrees[*argsKinds](t, canon)
+		decodeAgrees[map[string]argsEdit](t, canon)
+	})
+}
