@@ -169,9 +169,9 @@ func (au *auditing) Close() error {
 type approvalRouter struct {
 	client  tools.Approver
 	console *audit.Inbox
-	all     bool                // "approver": "console"
-	rules   *permissions.Policy // the console-routed ask rules alone; nil: none
-	deflt   bool                // asks of defaultMode go to the console
+	all     bool                                          // "approver": "console"
+	rules   *permissions.Policy                           // the console-routed ask rules alone; nil: none
+	deflt   bool                                          // asks of defaultMode go to the console
 	pol     func(agent host.ScopeKey) *permissions.Policy // nil: none applies
 	// identities routed to the console, and the session's identity.
 	identities map[string]bool

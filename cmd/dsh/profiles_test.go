@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	pAliceToken = "alice-token-0123456789abcdef"
+	pBobToken   = "bob-token-0123456789abcdef01"
+	pCarolToken = "carol-token-0123456789abcdef"
+)
+
+// profileServe serves the test server with three tokens (alice, bob,
+// carol) and the given profiles and http extras.
+func profileServe(t *testing.T, profiles map[string]any, perms map[string]any, httpExtra map[string]any, args ...string) *served {
+	t.Helper()
+	t.Setenv(tokenEnv, "")
+	t.Setenv("ALICE_TOKEN", pAliceToken)
+	t.Setenv("BOB_TOKEN", pBobToken)
+	t.Setenv("CAROL_TOKEN", pCarolToken)
+	h := map[string]any{"tokens": map[string]any{
+		"alice": map[string]string{"env": "ALICE_TOKEN"},
+		"bob":   map[string]string{"env": "BOB_TOKEN"},
+		"carol": map[string]string{"env": "CAROL_TOKEN"},
+	}}
+	for k, v := range httpExtra {
+		h[k] = v
+	}
+	cfg := testServerConfig(t, map[string]any{"http": h, "permissions": perms, "profiles": profiles})
+	return startServe(t, cfg, "127.0.0.1:0", args...)
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
+// denied reports whether r is a call refused by a permission rule.
+func denied(r *mcp.CallToolResult) bool {
+	m, _ := r.Meta[mcpErrorMeta].(map[string]any)
+	return r.IsError && m["code"] == "DENIED"
+}
+
+const mcpErrorMeta = "dsh/error"
+
+// Each token's identity gets its profile's rules: the same call is
+// allowed for one and denied for the other; an identity no profile maps
+// gets the top-level permissions (the default profile), and each
+// session's tool list follows its own rules.
+func TestHTTP_ProfilesByTokenDecideEachIdentitysCalls(t *testing.T) {
+	s := profileServe(t, map[string]any{
+		"reader": map[string]any{"match": []any{map[string]string{"token": "alice"}},
+			"permissions": map[string]any{"deny": []string{"mcp__t__echo(text:secret*)"}}},
+		"writer": map[string]any{"match": []any{map[string]string{"token": "bob"}},
+			"permissions": map[string]any{"allow": []string{"mcp__t__echo"}, "defaultMode": "deny"}},
+	}, map[string]any{"deny": []string{"mcp__t__echo"}}, nil)
+	alice, err := connect(t, s.url, pAliceToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := connect(t, s.url, pBobToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol, err := connect(t, s.url, pCarolToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := callEcho(t, alice, "hello"); r.IsError || resultText(r) != "hello" {
+		t.Errorf("alice hello: %+v", r)
+	}
+	if r := callEcho(t, alice, "secret plans"); !denied(r) {
+		t.Errorf("alice secret: not denied: %+v", r)
+	}
+	if r := callEcho(t, bob, "secret plans"); r.IsError || resultText(r) != "secret plans" {
+		t.Errorf("bob secret: %+v", r)
+	}
+	if r := callEcho(t, carol, "hello"); !denied(r) {
+		t.Errorf("carol (unmapped: the top-level deny) hello: not denied: %+v", r)
+	}
+	if n := toolNames(t, alice); !slices.Contains(n, "mcp__t__echo") {
+		t.Errorf("alice's tools %v", n)
+	}
+	if n := toolNames(t, carol); slices.Contains(n, "mcp__t__echo") {
+		t.Errorf("carol's tools %v: the top-level denies echo without condition", n)
+	}
+}
+
+// With http.unmapped "refuse", an identity no profile maps gets no
+// session; a mapped one does.
+func TestHTTP_UnmappedIdentityRefused(t *testing.T) {
+	s := profileServe(t, map[string]any{
+		"p": map[string]any{"match": []any{map[string]string{"token": "alice"}}, "permissions": map[string]any{}},
+	}, map[string]any{}, map[string]any{"unmapped": "refuse"})
+	if _, err := connect(t, s.url, pAliceToken, nil); err != nil {
+		t.Fatalf("alice: %v", err)
+	}
+	code, sid, body := post(t, s.url, initBody, bearer(pCarolToken))
+	if code != http.StatusServiceUnavailable || sid != "" || !strings.Contains(body, "matches no profile") {
+		t.Errorf("carol: %d %q %s", code, sid, body)
+	}
+}
+
+// A JWT maps to a profile by a claim's value (an element of an array
+// claim) or by its subject; one that matches neither gets the top-level
+// permissions.
+func TestHTTP_ProfileByJWTClaim(t *testing.T) {
+	t.Setenv(tokenEnv, "")
+	iss := newTestIssuer(t)
+	cfg := testServerConfig(t, map[string]any{
+		"http": map[string]any{
+			"jwt":      map[string]any{"jwksUrl": iss.url, "issuer": iss.name, "audience": "dsh-test"},
+			"resource": "http://127.0.0.1/mcp",
+		},
+		"permissions": map[string]any{"deny": []string{"mcp__t__echo"}},
+		"profiles": map[string]any{
+			"ci": map[string]any{"match": []any{map[string]string{"claim": "groups", "value": "ci-bots"}},
+				"permissions": map[string]any{"allow": []string{"mcp__t__echo(text:build*)"}, "defaultMode": "deny"}},
+			"dev": map[string]any{"match": []any{map[string]string{"sub": "dana"}},
+				"permissions": map[string]any{"defaultMode": "allow"}},
+		},
+	})
+	s := startServe(t, cfg, "127.0.0.1:0")
+	ci, err := connect(t, s.url, iss.token(t, iss.key, jwt.MapClaims{"sub": "robot", "groups": []string{"x", "ci-bots"}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := connect(t, s.url, iss.token(t, iss.key, jwt.MapClaims{"sub": "dana"}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := connect(t, s.url, iss.token(t, iss.key, jwt.MapClaims{"sub": "eve", "groups": []string{"ci-bots-2"}}), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := callEcho(t, ci, "build 1"); r.IsError || resultText(r) != "build 1" {
+		t.Errorf("ci build: %+v", r)
+	}
+	if r := callEcho(t, ci, "deploy"); !denied(r) {
+		t.Errorf("ci deploy: not denied: %+v", r)
+	}
+	if r := callEcho(t, dev, "deploy"); r.IsError || resultText(r) != "deploy" {
+		t.Errorf("dev deploy: %+v", r)
+	}
+	if r := callEcho(t, other, "build 1"); !denied(r) {
+		t.Errorf("unmapped JWT: not denied: %+v", r)
+	}
+}
+
+// A profile's tools mode is its sessions' presentation: code shows
+// run_code only, native the tools themselves, in the same gateway.
+func TestHTTP_ProfileToolsModePresentsPerSession(t *testing.T) {
+	if codeRuntimePlugin == nil {
+		t.Skip("built without Code Mode")
+	}
+	s := profileServe(t, map[string]any{
+		"ci":  map[string]any{"match": []any{map[string]string{"token": "alice"}}, "permissions": map[string]any{}, "tools": map[string]any{"mode": "code"}},
+		"dev": map[string]any{"match": []any{map[string]string{"token": "bob"}}, "permissions": map[string]any{}, "tools": map[string]any{"mode": "native"}},
+	}, map[string]any{}, nil)
+	alice, err := connect(t, s.url, pAliceToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := connect(t, s.url, pBobToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	carol, err := connect(t, s.url, pCarolToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := toolNames(t, alice); !slices.Equal(n, []string{"run_code"}) {
+		t.Errorf("alice (code): %v", n)
+	}
+	for who, cs := range map[string]*mcp.ClientSession{"bob (native)": bob, "carol (the top-level mode)": carol} {
+		if n := toolNames(t, cs); slices.Contains(n, "run_code") || !slices.Contains(n, "mcp__t__echo") {
+			t.Errorf("%s: %v", who, n)
+		}
+	}
+}
+
+// A profile that does not parse refuses the whole file at start, naming
+// its place.
+func TestHTTP_BrokenProfileRefusesTheFile(t *testing.T) {
+	t.Setenv("ALICE_TOKEN", pAliceToken)
+	cfg := testServerConfig(t, map[string]any{
+		"http": map[string]any{"tokens": map[string]any{"alice": map[string]string{"env": "ALICE_TOKEN"}}},
+		"profiles": map[string]any{"p": map[string]any{"match": []any{map[string]string{"token": "alice"}},
+			"permissions": map[string]any{"allow": []string{"mcp__t__echo", "mcp__t__echo(", "x"}}}},
+	})
+	var stderr strings.Builder
+	code := run(context.Background(), []string{"mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0"}, strings.NewReader(""), &strings.Builder{}, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "profiles.p.permissions.allow[1]: ") {
+		t.Errorf("exit %d:\n%s", code, stderr.String())
+	}
+}
+
+var _ = url.Values{}
