@@ -2,14 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/dsh-go/dsh/internal/dshconfig"
+	"github.com/dsh-go/dsh/plugins/audit"
 )
 
 const (
@@ -21,6 +27,12 @@ const (
 // profileServe serves the test server with three tokens (alice, bob,
 // carol) and the given profiles and http extras.
 func profileServe(t *testing.T, profiles map[string]any, perms map[string]any, httpExtra map[string]any, args ...string) *served {
+	t.Helper()
+	return profileServeWith(t, map[string]any{"permissions": perms, "profiles": profiles}, httpExtra, args...)
+}
+
+// profileServeWith is profileServe with any top-level keys.
+func profileServeWith(t *testing.T, top map[string]any, httpExtra map[string]any, args ...string) *served {
 	t.Helper()
 	t.Setenv(tokenEnv, "")
 	t.Setenv("ALICE_TOKEN", pAliceToken)
@@ -34,8 +46,8 @@ func profileServe(t *testing.T, profiles map[string]any, perms map[string]any, h
 	for k, v := range httpExtra {
 		h[k] = v
 	}
-	cfg := testServerConfig(t, map[string]any{"http": h, "permissions": perms, "profiles": profiles})
-	return startServe(t, cfg, "127.0.0.1:0", args...)
+	top["http"] = h
+	return startServe(t, testServerConfig(t, top), "127.0.0.1:0", args...)
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {
@@ -207,10 +219,107 @@ func TestHTTP_BrokenProfileRefusesTheFile(t *testing.T) {
 			"permissions": map[string]any{"allow": []string{"mcp__t__echo", "mcp__t__echo(", "x"}}}},
 	})
 	var stderr strings.Builder
-	code := run(context.Background(), []string{"mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0"}, strings.NewReader(""), &strings.Builder{}, &stderr)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	code := run(ctx, []string{"mcp", "serve", "--config", cfg, "--http", "127.0.0.1:0"}, strings.NewReader(""), &strings.Builder{}, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), "profiles.p.permissions.allow[1]: ") {
 		t.Errorf("exit %d:\n%s", code, stderr.String())
 	}
 }
 
-var _ = url.Values{}
+// An "always" answer is kept per identity (and session): two identities
+// on the same profile, whose rules ask, are asked separately; after
+// alice's "always" her next call is not asked, and bob's still is. Each
+// call's record names its identity and profile.
+func TestHTTP_AlwaysAnswerDoesNotCarryToAnotherIdentity(t *testing.T) {
+	t.Setenv(consoleTokenEnv, testConsoleToken)
+	s := profileServeWith(t, map[string]any{
+		"profiles": map[string]any{"asked": map[string]any{
+			"match":       []any{map[string]string{"token": "alice"}, map[string]string{"token": "bob"}},
+			"permissions": map[string]any{"ask": []string{"mcp__t__echo"}}}},
+		"approval": map[string]any{"rules": map[string]string{"mcp__t__echo": "console"}, "timeout": "1h"},
+	}, nil, "--console", "127.0.0.1:0")
+	console := s.stderr.waitFor(t, consoleRE, s.exited)[1]
+	alice, err := connect(t, s.url, pAliceToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := connect(t, s.url, pBobToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := asyncEcho(alice, "first")
+	a := waitAsk(t, console)
+	if a.Identity != "token:alice" {
+		t.Fatalf("ask %+v", a)
+	}
+	if st, m := api(t, "POST", console+"api/asks/"+a.ID, url.Values{"answer": {"always"}}, bearer(testConsoleToken)); st != 200 {
+		t.Fatalf("always: %d %v", st, m)
+	}
+	if r := <-res; r.IsError || resultText(r) != "first" {
+		t.Fatalf("alice first: %+v", r)
+	}
+	if r := callEcho(t, alice, "second"); r.IsError || resultText(r) != "second" {
+		t.Fatalf("alice second (granted always): %+v", r)
+	}
+	res = asyncEcho(bob, "bob's")
+	b := waitAsk(t, console)
+	if b.Identity != "token:bob" {
+		t.Fatalf("bob's ask %+v", b)
+	}
+	if st, m := api(t, "POST", console+"api/asks/"+b.ID, url.Values{"answer": {"reject"}}, bearer(testConsoleToken)); st != 200 {
+		t.Fatalf("reject: %d %v", st, m)
+	}
+	if r := <-res; !r.IsError {
+		t.Fatalf("bob's call ran on alice's always: %+v", r)
+	}
+	// The records name identity and profile.
+	deadline := time.Now().Add(budget)
+	for {
+		st, m := api(t, "GET", console+"api/calls?tool=mcp__t__echo", nil, bearer(testConsoleToken))
+		calls, _ := m["calls"].([]any)
+		seen := map[string]string{}
+		for _, x := range calls {
+			raw, _ := json.Marshal(x)
+			var c audit.Call
+			_ = json.Unmarshal(raw, &c)
+			if c.Unfinished() || len(c.Decisions) == 0 {
+				continue
+			}
+			seen[c.Identity] += c.Decisions[0].Profile + ","
+		}
+		if st == 200 && seen["token:alice"] == "asked,asked," && seen["token:bob"] == "asked," {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("records: %d %v", st, seen)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A profile's tools mode code or both is refused at load by a dsh built
+// without Code Mode, naming the key.
+func TestProfileCodeModeRefusedWithoutCodeMode(t *testing.T) {
+	saved := codeRuntimePlugin
+	codeRuntimePlugin = nil
+	defer func() { codeRuntimePlugin = saved }()
+	t.Setenv("ALICE_TOKEN", pAliceToken)
+	cfgPath := testServerConfig(t, map[string]any{
+		"http": map[string]any{"tokens": map[string]any{"alice": map[string]string{"env": "ALICE_TOKEN"}}},
+		"profiles": map[string]any{"ci": map[string]any{"match": []any{map[string]string{"token": "alice"}},
+			"permissions": map[string]any{}, "tools": map[string]any{"mode": "both"}}},
+	})
+	cfg, err := dshconfig.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := openGatewayWith(cfg, newLogger(io.Discard, false), true)
+	if err == nil {
+		g.Close()
+		t.Fatal("opened")
+	}
+	if !strings.Contains(err.Error(), "profiles.ci.tools.mode: tools mode \"both\" needs Code Mode, and this dsh was built without it") {
+		t.Errorf("error: %v", err)
+	}
+}

@@ -259,15 +259,15 @@ func (p *parser) config(root value, cfg *Config) {
 	if v, ok := o.get("audit"); ok {
 		p.audit(v, cfg)
 	}
+	if v, ok := o.get("profiles"); ok {
+		p.profiles(v, cfg)
+	}
 	if v, ok := o.get("approval"); ok {
 		p.approval(v, cfg)
 		p.checkApproval(cfg)
 	}
 	if v, ok := o.get("console"); ok {
 		p.console(v, cfg)
-	}
-	if v, ok := o.get("profiles"); ok {
-		p.profiles(v, cfg)
 	}
 	if v, ok := o.get("mode"); ok {
 		if s, ok := p.str("mode", v); ok {
