@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -321,5 +322,51 @@ func TestProfileCodeModeRefusedWithoutCodeMode(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "profiles.ci.tools.mode: tools mode \"both\" needs Code Mode, and this dsh was built without it") {
 		t.Errorf("error: %v", err)
+	}
+}
+
+// With --watch, a valid new file replaces the profiles, deciding the
+// next call of a session opened before; an invalid profile refuses the
+// file whole (the running profiles stay); an identity that stops
+// resolving (no profile, http.unmapped "refuse") has its calls denied.
+func TestHTTP_WatchReloadsProfiles(t *testing.T) {
+	t.Setenv(tokenEnv, "")
+	t.Setenv("ALICE_TOKEN", pAliceToken)
+	t.Setenv("BOB_TOKEN", pBobToken)
+	tokens := map[string]any{"alice": map[string]string{"env": "ALICE_TOKEN"}, "bob": map[string]string{"env": "BOB_TOKEN"}}
+	conf := func(unmapped string, who string, perms map[string]any) map[string]any {
+		h := map[string]any{"tokens": tokens}
+		if unmapped != "" {
+			h["unmapped"] = unmapped
+		}
+		return map[string]any{"mcpServers": map[string]any{"t": testServerEntry()}, "http": h,
+			"profiles": map[string]any{"p": map[string]any{"match": []any{map[string]string{"token": who}}, "permissions": perms}}}
+	}
+	cfg := writeConfig(t, conf("", "alice", map[string]any{"deny": []string{"mcp__t__echo(text:x*)"}}))
+	s := startServe(t, cfg, "127.0.0.1:0", "--watch")
+	alice, err := connect(t, s.url, pAliceToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := callEcho(t, alice, "x1"); !denied(r) {
+		t.Fatalf("before: %+v", r)
+	}
+	rewrite(t, cfg, conf("", "alice", map[string]any{"deny": []string{"mcp__t__echo(text:y*)"}}))
+	s.stderr.waitFor(t, regexp.MustCompile(`reloaded `+regexp.QuoteMeta(cfg)), s.exited)
+	if r := callEcho(t, alice, "x2"); r.IsError || resultText(r) != "x2" {
+		t.Fatalf("after the reload x: %+v", r)
+	}
+	if r := callEcho(t, alice, "y1"); !denied(r) {
+		t.Fatalf("after the reload y: %+v", r)
+	}
+	rewrite(t, cfg, conf("", "alice", map[string]any{"deny": []string{"mcp__t__echo(text:"}}))
+	s.stderr.waitFor(t, regexp.MustCompile(`is invalid; the running config stays:\ndsh: `+regexp.QuoteMeta(cfg)+`: profiles.p.permissions.deny\[0\]`), s.exited)
+	if r := callEcho(t, alice, "y2"); !denied(r) {
+		t.Fatalf("after an invalid file: %+v", r)
+	}
+	rewrite(t, cfg, conf("refuse", "bob", map[string]any{}))
+	s.stderr.waitFor(t, regexp.MustCompile(`(?s)reloaded .*reloaded `+regexp.QuoteMeta(cfg)), s.exited)
+	if r := callEcho(t, alice, "x3"); !denied(r) {
+		t.Fatalf("alice, no longer mapped, unmapped refused: %+v %q\n%s", r, resultText(r), s.stderr.String())
 	}
 }

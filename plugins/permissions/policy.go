@@ -794,6 +794,9 @@ func install(c *host.Context, reg *tools.Registry, cur func(*tools.Execution) *P
 		if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
 			p := cur(in.Execution())
 			if p == nil {
+				if in.Result().IsError {
+					return next(ctx) // denied before it ran, or failed: keep its code
+				}
 				return tools.PostDecision{Kind: tools.Block, Feedback: ErrNoPolicy.Error()}, nil
 			}
 			return p.PostExecute(ctx, in, next)
