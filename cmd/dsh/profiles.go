@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -90,10 +91,12 @@ func checkProfileModes(cfg *dshconfig.Config) error {
 	return errors.Join(errs...)
 }
 
-// sessionCaller is what a session's profile is resolved from.
+// sessionCaller is what a session's profile is resolved from: its
+// caller, or a profile named outright (`dsh tools --profile`).
 type sessionCaller struct {
 	identity string
 	caller   dshconfig.Caller
+	profile  string
 }
 
 // profileState is the gateway's profiles in force and its sessions'
@@ -128,6 +131,14 @@ func callerOf(info mcpserver.SessionInfo) dshconfig.Caller {
 // resolve returns the profile index of sc in ps (-1: the top-level
 // permissions), and false when sc is refused.
 func (ps *profileSet) resolve(sc sessionCaller) (int, bool) {
+	if sc.profile != "" {
+		for i := range ps.profiles {
+			if ps.profiles[i].Name == sc.profile {
+				return i, true
+			}
+		}
+		return -1, false // named, and gone: nothing applies
+	}
 	i := dshconfig.ResolveProfile(ps.profiles, sc.caller)
 	if i < 0 && ps.refuse {
 		return -1, false
@@ -238,4 +249,45 @@ func (g *gateway) reloadProfiles(cfg *dshconfig.Config) (*profileSet, error) {
 		}
 	}
 	return ps, nil
+}
+
+// asProfile makes the calls of the CLI's agent scope (`dsh tools list`
+// and `dsh tools call` with --profile) those of the profile named name:
+// its rules decide them and its tools mode presents the tools. "" keeps
+// the top-level permissions and mode.
+func (g *gateway) asProfile(name string) error {
+	sc, err := g.root.Scope(cliAgent)
+	if err != nil {
+		return err
+	}
+	if name == "" || name == dshconfig.DefaultProfile {
+		return nil
+	}
+	ps := g.prof.set.Load()
+	i, ok := ps.resolve(sessionCaller{profile: name})
+	if !ok {
+		known := make([]string, 0, len(ps.profiles))
+		for _, p := range ps.profiles {
+			known = append(known, p.Name)
+		}
+		return fmt.Errorf("--profile %q: %s has no such profile (it has: %s)", name, g.cfg.File, strings.Join(append(known, dshconfig.DefaultProfile), ", "))
+	}
+	g.prof.mu.Lock()
+	g.prof.sessions[cliAgent] = sessionCaller{profile: name}
+	g.prof.mu.Unlock()
+	if m := ps.profiles[i].Mode; m != "" {
+		if _, err := g.reg.PresentAs(sc, m); err != nil {
+			return fmt.Errorf("%s.tools.mode: %w", ps.profiles[i].Key, err)
+		}
+	}
+	return nil
+}
+
+// hiddenFor is what is not offered to agent: the tools its policy denies
+// without condition (everything, with no policy).
+func (g *gateway) hiddenFor(agent host.ScopeKey) func(string) bool {
+	return func(tool string) bool {
+		p, _ := g.policyOf(agent)
+		return p == nil || p.DeniesTool(tool)
+	}
 }

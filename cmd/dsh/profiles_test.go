@@ -370,3 +370,52 @@ func TestHTTP_WatchReloadsProfiles(t *testing.T) {
 		t.Fatalf("alice, no longer mapped, unmapped refused: %+v %q\n%s", r, resultText(r), s.stderr.String())
 	}
 }
+
+// `dsh tools list --profile` and `dsh tools call --profile` act as an
+// identity of that profile would: its tools mode presents the tools
+// (run_code under code) and its rules hide and decide them.
+func TestToolsCmd_ProfileFlag(t *testing.T) {
+	if codeRuntimePlugin == nil {
+		t.Skip("built without Code Mode")
+	}
+	cfg := testServerConfig(t, map[string]any{
+		"http": map[string]any{"tokens": map[string]any{"ci": map[string]string{"env": "CI_TOKEN"}, "dev": map[string]string{"env": "DEV_TOKEN"}}},
+		"profiles": map[string]any{
+			"ci": map[string]any{"match": []any{map[string]string{"token": "ci"}}, "tools": map[string]any{"mode": "code"},
+				"permissions": map[string]any{"deny": []string{"mcp__t__block"}}},
+			"dev": map[string]any{"match": []any{map[string]string{"token": "dev"}},
+				"permissions": map[string]any{"deny": []string{"mcp__t__echo"}}},
+		},
+	})
+	cli := func(args ...string) (int, string, string) {
+		var out, errb strings.Builder
+		ctx, cancel := context.WithTimeout(context.Background(), budget)
+		defer cancel()
+		code := run(ctx, append([]string{"tools"}, args...), strings.NewReader(""), &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := cli("list", "--config", cfg, "--profile", "ci")
+	if code != 0 || !strings.Contains(out, "run_code\t") || !strings.Contains(out, "mcp__t__echo\t") || strings.Contains(out, "mcp__t__block") {
+		t.Errorf("list ci: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = cli("list", "--config", cfg, "--profile", "dev")
+	if code != 0 || strings.Contains(out, "run_code") || strings.Contains(out, "mcp__t__echo") || !strings.Contains(out, "mcp__t__block\t") {
+		t.Errorf("list dev: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = cli("list", "--config", cfg)
+	if code != 0 || strings.Contains(out, "run_code") || !strings.Contains(out, "mcp__t__echo\t") || !strings.Contains(out, "mcp__t__block\t") {
+		t.Errorf("list (top-level): %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs = cli("call", "--config", cfg, "--profile", "dev", "mcp__t__echo", `{"text":"hi"}`); code != exitFailure || !strings.Contains(errs, "DENIED") {
+		t.Errorf("call dev: %d %q %s", code, out, errs)
+	}
+	if code, out, errs = cli("call", "--config", cfg, "--profile", "ci", "mcp__t__echo", `{"text":"hi"}`); code != exitFailure || !strings.Contains(errs, "UNKNOWN_TOOL") {
+		t.Errorf("call ci (code: from run_code only): %d %q %s", code, out, errs)
+	}
+	if code, out, errs = cli("call", "--config", cfg, "mcp__t__echo", `{"text":"hi"}`); code != 0 || out != "hi\n" {
+		t.Errorf("call (top-level): %d %q %s", code, out, errs)
+	}
+	if code, _, errs = cli("list", "--config", cfg, "--profile", "nope"); code != exitUsage || !strings.Contains(errs, `--profile "nope": `) || !strings.Contains(errs, "ci, dev, default") {
+		t.Errorf("unknown profile: %d %s", code, errs)
+	}
+}
