@@ -25,7 +25,9 @@ import (
 // stops resolving (a reload) is denied. Sessions without an identity
 // (stdio, --no-auth) and calls of no session get the top-level
 // permissions. A profile's tools mode is presented to its sessions
-// (tools.Registry.PresentAs on the session's scope) when they open.
+// (tools.Registry.PresentAs on the session's scope) when they open, and
+// again after each reload. A session keeps the caller of the token that
+// opened it (a JWT's claims then).
 
 // The keys of auth.TokenInfo.Extra the HTTP face sets: the http.tokens
 // name of a configured bearer token, and a JWT's claims.
@@ -105,10 +107,22 @@ type profileState struct {
 	set      atomic.Pointer[profileSet]
 	mu       sync.Mutex
 	sessions map[host.ScopeKey]sessionCaller
+	// shown are the sessions' presentations (their profile's tools
+	// mode), kept current across reloads.
+	shown map[host.ScopeKey]*presented
+}
+
+// presented is one session's presentation: the mode its profile asks
+// for, declared through its scope (empty: the registry's own).
+type presented struct {
+	mu    sync.Mutex
+	scope *host.Context
+	mode  tools.Mode
+	undo  host.Disposer
 }
 
 func newProfileState(ps *profileSet) *profileState {
-	st := &profileState{sessions: map[host.ScopeKey]sessionCaller{}}
+	st := &profileState{sessions: map[host.ScopeKey]sessionCaller{}, shown: map[host.ScopeKey]*presented{}}
 	st.set.Store(ps)
 	return st
 }
@@ -187,30 +201,73 @@ func (g *gateway) onSession(scope *host.Context, info mcpserver.SessionInfo) err
 		return nil
 	}
 	sc := sessionCaller{identity: info.Identity, caller: callerOf(info)}
-	ps := st.set.Load()
-	i, ok := ps.resolve(sc)
-	if !ok {
+	if _, ok := st.set.Load().resolve(sc); !ok {
 		return fmt.Errorf("identity %q matches no profile, and http.unmapped is %q", info.Identity, dshconfig.UnmappedRefuse)
 	}
+	pr := &presented{scope: scope}
 	st.mu.Lock()
 	st.sessions[info.Scope] = sc
+	st.shown[info.Scope] = pr
 	st.mu.Unlock()
 	if _, err := scope.Track(host.EffectCustom, "profiles: session", func() error {
 		st.mu.Lock()
 		delete(st.sessions, info.Scope)
+		delete(st.shown, info.Scope)
 		st.mu.Unlock()
 		return nil
 	}); err != nil {
 		return err
 	}
-	if i >= 0 {
-		if m := ps.profiles[i].Mode; m != "" {
-			if _, err := g.reg.PresentAs(scope, m); err != nil {
-				return fmt.Errorf("%s.tools.mode: %w", ps.profiles[i].Key, err)
-			}
-		}
+	return g.present(pr, sc)
+}
+
+// present makes pr's presentation the tools mode of the profile sc
+// resolves to now (none: the registry's mode).
+func (g *gateway) present(pr *presented, sc sessionCaller) error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	ps := g.prof.set.Load()
+	var want tools.Mode
+	key := ""
+	if i, ok := ps.resolve(sc); ok && i >= 0 {
+		want, key = ps.profiles[i].Mode, ps.profiles[i].Key
 	}
+	if want == pr.mode {
+		return nil
+	}
+	if pr.undo != nil {
+		_ = pr.undo()
+		pr.undo, pr.mode = nil, ""
+	}
+	if want == "" {
+		return nil
+	}
+	d, err := g.reg.PresentAs(pr.scope, want)
+	if err != nil {
+		return fmt.Errorf("%s.tools.mode: %w", key, err)
+	}
+	pr.undo, pr.mode = d, want
 	return nil
+}
+
+// representSessions brings every open session's presentation to its
+// profile's tools mode in the profiles now in force (after a reload); a
+// session ending meanwhile is skipped.
+func (g *gateway) representSessions() {
+	st := g.prof
+	st.mu.Lock()
+	type one struct {
+		pr *presented
+		sc sessionCaller
+	}
+	all := make([]one, 0, len(st.shown))
+	for k, pr := range st.shown {
+		all = append(all, one{pr, st.sessions[k]})
+	}
+	st.mu.Unlock()
+	for _, o := range all {
+		_ = g.present(o.pr, o.sc) // fails only for a session whose scope is closing
+	}
 }
 
 // sessionRules are a session's own Hidden and Access: those of the

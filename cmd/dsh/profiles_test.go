@@ -419,3 +419,57 @@ func TestToolsCmd_ProfileFlag(t *testing.T) {
 		t.Errorf("unknown profile: %d %s", code, errs)
 	}
 }
+
+// With --watch, a profile's new tools mode applies to its sessions
+// already open (their tool list changes, list_changed is sent).
+func TestHTTP_WatchReloadsProfileToolsMode(t *testing.T) {
+	if codeRuntimePlugin == nil {
+		t.Skip("built without Code Mode")
+	}
+	t.Setenv(tokenEnv, "")
+	t.Setenv("ALICE_TOKEN", pAliceToken)
+	t.Setenv("BOB_TOKEN", pBobToken)
+	conf := func(aliceMode, bobMode string) map[string]any {
+		return map[string]any{"mcpServers": map[string]any{"t": testServerEntry()},
+			"http": map[string]any{"tokens": map[string]any{"alice": map[string]string{"env": "ALICE_TOKEN"}, "bob": map[string]string{"env": "BOB_TOKEN"}}},
+			"profiles": map[string]any{
+				"a": map[string]any{"match": []any{map[string]string{"token": "alice"}}, "permissions": map[string]any{}, "tools": map[string]any{"mode": aliceMode}},
+				"b": map[string]any{"match": []any{map[string]string{"token": "bob"}}, "permissions": map[string]any{}, "tools": map[string]any{"mode": bobMode}},
+			}}
+	}
+	cfg := writeConfig(t, conf("native", "code"))
+	s := startServe(t, cfg, "127.0.0.1:0", "--watch")
+	changed := make(chan struct{}, 16)
+	opts := &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}}
+	alice, err := connect(t, s.url, pAliceToken, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, err := connect(t, s.url, pBobToken, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := toolNames(t, alice), toolNames(t, bob); slices.Contains(a, "run_code") || !slices.Equal(b, []string{"run_code"}) {
+		t.Fatalf("before: alice %v, bob %v", a, b)
+	}
+	rewrite(t, cfg, conf("code", "native"))
+	s.stderr.waitFor(t, regexp.MustCompile(`reloaded `+regexp.QuoteMeta(cfg)), s.exited)
+	deadline := time.NewTimer(budget)
+	defer deadline.Stop()
+	for {
+		a, b := toolNames(t, alice), toolNames(t, bob)
+		if slices.Equal(a, []string{"run_code"}) && slices.Contains(b, "mcp__t__echo") && !slices.Contains(b, "run_code") {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			t.Fatalf("after the reload: alice %v, bob %v\n%s", a, b, s.stderr.String())
+		}
+	}
+}

@@ -61,6 +61,7 @@ func (g *gateway) reload(cfg *dshconfig.Config) (notes []string, err error) {
 	}
 	g.pol.Store(pol)
 	g.prof.set.Store(profs)
+	g.representSessions()
 	want := map[string]dshconfig.Server{}
 	for _, s := range cfg.Servers {
 		want[s.Name] = s
