@@ -127,7 +127,7 @@ func TestHTTP_UnmappedIdentityRefused(t *testing.T) {
 		t.Fatalf("alice: %v", err)
 	}
 	code, sid, body := post(t, s.url, initBody, bearer(pCarolToken))
-	if code != http.StatusServiceUnavailable || sid != "" || !strings.Contains(body, "matches no profile") {
+	if code != http.StatusForbidden || sid != "" || !strings.Contains(body, "matches no profile") {
 		t.Errorf("carol: %d %q %s", code, sid, body)
 	}
 }

@@ -77,7 +77,8 @@ type Config struct {
 	// OnSession, when set, is called with each new session's agent scope
 	// before its tools are listed: register session-only tools, guards,
 	// restrictions or listeners through scope (they end with the session).
-	// An error refuses the session.
+	// An error refuses the session ([ErrSessionRefused]; over HTTP, 403
+	// with a JSON-RPC error).
 	OnSession func(scope *host.Context, info SessionInfo) error
 	// Logger receives the server's log lines; nil means the creating
 	// context's logger.
@@ -122,6 +123,10 @@ type Config struct {
 // CodeLimit is the JSON-RPC error code of a request refused by a limit of
 // [Config] (too many sessions, too many calls in flight).
 const CodeLimit = -32000
+
+// ErrSessionRefused refuses a session [Config].OnSession refused (HTTP
+// 403 with a JSON-RPC error).
+var ErrSessionRefused = errors.New("mcpserver: session refused")
 
 // ErrTooManySessions refuses a session past [Config].MaxSessions or
 // MaxSessionsPerIdentity.
@@ -414,7 +419,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sess, err := h.s.newSession("http", identity, ti)
 	if err != nil {
 		h.s.log.Warn().Err(err).Str("identity", identity).Msg("mcp session refused")
-		writeJSONRPCError(w, http.StatusServiceUnavailable, err.Error())
+		status := http.StatusServiceUnavailable // a limit: retry later
+		if safeerr.Is(err, ErrSessionRefused) {
+			status = http.StatusForbidden // OnSession said no: retrying does not help
+		}
+		writeJSONRPCError(w, status, err.Error())
 		return
 	}
 	hd := &holder{sess: sess}
@@ -537,7 +546,7 @@ func (s *Server) newSession(transport, identity string, tok *auth.TokenInfo) (*s
 	if s.cfg.OnSession != nil {
 		if err := safeOnSession(s.cfg.OnSession, scope, sess.info); err != nil {
 			_ = scope.Fiber().Dispose()
-			return nil, fmt.Errorf("mcpserver: session refused: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrSessionRefused, err)
 		}
 	}
 	if s.cfg.SessionRules != nil {
