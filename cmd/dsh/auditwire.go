@@ -72,8 +72,16 @@ func startAuditing(ctx context.Context, g *gateway, cfg *dshconfig.Config, log z
 		MaxArgBytes: ac.MaxArgBytes, MaxPreviewBytes: ac.MaxPreviewBytes, Redact: ac.Redact,
 		Session: au.session,
 		Explain: func(e *tools.Execution) audit.Explanation {
-			d := g.pol.Load().Decide(e.Name(), e.Args())
-			return audit.Explanation{Verdict: string(d.Verdict), Rule: d.Rule}
+			pol, profile := g.policyOf(e.Agent())
+			if pol == nil {
+				return audit.Explanation{Verdict: string(permissions.Deny)}
+			}
+			d := pol.Decide(e.Name(), e.Args())
+			x := audit.Explanation{Verdict: string(d.Verdict), Rule: d.Rule}
+			if len(g.prof.set.Load().profiles) > 0 {
+				x.Profile = profile // recorded once profiles are configured
+			}
+			return x
 		},
 		Live:   au.live.call,
 		Logger: &log,
@@ -94,7 +102,11 @@ func startAuditing(ctx context.Context, g *gateway, cfg *dshconfig.Config, log z
 			if req.Execution == nil {
 				return ""
 			}
-			d := g.pol.Load().Decide(req.Tool, req.Execution.Args())
+			pol, _ := g.policyOf(req.Agent)
+			if pol == nil {
+				return ""
+			}
+			d := pol.Decide(req.Tool, req.Execution.Args())
 			if d.Verdict == permissions.Ask {
 				return d.Rule
 			}
@@ -157,16 +169,16 @@ func (au *auditing) Close() error {
 type approvalRouter struct {
 	client  tools.Approver
 	console *audit.Inbox
-	all     bool                // "approver": "console"
-	rules   *permissions.Policy // the console-routed ask rules alone; nil: none
-	deflt   bool                // asks of defaultMode go to the console
-	pol     func() *permissions.Policy
+	all     bool                                          // "approver": "console"
+	rules   *permissions.Policy                           // the console-routed ask rules alone; nil: none
+	deflt   bool                                          // asks of defaultMode go to the console
+	pol     func(agent host.ScopeKey) *permissions.Policy // nil: none applies
 	// identities routed to the console, and the session's identity.
 	identities map[string]bool
 	identity   func(agent host.ScopeKey) string
 }
 
-func newApprovalRouter(cfg *dshconfig.Config, client tools.Approver, console *audit.Inbox, pol func() *permissions.Policy) (*approvalRouter, error) {
+func newApprovalRouter(cfg *dshconfig.Config, client tools.Approver, console *audit.Inbox, pol func(agent host.ScopeKey) *permissions.Policy) (*approvalRouter, error) {
 	r := &approvalRouter{client: client, console: console, all: cfg.Approval.Approver == "console", pol: pol, identities: map[string]bool{}}
 	for id, ch := range cfg.Approval.Identities {
 		if ch == "console" {
@@ -212,7 +224,11 @@ func (r *approvalRouter) toConsole(req tools.ApprovalRequest) bool {
 		return true
 	}
 	if r.deflt {
-		d := r.pol().Decide(req.Tool, args)
+		p := r.pol(req.Agent)
+		if p == nil {
+			return true // no policy applies: the call is denied; unsure, so the console
+		}
+		d := p.Decide(req.Tool, args)
 		if d.Verdict != permissions.Ask || d.Rule == "" {
 			return true // asked by defaultMode, or by something other than a rule
 		}
@@ -239,7 +255,10 @@ func (r *approvalRouter) Approve(ctx context.Context, req tools.ApprovalRequest)
 // replacing the MCP server's (which it calls for the client's asks).
 func routeApprovals(g *gateway, cfg *dshconfig.Config, au *auditing) error {
 	client, _ := tools.ApprovalService.Lookup(g.root)
-	r, err := newApprovalRouter(cfg, client, au.inbox, func() *permissions.Policy { return g.pol.Load() })
+	r, err := newApprovalRouter(cfg, client, au.inbox, func(agent host.ScopeKey) *permissions.Policy {
+		p, _ := g.policyOf(agent)
+		return p
+	})
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ type gateway struct {
 	// up lists the mounted servers' sessions for proxying resources and
 	// prompts (serving only).
 	up *mcpclient.Upstreams
+	// prof is the per-identity permission profiles (profiles.go).
+	prof *profileState
 }
 
 // mounted is one server of the gateway: its config entry and fiber.
@@ -118,12 +120,18 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		if codeRuntimePlugin == nil {
 			return nil, &dshconfig.Error{File: cfg.File, Key: "mode", Msg: fmt.Sprintf("tools mode %q needs Code Mode, and this dsh was built without it (-tags dsh_nocodemode); use mode %q", cfg.Mode, tools.Native)}
 		}
+	}
+	profs, err := compileProfiles(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if needsCodeMode(cfg) {
 		if err := load("mode", codeRuntimePlugin, nil); err != nil {
 			return nil, err
 		}
 	}
 	registry := tools.Plugin
-	if cfg.Mode == tools.Code || cfg.Mode == tools.Both {
+	if needsCodeMode(cfg) {
 		registry = codeModeRegistry
 	}
 	if err := load("mode", registry, tools.Config{Mode: cfg.Mode}); err != nil {
@@ -138,7 +146,7 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 			return nil, err
 		}
 	}
-	g = &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd, tolerant: tolerant, servers: map[string]mounted{}}
+	g = &gateway{h: h, root: root, reg: reg, cfg: cfg, fwd: fwd, tolerant: tolerant, servers: map[string]mounted{}, prof: newProfileState(profs)}
 	if tolerant {
 		g.up = &mcpclient.Upstreams{}
 	}
@@ -147,7 +155,7 @@ func openGatewayWith(cfg *dshconfig.Config, log zerolog.Logger, tolerant bool) (
 		return nil, &dshconfig.Error{File: cfg.File, Key: "permissions", Msg: err.Error()}
 	}
 	g.pol = permissions.NewLive(pol)
-	if err := load("permissions", permissions.Plugin, g.pol); err != nil {
+	if err := load("permissions", permissions.Plugin, permissions.PerCall(g.callPolicy)); err != nil {
 		return nil, err
 	}
 	for _, s := range cfg.Servers {

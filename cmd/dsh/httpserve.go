@@ -115,6 +115,7 @@ func setupAuth(ctx context.Context, h dshconfig.HTTP, file string, loopback, noA
 		return &authSetup{summary: "no authentication (--no-auth, loopback only)", stop: func() {}}, nil
 	}
 	st := &tokenSet{}
+	configuredTokens := map[string]string{} // identity → http.tokens name
 	var summary []string
 	for _, t := range h.Tokens {
 		tok, err := readToken(t, getenv)
@@ -122,6 +123,7 @@ func setupAuth(ctx context.Context, h dshconfig.HTTP, file string, loopback, noA
 			return nil, &dshconfig.Error{File: file, Key: t.Key, Msg: err.Error()}
 		}
 		st.add("token:"+t.Name, tok)
+		configuredTokens["token:"+t.Name] = t.Name
 	}
 	if len(h.Tokens) > 0 {
 		summary = append(summary, fmt.Sprintf("%d bearer token(s) of http.tokens", len(h.Tokens)))
@@ -168,7 +170,11 @@ func setupAuth(ctx context.Context, h dshconfig.HTTP, file string, loopback, noA
 	a.summary = strings.Join(summary, " and ")
 	a.verifier = func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
 		if id, ok := st.match(token); ok {
-			return &auth.TokenInfo{UserID: id}, nil
+			ti := &auth.TokenInfo{UserID: id}
+			if name, ok := configuredTokens[id]; ok {
+				ti.Extra = map[string]any{extraToken: name}
+			}
+			return ti, nil
 		}
 		if jv != nil {
 			ti, err := jv.verify(ctx, token)
@@ -317,7 +323,7 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 			return nil, fmt.Errorf("scope %q missing", want)
 		}
 	}
-	return &auth.TokenInfo{UserID: "jwt:" + id, Scopes: scopes, Expiration: exp.Time}, nil
+	return &auth.TokenInfo{UserID: "jwt:" + id, Scopes: scopes, Expiration: exp.Time, Extra: map[string]any{extraClaims: map[string]any(claims)}}, nil
 }
 
 // metadataURL is the protected-resource metadata URL of resource (RFC

@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
 	mcpserver "github.com/dsh-go/dsh/plugins/mcp-server"
 	"github.com/dsh-go/dsh/plugins/permissions"
@@ -122,8 +123,15 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		},
 		NoClientApproval: *asks == "deny" || (*asks == "" && !loopback),
 	}
-	if au != nil {
-		scfg.OnSession = au.mcpOnSession
+	scfg.SessionRules = g.sessionRules
+	scfg.OnSession = func(scope *host.Context, info mcpserver.SessionInfo) error {
+		if err := g.onSession(scope, info); err != nil {
+			return err
+		}
+		if au != nil {
+			return au.mcpOnSession(scope, info)
+		}
+		return nil
 	}
 	if *addr != "" {
 		scfg.MaxSessions, scfg.MaxSessionsPerIdentity = lim.MaxSessions, lim.MaxSessionsPerIdentity

@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/dsh-go/dsh/host"
-	"github.com/dsh-go/dsh/internal/dshconfig"
 	"github.com/dsh-go/dsh/plugins/approval"
-	"github.com/dsh-go/dsh/plugins/permissions"
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/dsh-go/dsh/plugins/tools/cardtext"
 )
@@ -38,9 +36,15 @@ func toolsFlags(name string, args []string, stderr io.Writer) (fs *flag.FlagSet,
 	return fs, configPath, verbose, true
 }
 
+// profileFlag is --profile of list and call.
+func profileFlag(fs *flag.FlagSet) *string {
+	return fs.String("profile", "", "as an identity of this profile of dsh.json \"profiles\" would: its rules and tools mode (default: the top-level ones)")
+}
+
 func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, configPath, verbose, _ := toolsFlags("dsh tools list", args, stderr)
 	asJSON := fs.Bool("json", false, "print the wire schemas of every tool as JSON (under mode code: run_code's and those of the tools its programs call)")
+	profile := profileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -58,6 +62,10 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return exitUsage
 	}
 	defer g.Close()
+	if err := g.asProfile(*profile); err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitUsage
+	}
 	if *asJSON {
 		b, err := json.MarshalIndent(g.reg.Schemas(cliAgent), "", "  ")
 		if err != nil {
@@ -67,7 +75,7 @@ func runToolsList(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stdout, string(b))
 		return exitOK
 	}
-	listTools(stdout, g.reg, cliAgent, deniedTools(cfg))
+	listTools(stdout, g.reg, cliAgent, g.hiddenFor(cliAgent))
 	return exitOK
 }
 
@@ -84,7 +92,7 @@ func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey, hidden fun
 		desc, _, _ := strings.Cut(t.Description(), "\n")
 		fmt.Fprintf(w, "%s\t%s\n", cardtext.Line(t.Name()), cardtext.Line(desc))
 	}
-	if reg.Mode() != tools.Code {
+	if reg.ModeOf(scope) != tools.Code {
 		for _, t := range reg.Visible(scope) {
 			line(t)
 		}
@@ -104,6 +112,7 @@ func listTools(w io.Writer, reg *tools.Registry, scope host.ScopeKey, hidden fun
 
 func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs, configPath, verbose, _ := toolsFlags("dsh tools call", args, stderr)
+	profile := profileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -136,9 +145,9 @@ func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintln(stderr, "dsh:", err)
 		return exitFailure
 	}
-	if _, err := g.root.Scope(cliAgent); err != nil {
+	if err := g.asProfile(*profile); err != nil {
 		fmt.Fprintln(stderr, "dsh:", err)
-		return exitFailure
+		return exitUsage
 	}
 	res := g.reg.Execute(ctx, tools.Call{ID: "cli-1", Name: name, Arguments: raw, Agent: cliAgent})
 	for _, c := range res.Content {
@@ -158,18 +167,4 @@ func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return exitFailure
 	}
 	return exitOK
-}
-
-// deniedTools returns what names a tool every call of which the config's
-// permission rules deny (a deny rule without conditions): such a tool is
-// not offered, neither by `dsh tools list` nor in the gateway's
-// tools/list.
-func deniedTools(cfg *dshconfig.Config) func(string) bool {
-	pol, err := permissions.Compile(cfg.Permissions)
-	if err != nil {
-		// Loaded configs are compiled already; hide everything rather
-		// than offer a tool a rule may deny.
-		return func(string) bool { return true }
-	}
-	return pol.DeniesTool
 }

@@ -35,13 +35,19 @@ func (g *gateway) reload(cfg *dshconfig.Config) (notes []string, err error) {
 	if err != nil {
 		return nil, &dshconfig.Error{File: cfg.File, Key: "permissions", Msg: err.Error()}
 	}
+	profs, err := g.reloadProfiles(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.Mode != g.cfg.Mode {
 		notes = append(notes, "mode: changed; restart dsh to apply")
 	}
 	if !reflect.DeepEqual(cfg.Timeouts, g.cfg.Timeouts) {
 		notes = append(notes, "timeouts: changed; restart dsh to apply")
 	}
-	if !reflect.DeepEqual(cfg.HTTP, g.cfg.HTTP) {
+	oldHTTP, newHTTP := g.cfg.HTTP, cfg.HTTP
+	oldHTTP.Unmapped, newHTTP.Unmapped = "", "" // applied with the profiles
+	if !reflect.DeepEqual(newHTTP, oldHTTP) {
 		notes = append(notes, "http: changed; restart dsh to apply")
 	}
 	for _, k := range []struct {
@@ -54,6 +60,8 @@ func (g *gateway) reload(cfg *dshconfig.Config) (notes []string, err error) {
 		}
 	}
 	g.pol.Store(pol)
+	g.prof.set.Store(profs)
+	g.representSessions()
 	want := map[string]dshconfig.Server{}
 	for _, s := range cfg.Servers {
 		want[s.Name] = s
@@ -100,6 +108,7 @@ func (g *gateway) reload(cfg *dshconfig.Config) (notes []string, err error) {
 	}
 	keep := *g.cfg
 	keep.Servers, keep.Permissions, keep.File = cfg.Servers, cfg.Permissions, cfg.File
+	keep.Profiles, keep.HTTP.Unmapped = cfg.Profiles, cfg.HTTP.Unmapped
 	g.cfg = &keep
 	return notes, errors.Join(errs...)
 }

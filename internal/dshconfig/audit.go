@@ -251,8 +251,13 @@ func (p *parser) checkApproval(cfg *Config) {
 				found = true
 			}
 		}
+		for _, pr := range cfg.Profiles {
+			for _, a := range pr.Permissions.Ask {
+				found = found || a == r
+			}
+		}
 		if !found {
-			p.fail("approval.rules."+r, "is not one of permissions.ask (routing applies to ask rules, written exactly as there)")
+			p.fail("approval.rules."+r, "is not one of permissions.ask nor of a profile's (routing applies to ask rules, written exactly as there)")
 		}
 	}
 }

@@ -49,6 +49,15 @@
 // written in the file), a JWT issuer, the allowed origins and hosts, and
 // the limits.
 //
+// "profiles" ([Profile]) are named permission profiles: each has its own
+// "permissions" (the grammar and checks of the top-level object, errors
+// named "profiles.<name>.permissions.…"), an optional "tools": {"mode"},
+// and a "match" list naming the identities it applies to ({"token": NAME}
+// of http.tokens, {"sub": VALUE}, {"claim": NAME, "value": VALUE} of a
+// JWT); [ResolveProfile] picks the first profile, in file order, that
+// matches a caller. "http.unmapped" says what a caller none matches gets:
+// "default" (the top-level permissions) or "refuse".
+//
 // A top-level key dsh does not read (another client's setting, such as
 // Claude Desktop's "globalShortcut") is not an error but a warning in
 // [Config].Warnings, unless it looks like a misspelling of one of dsh's

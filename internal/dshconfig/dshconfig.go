@@ -52,6 +52,10 @@ type Config struct {
 	Approval Approval
 	// Console is the "console" object: who may open the console.
 	Console Console
+	// Profiles are the named permission profiles of "profiles", in file
+	// order: each authenticated identity a profile's match names gets
+	// that profile's rules (and tools mode) instead of Permissions.
+	Profiles []Profile
 	// Warnings are problems that did not refuse the file: top-level keys
 	// dsh does not use (other clients' settings, such as
 	// "globalShortcut"), each naming file and key.
@@ -154,11 +158,18 @@ func Load(path string) (*Config, error) {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
 	cfg, err := Parse(path, data, os.LookupEnv)
-	if err == nil && cfg.Permissions.WorkDir == "" {
+	if err == nil {
 		// The rules' current directory: the process's own (the gateway's
 		// servers start there too); `dsh hook` sets the payload's cwd.
 		if wd, werr := os.Getwd(); werr == nil {
-			cfg.Permissions.WorkDir = wd
+			if cfg.Permissions.WorkDir == "" {
+				cfg.Permissions.WorkDir = wd
+			}
+			for i := range cfg.Profiles {
+				if cfg.Profiles[i].Permissions.WorkDir == "" {
+					cfg.Profiles[i].Permissions.WorkDir = wd
+				}
+			}
 		}
 	}
 	return cfg, err
@@ -224,7 +235,7 @@ func (p *parser) object(key string, v value, known ...string) (*object, bool) {
 
 // topLevelKeys are the top-level keys dsh reads; any other is ignored
 // with a warning unless it looks like a misspelling of one of these.
-var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http", "audit", "approval", "console"}
+var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http", "audit", "approval", "console", "profiles"}
 
 func (p *parser) config(root value, cfg *Config) {
 	o, ok := root.(*object)
@@ -247,6 +258,9 @@ func (p *parser) config(root value, cfg *Config) {
 	}
 	if v, ok := o.get("audit"); ok {
 		p.audit(v, cfg)
+	}
+	if v, ok := o.get("profiles"); ok {
+		p.profiles(v, cfg)
 	}
 	if v, ok := o.get("approval"); ok {
 		p.approval(v, cfg)
@@ -398,9 +412,18 @@ var DefaultPrimaryArgs = map[string]string{
 }
 
 func (p *parser) permissions(v value, cfg *Config) {
-	o, ok := p.object("permissions", v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs", "postBlock", "postContext")
+	if pc, ok := p.permissionsAt("permissions", v); ok {
+		cfg.Permissions = pc
+	}
+}
+
+// permissionsAt decodes and compiles a permissions object at key
+// ("permissions", or a profile's "profiles.<name>.permissions"); every
+// error names its place under key.
+func (p *parser) permissionsAt(key string, v value) (permissions.Config, bool) {
+	o, ok := p.object(key, v, "allow", "ask", "deny", "defaultMode", "workDir", "primaryArgs", "postBlock", "postContext")
 	if !ok {
-		return
+		return permissions.Config{}, false
 	}
 	pc := permissions.Config{PrimaryArgs: maps.Clone(DefaultPrimaryArgs)}
 	// Claude Code's "/path" in Read(…) and Edit(…) rules is relative to
@@ -409,41 +432,41 @@ func (p *parser) permissions(v value, cfg *Config) {
 		pc.ConfigDir = dir
 	}
 	if pv, ok := o.get("primaryArgs"); ok {
-		maps.Copy(pc.PrimaryArgs, p.strMap("permissions.primaryArgs", pv, false))
+		maps.Copy(pc.PrimaryArgs, p.strMap(key+".primaryArgs", pv, false))
 	}
 	for _, l := range []struct {
 		k    string
 		into *[]string
 	}{{"allow", &pc.Allow}, {"ask", &pc.Ask}, {"deny", &pc.Deny}, {"postBlock", &pc.PostBlock}} {
 		if lv, ok := o.get(l.k); ok {
-			*l.into = p.strListX("permissions."+l.k, lv, false) // rules are literal
+			*l.into = p.strListX(key+"."+l.k, lv, false) // rules are literal
 		}
 	}
 	if dv, ok := o.get("defaultMode"); ok {
-		if s, ok := p.str("permissions.defaultMode", dv); ok {
+		if s, ok := p.str(key+".defaultMode", dv); ok {
 			pc.DefaultMode = permissions.Verdict(s)
 		}
 	}
 	if cv, ok := o.get("postContext"); ok {
-		pc.PostContext, _ = p.str("permissions.postContext", cv)
+		pc.PostContext, _ = p.str(key+".postContext", cv)
 	}
 	if wv, ok := o.get("workDir"); ok {
-		if s, ok := p.str("permissions.workDir", wv); ok {
-			pc.WorkDir = p.expand("permissions.workDir", s)
+		if s, ok := p.str(key+".workDir", wv); ok {
+			pc.WorkDir = p.expand(key+".workDir", s)
 		}
 	}
 	if _, err := permissions.Compile(pc); err != nil {
 		for _, e := range unjoin(err) {
 			var ce *permissions.ConfigError
 			if safeerr.AsAny(e, &ce) {
-				p.fail("permissions."+ce.Key, "%s", ce.Err.Error())
+				p.fail(key+"."+ce.Key, "%s", ce.Err.Error())
 			} else {
-				p.fail("permissions", "%s", e.Error())
+				p.fail(key, "%s", e.Error())
 			}
 		}
-		return
+		return permissions.Config{}, false
 	}
-	cfg.Permissions = pc
+	return pc, true
 }
 
 func unjoin(err error) []error {

@@ -141,6 +141,7 @@ func FuzzParse(f *testing.F) {
 		`{"mcpServers":{"fs":{"command":""}}}`, `[]`, `{`, `{"a":1}`, `{"timeouts":{"x":1e400}}`, `{"mcpServers":{"x":{"command":"${"}}}`,
 		`{"globalShortcut":"x","permisions":{},"http":{"tokens":{"a":{"env":"B"},"c":{"file":"/f"}},"jwt":{"jwksUrl":"https://i/j","issuer":"i","audience":"a","scopes":["s"]},"resource":"https://r/mcp","allowedOrigins":["https://o"],"allowedHosts":["h:1"],"limits":{"maxSessions":3,"bodyTimeout":"1s"}}}`,
 		`{"mcpServers":{"s":{"command":"x","callTimeout":"1s","connectTimeout":5,"required":true,"reconnect":{"maxAttempts":-1,"initialDelay":"1ms","maxDelay":"1s"}}}}`,
+		`{"http":{"tokens":{"a":{"env":"B"}},"jwt":{"jwksUrl":"https://i/j","issuer":"i","audience":"a"},"resource":"https://r/mcp","unmapped":"refuse"},"profiles":{"p":{"match":[{"token":"a"},{"sub":"s"},{"claim":"groups","value":"g"}],"permissions":{"allow":["x(k:v)"],"defaultMode":"deny"},"tools":{"mode":"code"}},"q":{"match":[{"token":"a"}],"permissions":{}}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -157,6 +158,24 @@ func FuzzParse(f *testing.F) {
 		}
 		if _, err := permissions.Compile(cfg.Permissions); err != nil {
 			t.Fatalf("accepted permissions that do not compile: %v", err)
+		}
+		tokens := map[string]bool{}
+		for _, p := range cfg.Profiles {
+			if _, err := permissions.Compile(p.Permissions); err != nil {
+				t.Fatalf("accepted a profile %q whose permissions do not compile: %v", p.Name, err)
+			}
+			if len(p.Match) == 0 || p.Name == dshconfig.DefaultProfile {
+				t.Fatalf("accepted profile %+v", p)
+			}
+			for _, m := range p.Match {
+				if m.Token != "" && tokens[m.Token] {
+					t.Fatalf("token %q mapped twice", m.Token)
+				}
+				tokens[m.Token] = m.Token != ""
+				if m.Token == "" && (m.Claim == "" || m.Value == "" || cfg.HTTP.JWT == nil) {
+					t.Fatalf("accepted match %+v", m)
+				}
+			}
 		}
 		for _, s := range cfg.Servers {
 			if (s.Command == "") == (s.URL == "") {

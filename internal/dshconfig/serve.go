@@ -45,6 +45,10 @@ type HTTP struct {
 	AllowedHosts []string
 	// Limits bound what clients can make the gateway hold.
 	Limits Limits
+	// Unmapped is what an authenticated identity no profile matches gets
+	// ("unmapped"): "default", the top-level permissions (the default
+	// when empty), or "refuse": its sessions are refused.
+	Unmapped string
 	// Key is "http" when the object was present (for messages).
 	Key string
 }
@@ -89,7 +93,7 @@ type Limits struct {
 var identityName = regexp.MustCompile(`^[A-Za-z0-9_.@-]{1,64}$`)
 
 func (p *parser) http(v value, cfg *Config) {
-	o, ok := p.object("http", v, "tokens", "jwt", "resource", "allowedOrigins", "allowedHosts", "limits")
+	o, ok := p.object("http", v, "tokens", "jwt", "resource", "allowedOrigins", "allowedHosts", "limits", "unmapped")
 	if !ok {
 		return
 	}
@@ -159,6 +163,16 @@ func (p *parser) http(v value, cfg *Config) {
 	}
 	if lv, ok := o.get("limits"); ok {
 		h.Limits = p.limits(lv)
+	}
+	if uv, ok := o.get("unmapped"); ok {
+		if s, ok := p.str("http.unmapped", uv); ok {
+			switch s {
+			case UnmappedDefault, UnmappedRefuse:
+				h.Unmapped = s
+			default:
+				p.fail("http.unmapped", "must be %q (the top-level permissions) or %q, not %q", UnmappedDefault, UnmappedRefuse, s)
+			}
+		}
 	}
 	cfg.HTTP = h
 }

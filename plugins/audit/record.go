@@ -67,6 +67,10 @@ type Decision struct {
 	By string `json:"by"`
 	// Rule is the permission rule that decided, when one did.
 	Rule string `json:"rule,omitempty"`
+	// Profile is the permission profile of the caller's identity whose
+	// rules applied (pre-execute; set when profiles are configured:
+	// "default" for the top-level rules).
+	Profile string `json:"profile,omitempty"`
 	// Approver and Channel say who answered an ask and through what:
 	// channel "client" (the MCP client's elicitation), "console" (the
 	// approval inbox), "always" (a standing session grant), "none".

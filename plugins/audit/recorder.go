@@ -34,6 +34,9 @@ type Explanation struct {
 	// Rule is the rule's text, or "" when the policy's defaultMode
 	// decided.
 	Rule string
+	// Profile is the permission profile whose rules decided (the dsh
+	// gateway's per-identity profiles), or "".
+	Profile string
 }
 
 // Config configures a [Recorder].
@@ -335,7 +338,9 @@ func (r *Recorder) preExecute(ctx context.Context, e *tools.Execution, next tool
 	} else {
 		d.Reason = bound(dec.Reason)
 		if r.cfg.Explain != nil {
-			if x := r.cfg.Explain(e); x.Verdict == string(dec.Kind) {
+			x := r.cfg.Explain(e)
+			d.Profile = x.Profile
+			if x.Verdict == string(dec.Kind) {
 				d.Rule = x.Rule
 				if x.Rule != "" {
 					d.By = "rule"

@@ -79,6 +79,11 @@
 // call whose HTTP request goes away before it answers (the client
 // disconnected or dropped the request) is cancelled, with or without a
 // notifications/cancelled.
+// [SessionInfo].Token is the token information of that middleware (its
+// Extra, such as a JWT's claims), and [Config].SessionRules gives each
+// session its own Hidden and Access (the dsh gateway's per-identity
+// permission profiles), used for its tool list, run_code's SDK, and its
+// resource and prompt listings, reads and gets.
 // [Config].NoClientApproval keeps asks from the calling client altogether:
 // a client answering its own session's elicitation is that client's
 // consent, which an untrusted agent must not give itself.

@@ -77,6 +77,23 @@ func (s *Server) hidden(name string) bool {
 	return s.cfg.Hidden != nil && s.cfg.Hidden(name)
 }
 
+// hiddenIn is hidden for session x: its own Hidden (Config.SessionRules)
+// when it has one.
+func (s *Server) hiddenIn(x *session, name string) bool {
+	if x != nil && x.rules.Hidden != nil {
+		return x.rules.Hidden(name)
+	}
+	return s.hidden(name)
+}
+
+// hiddenFunc is the session's hidden predicate (nil: none).
+func (x *session) hiddenFunc() func(string) bool {
+	if x.rules.Hidden != nil {
+		return x.rules.Hidden
+	}
+	return x.srv.cfg.Hidden
+}
+
 // proxy answers the resources and prompts methods; ok is false for any
 // other method.
 func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.Request) (r mcp.Result, ok bool, err error) {
@@ -88,7 +105,7 @@ func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.R
 			for _, res := range first(s.upstreamResources(ctx, sv)) {
 				c := *res
 				c.Name, c.URI = nsName(sv, res.Name), nsURI(sv, res.URI)
-				if !s.hidden(c.Name) {
+				if !s.hiddenIn(x, c.Name) {
 					out.Resources = append(out.Resources, &c)
 				}
 			}
@@ -100,7 +117,7 @@ func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.R
 			for _, t := range first(s.upstreamTemplates(ctx, sv)) {
 				c := *t
 				c.Name, c.URITemplate = nsName(sv, t.Name), nsURI(sv, t.URITemplate)
-				if !s.hidden(c.Name) {
+				if !s.hiddenIn(x, c.Name) {
 					out.ResourceTemplates = append(out.ResourceTemplates, &c)
 				}
 			}
@@ -117,7 +134,7 @@ func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.R
 			return nil, true, fmt.Errorf("resource %q: not found", p.URI)
 		}
 		names, sure := s.readNames(ctx, sv, uri)
-		if !sure || s.anyHidden(names) {
+		if !sure || s.anyHiddenIn(x, names) {
 			return nil, true, fmt.Errorf("resource %q: denied by a permission rule", p.URI)
 		}
 		args, _ := json.Marshal(map[string]string{"uri": uri})
@@ -140,7 +157,7 @@ func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.R
 			for _, pr := range s.upstreamPrompts(ctx, sv) {
 				c := *pr
 				c.Name = nsName(sv, pr.Name)
-				if !s.hidden(c.Name) {
+				if !s.hiddenIn(x, c.Name) {
 					out.Prompts = append(out.Prompts, &c)
 				}
 			}
@@ -156,7 +173,7 @@ func (s *Server) proxy(ctx context.Context, x *session, method string, req mcp.R
 		if !ok || cs == nil {
 			return nil, true, fmt.Errorf("prompt %q: not found", p.Name)
 		}
-		if s.hidden(p.Name) {
+		if s.hiddenIn(x, p.Name) {
 			return nil, true, fmt.Errorf("prompt %q: denied by a permission rule", p.Name)
 		}
 		args, err := json.Marshal(p.Arguments)
@@ -235,6 +252,15 @@ func (s *Server) readNames(ctx context.Context, sv, uri string) (names []string,
 	return append(names, nsName(sv, "*")), true
 }
 
+func (s *Server) anyHiddenIn(x *session, names []string) bool {
+	for _, n := range names {
+		if s.hiddenIn(x, n) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) anyHidden(names []string) bool {
 	for _, n := range names {
 		if s.hidden(n) {
@@ -250,13 +276,17 @@ func (s *Server) anyHidden(names []string) bool {
 // the tool and what is asked for in the message; only allowed-once,
 // answered while ctx is live, proceeds.
 func (s *Server) access(ctx context.Context, x *session, names []string, args []byte, what string) error {
-	if s.cfg.Access == nil {
+	acc := s.cfg.Access
+	if x != nil && x.rules.Access != nil {
+		acc = x.rules.Access
+	}
+	if acc == nil {
 		return nil
 	}
 	var d AccessDecision
 	name := ""
 	for _, n := range names {
-		if a := s.cfg.Access(n, args); name == "" || a.Verdict > d.Verdict {
+		if a := acc(n, args); name == "" || a.Verdict > d.Verdict {
 			d, name = a, n
 		}
 	}

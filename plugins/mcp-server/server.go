@@ -77,7 +77,8 @@ type Config struct {
 	// OnSession, when set, is called with each new session's agent scope
 	// before its tools are listed: register session-only tools, guards,
 	// restrictions or listeners through scope (they end with the session).
-	// An error refuses the session.
+	// An error refuses the session ([ErrSessionRefused]; over HTTP, 403
+	// with a JSON-RPC error).
 	OnSession func(scope *host.Context, info SessionInfo) error
 	// Logger receives the server's log lines; nil means the creating
 	// context's logger.
@@ -99,6 +100,12 @@ type Config struct {
 	// or the Approver) and refuses unless the answer is allowed-once, so
 	// it fails closed when no one can answer.
 	Access func(name string, args json.RawMessage) AccessDecision
+	// SessionRules, when set, is asked once per new session (after
+	// OnSession) for that session's own Hidden and Access, which replace
+	// the server-wide ones for it (the dsh gateway's per-identity
+	// permission profiles); a nil field of its answer keeps the
+	// server-wide one.
+	SessionRules func(info SessionInfo) SessionRules
 
 	// MaxSessions bounds the sessions open at once; a session past it is
 	// refused ([ErrTooManySessions], HTTP 503 with a JSON-RPC error).
@@ -117,9 +124,19 @@ type Config struct {
 // [Config] (too many sessions, too many calls in flight).
 const CodeLimit = -32000
 
+// ErrSessionRefused refuses a session [Config].OnSession refused (HTTP
+// 403 with a JSON-RPC error).
+var ErrSessionRefused = errors.New("mcpserver: session refused")
+
 // ErrTooManySessions refuses a session past [Config].MaxSessions or
 // MaxSessionsPerIdentity.
 var ErrTooManySessions = errors.New("mcpserver: too many sessions")
+
+// SessionRules are one session's own [Config].Hidden and Access.
+type SessionRules struct {
+	Hidden func(name string) bool
+	Access func(name string, args json.RawMessage) AccessDecision
+}
 
 // SessionInfo describes a session to [Config.OnSession].
 type SessionInfo struct {
@@ -131,6 +148,10 @@ type SessionInfo struct {
 	// HTTP (the go-sdk auth.TokenInfo's UserID), or "". Only requests
 	// of the same identity reach the session afterwards.
 	Identity string
+	// Token is the authenticated token's information (its UserID is
+	// Identity; Extra holds what the authentication middleware put
+	// there, such as a JWT's claims), or nil.
+	Token *auth.TokenInfo
 }
 
 // Server serves a tool registry to MCP clients. Create it with [New]; it
@@ -313,7 +334,7 @@ func (x *Session) Wait() { <-x.s.cleaned }
 // arrives). The session lasts until the client disconnects, [Session.Close]
 // or [Server.Close]; ctx only bounds the connection step.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*Session, error) {
-	sess, err := s.newSession("custom", "")
+	sess, err := s.newSession("custom", "", nil)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +429,8 @@ type httpHandler struct {
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	identity := ""
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
+	ti := auth.TokenInfoFromContext(r.Context())
+	if ti != nil {
 		identity = ti.UserID
 	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" && r.Method == http.MethodDelete {
@@ -438,10 +460,14 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.inner.ServeHTTP(w, r)
 		return
 	}
-	sess, err := h.s.newSession("http", identity)
+	sess, err := h.s.newSession("http", identity, ti)
 	if err != nil {
 		h.s.log.Warn().Err(err).Str("identity", identity).Msg("mcp session refused")
-		writeJSONRPCError(w, http.StatusServiceUnavailable, err.Error())
+		status := http.StatusServiceUnavailable // a limit: retry later
+		if safeerr.Is(err, ErrSessionRefused) {
+			status = http.StatusForbidden // OnSession said no: retrying does not help
+		}
+		writeJSONRPCError(w, status, err.Error())
 		return
 	}
 	hd := &holder{sess: sess}
@@ -528,7 +554,7 @@ var errElicitationTimeout = errors.New("the client did not answer the elicitatio
 // ErrClosed is returned for a session offered to a closed server.
 var ErrClosed = errors.New("mcpserver: server closed")
 
-func (s *Server) newSession(transport, identity string) (*session, error) {
+func (s *Server) newSession(transport, identity string, tok *auth.TokenInfo) (*session, error) {
 	key := host.ScopeKey("mcp-" + strconv.FormatUint(sessionSeq.Add(1), 10))
 	s.mu.Lock()
 	if s.closed {
@@ -555,7 +581,7 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 	}
 	sess := &session{
 		srv: s, key: key, scope: scope,
-		info:    SessionInfo{Scope: key, Transport: transport, Identity: identity},
+		info:    SessionInfo{Scope: key, Transport: transport, Identity: identity, Token: tok},
 		dirty:   make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		cleaned: make(chan struct{}),
@@ -565,8 +591,11 @@ func (s *Server) newSession(transport, identity string) (*session, error) {
 	if s.cfg.OnSession != nil {
 		if err := safeOnSession(s.cfg.OnSession, scope, sess.info); err != nil {
 			_ = scope.Fiber().Dispose()
-			return nil, fmt.Errorf("mcpserver: session refused: %w", err)
+			return nil, fmt.Errorf("%w: %w", ErrSessionRefused, err)
 		}
+	}
+	if s.cfg.SessionRules != nil {
+		sess.rules = s.cfg.SessionRules(sess.info)
 	}
 	sess.mcp = mcp.NewServer(&s.impl, s.serverOptions())
 	sess.mcp.AddReceivingMiddleware(sess.middleware)

@@ -33,6 +33,8 @@ type session struct {
 	scope *host.Context
 	info  SessionInfo
 	mcp   *mcp.Server
+	// rules are the session's own Hidden and Access (Config.SessionRules).
+	rules SessionRules
 
 	ss atomic.Pointer[mcp.ServerSession]
 
@@ -188,12 +190,12 @@ func (x *session) sync() {
 		if codeOnly && t.Name() != codemode.RunCodeName {
 			continue // under code, end tools are reached from run_code only
 		}
-		if x.srv.cfg.Hidden != nil && t.Name() != codemode.RunCodeName && x.srv.cfg.Hidden(t.Name()) {
+		if t.Name() != codemode.RunCodeName && x.srv.hiddenIn(x, t.Name()) {
 			continue
 		}
 		desc := t.Description()
 		if t.Name() == codemode.RunCodeName {
-			if sdk := codemode.SDKWithout(reg, x.key, x.srv.cfg.Hidden); sdk != "" {
+			if sdk := codemode.SDKWithout(reg, x.key, x.hiddenFunc()); sdk != "" {
 				// An MCP client has no tools:sdk prompt section: the
 				// declarations follow in the description itself.
 				desc = strings.Replace(desc, "in the tools:sdk section of the system prompt", "below", 1) + "\n\n" + sdk

@@ -181,7 +181,8 @@
 // PostContext is added to the others). Loaded through an agent's scoped
 // context, the rules apply to that agent only. Loaded with a [*Live], the
 // rules in force are the ones the Live holds at each call (a reload swaps
-// them whole); every way of loading installs through the same code. [Compile], [Policy.Decide] and [Policy.PostDecide]
+// them whole); loaded with a [PerCall], each call is decided by the policy
+// it chooses for that call (none: denied); every way of loading installs through the same code. [Compile], [Policy.Decide] and [Policy.PostDecide]
 // give the same decisions outside the pipeline (the dsh hook commands use
 // them). [Policy.DeniesTool] tells which tools are denied without
 // condition, which the gateway does not offer; [CheckServerName] is the

@@ -704,8 +704,14 @@ func matchDomain(pat, raw string, cautious bool) (match, unknown bool) {
 //
 // The plugin never allows what another policy denies or asks about.
 var Plugin host.Plugin = tools.DefinePlugin(Name, func(c *host.Context, reg *tools.Registry) error {
-	if l, ok := c.Config().(*Live); ok {
-		return l.Install(c, reg)
+	switch x := c.Config().(type) {
+	case *Live:
+		return x.Install(c, reg)
+	case PerCall:
+		if x == nil {
+			return errors.New("permissions: a nil PerCall")
+		}
+		return install(c, reg, x, true)
 	}
 	cfg, err := host.DecodeConfig[Config](c)
 	if err != nil {
@@ -723,7 +729,7 @@ var Plugin host.Plugin = tools.DefinePlugin(Name, func(c *host.Context, reg *too
 // its guard through c (see [Plugin]); all are undone when c's fiber is
 // disposed.
 func (p *Policy) Install(c *host.Context, reg *tools.Registry) error {
-	return install(c, reg, func() *Policy { return p }, len(p.post) > 0 || p.postContext != "")
+	return install(c, reg, func(*tools.Execution) *Policy { return p }, len(p.post) > 0 || p.postContext != "")
 }
 
 // Live is a compiled policy that can be replaced while it is installed:
@@ -759,25 +765,52 @@ func (l *Live) Install(c *host.Context, reg *tools.Registry) error {
 	if l == nil || l.Load() == nil {
 		return errors.New("permissions: a Live with no policy")
 	}
-	return install(c, reg, l.Load, true)
+	return install(c, reg, func(*tools.Execution) *Policy { return l.Load() }, true)
 }
 
+// PerCall chooses the policy of each call, read once per stage (the dsh
+// gateway's per-identity permission profiles: the policy of the calling
+// session's profile). Loaded as [Plugin]'s configuration it installs as a
+// [*Live] does; a call it gives no policy (nil) is denied at every stage
+// (fail closed) with [ErrNoPolicy]'s text as the reason.
+type PerCall func(e *tools.Execution) *Policy
+
+// ErrNoPolicy is the reason a call [PerCall] gives no policy is denied.
+var ErrNoPolicy = errors.New("permissions: no permission profile applies to this caller (fail closed)")
+
 // install is the one installation of a policy: cur gives the policy a
-// call is decided by (read once per stage).
-func install(c *host.Context, reg *tools.Registry, cur func() *Policy, post bool) error {
+// call is decided by (read once per stage); a nil policy denies.
+func install(c *host.Context, reg *tools.Registry, cur func(*tools.Execution) *Policy, post bool) error {
 	if _, err := host.OnWaterfall(c, tools.PreExecute, func(ctx context.Context, e *tools.Execution, next events.Next[tools.PreDecision]) (tools.PreDecision, error) {
-		return cur().PreExecute(ctx, e, next)
+		p := cur(e)
+		if p == nil {
+			return tools.Denied(ErrNoPolicy.Error()), nil
+		}
+		return p.PreExecute(ctx, e, next)
 	}); err != nil {
 		return err
 	}
 	if post {
 		if _, err := host.OnWaterfall(c, tools.PostExecute, func(ctx context.Context, in tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
-			return cur().PostExecute(ctx, in, next)
+			p := cur(in.Execution())
+			if p == nil {
+				if in.Result().IsError {
+					return next(ctx) // denied before it ran, or failed: keep its code
+				}
+				return tools.PostDecision{Kind: tools.Block, Feedback: ErrNoPolicy.Error()}, nil
+			}
+			return p.PostExecute(ctx, in, next)
 		}); err != nil {
 			return err
 		}
 	}
-	_, err := reg.Guard(c, func(e *tools.Execution) error { return cur().Guard(e) })
+	_, err := reg.Guard(c, func(e *tools.Execution) error {
+		p := cur(e)
+		if p == nil {
+			return tools.NewError(tools.CodeDenied, ErrorName, ErrNoPolicy.Error())
+		}
+		return p.Guard(e)
+	})
 	return err
 }
 
