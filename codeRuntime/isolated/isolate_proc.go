@@ -8,7 +8,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 
 	"github.com/dsh-go/dsh/internal/safeerr"
 )
@@ -51,11 +54,22 @@ type worker struct {
 	writerDone chan struct{}
 	waitErr    error
 
+	// run, once set (before the program is sent), takes the calls and settlement the reader
+	// reads; before, such a frame is a protocol break.
+	run atomic.Pointer[isoRun]
+
 	mu     sync.Mutex
 	dead   bool // the process exited: its pid must not be signalled
 	reason killReason
 	queue  [][]byte // frames waiting for the writer
 	wake   chan struct{}
+
+	// wmu serializes writes to in: the writer's frames and the answers binding goroutines write
+	// themselves. wbuf is the answers' reused buffer; broken is set by a failed write, after
+	// which nothing is written.
+	wmu    sync.Mutex
+	wbuf   []byte
+	broken bool
 
 	releaseOnce sync.Once
 }
@@ -157,20 +171,29 @@ func (w *worker) wait() {
 	close(w.reaped)
 }
 
-// read reads frames until an error (EOF included), which it sends last.
+// read reads frames until an error (EOF included), which it sends last, or the outcome. A call
+// or the settlement goes to the run (onFrame), on this goroutine.
 func (w *worker) read(limit func(byte) int) {
 	defer close(w.readerDone)
 	// Buffered: a frame's header and body usually arrive in one read.
 	var r io.Reader = bufio.NewReaderSize(w.out, 64<<10)
 	for {
 		t, body, err := readFrame(r, limit)
+		if err == nil && (t == frameCall || t == frameSettled) {
+			run := w.run.Load()
+			if run == nil {
+				err = fmt.Errorf("%w: frame type %q before the run", errProtocol, t)
+			} else if err = run.onFrame(t, body); err == nil {
+				continue
+			}
+		}
 		select {
 		case w.frames <- frame{t: t, body: body, err: err}:
 		case <-w.quit:
 			return
 		}
-		if err != nil {
-			return
+		if err != nil || t == frameDone {
+			return // nothing follows the outcome: frames after it are not read
 		}
 	}
 }
@@ -194,7 +217,6 @@ func (w *worker) send(t byte, body []byte) {
 // write writes queued frames in order until kill; a failed write drops the rest.
 func (w *worker) write() {
 	defer close(w.writerDone)
-	broken := false
 	for {
 		select {
 		case <-w.wake:
@@ -205,13 +227,36 @@ func (w *worker) write() {
 		q := w.queue
 		w.queue = nil
 		w.mu.Unlock()
+		w.wmu.Lock()
 		for _, b := range q {
-			if !broken {
-				if _, err := w.in.Write(b); err != nil {
-					broken = true
-				}
-			}
+			w.writeLocked(b)
 		}
+		w.wmu.Unlock()
+	}
+}
+
+// writeAnswer writes a binding call's answer to the worker, on the caller's goroutine: it blocks
+// while the pipe is full, until the worker reads or is killed (which closes the pipe).
+func (w *worker) writeAnswer(a jsengine.Answer) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	b := append(w.wbuf[:0], 0, 0, 0, 0, frameAnswer)
+	b = appendAnswer(b, a)
+	n := len(b) - frameHeader + 1
+	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	w.writeLocked(b)
+	if cap(b) <= 64<<10 {
+		w.wbuf = b // a large answer's buffer is not kept
+	}
+}
+
+// writeLocked writes one encoded frame unless a write failed before; wmu is held.
+func (w *worker) writeLocked(b []byte) {
+	if w.broken {
+		return
+	}
+	if _, err := w.in.Write(b); err != nil {
+		w.broken = true
 	}
 }
 

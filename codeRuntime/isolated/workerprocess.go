@@ -91,7 +91,15 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 		return fail("config: %v", err)
 	}
 	workerSetup()
-	runtime.GOMAXPROCS(min(runtime.NumCPU(), 2))
+	// One P: the run is one goroutine at a time (the engine's, a binding's, the reader's), and a
+	// second P only adds threads woken to look for work on every hand-off, which compete for the
+	// CPU with the parent waiting for the next message. Asynchronous preemption still gives the
+	// budgets' timers and the watchdog their turn during a busy program.
+	procs := 1
+	if legacyWorkerIO() {
+		procs = min(runtime.NumCPU(), 2) // the behaviour before, for the benchmarks' comparison
+	}
+	runtime.GOMAXPROCS(procs)
 	debug.SetMemoryLimit(cfg.MaxMemoryBytes / 4 * 3)
 	cfg.Isolation = coderuntime.IsolationNone
 	// Calls are queued by the parent, which knows every call as soon as it is made.
