@@ -36,8 +36,8 @@ type isoRun struct {
 
 	mu         sync.Mutex // guards everything below
 	settled    bool
-	finished   bool // finish ran: calls are no longer accepted, nor goroutines started
-	settleSeen bool // the worker sent frameSettled
+	finished   bool   // finish ran: calls are no longer accepted, nor goroutines started
+	settleSeen bool   // the worker sent frameSettled
 	lastWSeq   uint64 // the worker's number of the last call received
 	seq        uint64 // calls received (their CallSeq)
 	workers    int
