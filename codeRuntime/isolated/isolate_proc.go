@@ -3,7 +3,6 @@ package isolated
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -58,6 +57,15 @@ type worker struct {
 	// reads; before, such a frame is a protocol break.
 	run atomic.Pointer[isoRun]
 
+	// The reader's state, used by the goroutine holding the reader's role (see runInline).
+	rd    *bufio.Reader
+	limit func(byte) int
+	wg    *sync.WaitGroup // the Runtime's: counts the reader goroutines
+
+	hmu       sync.Mutex // guards handoff and handTimer
+	handoff   int        // handNone, handInline, handHanded
+	handTimer *time.Timer
+
 	mu     sync.Mutex
 	dead   bool // the process exited: its pid must not be signalled
 	reason killReason
@@ -105,7 +113,7 @@ func (iso *Runtime) start() (*worker, error) {
 	}
 	w := &worker{cmd: cmd, pid: cmd.Process.Pid, in: reqW, out: respR, stderr: stderr,
 		frames: make(chan frame), quit: make(chan struct{}), exited: make(chan struct{}), reaped: make(chan struct{}),
-		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1)}
+		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1), wg: &iso.wg}
 	iso.wg.Add(3)
 	go func() { defer iso.wg.Done(); w.wait() }()
 	go func() { defer iso.wg.Done(); w.read(iso.frameLimit) }()
@@ -174,29 +182,98 @@ func (w *worker) wait() {
 // read reads frames until an error (EOF included), which it sends last, or the outcome. A call
 // or the settlement goes to the run (onFrame), on this goroutine.
 func (w *worker) read(limit func(byte) int) {
-	defer close(w.readerDone)
 	// Buffered: a frame's header and body usually arrive in one read.
-	var r io.Reader = bufio.NewReaderSize(w.out, 64<<10)
+	w.rd = bufio.NewReaderSize(w.out, 64<<10)
+	w.limit = limit
+	w.readLoop()
+}
+
+// readLoop is the reader's loop, on the goroutine that holds the reader's role: read's, or one
+// that took the role over from a goroutine running a call (handOff).
+func (w *worker) readLoop() {
 	for {
-		t, body, err := readFrame(r, limit)
+		t, body, err := readFrame(w.rd, w.limit)
 		if err == nil && (t == frameCall || t == frameSettled) {
 			run := w.run.Load()
 			if run == nil {
 				err = fmt.Errorf("%w: frame type %q before the run", errProtocol, t)
-			} else if err = run.onFrame(t, body); err == nil {
-				continue
+			} else {
+				var c *isoCall
+				if c, err = run.onFrame(t, body); err == nil {
+					if c != nil && !w.runInline(run, c) {
+						return // another goroutine reads now
+					}
+					continue
+				}
 			}
 		}
 		select {
 		case w.frames <- frame{t: t, body: body, err: err}:
 		case <-w.quit:
+			close(w.readerDone)
 			return
 		}
 		if err != nil || t == frameDone {
+			close(w.readerDone)
 			return // nothing follows the outcome: frames after it are not read
 		}
 	}
 }
+
+// handoffAfter is how long the reader runs a call itself before another goroutine takes over
+// reading (a call made meanwhile, or the settlement, waits that long at most).
+const handoffAfter = 100 * time.Microsecond
+
+// runInline runs c, the only call in flight, on the reader's goroutine, which saves waking a
+// binding goroutine and a thread for it on every call of a program awaiting its calls one by one.
+// A call still running after handoffAfter hands the reader's role to a new goroutine, so that
+// further calls start and the settlement cancels c as soon as they arrive. It reports whether
+// this goroutine still holds the role.
+func (w *worker) runInline(r *isoRun, c *isoCall) bool {
+	w.hmu.Lock()
+	w.handoff = handInline
+	if w.handTimer == nil {
+		w.handTimer = time.AfterFunc(handoffAfter, w.handOff)
+	} else {
+		w.handTimer.Reset(handoffAfter)
+	}
+	w.hmu.Unlock()
+	res, err := r.invoke(c)
+	w.hmu.Lock()
+	w.handTimer.Stop()
+	handed := w.handoff == handHanded
+	w.handoff = handNone
+	w.hmu.Unlock()
+	r.completed(c, res, err)
+	r.wg.Done()
+	return !handed
+}
+
+// handOff starts a goroutine that takes the reader's role over, if the call running inline still
+// runs (a late timer finds nothing to do, or hands a later inline call off early, which is
+// harmless).
+func (w *worker) handOff() {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	if w.handoff != handInline {
+		return
+	}
+	w.handoff = handHanded
+	// The reader's goroutine, counted in wg, is still running: the Add happens before any Wait
+	// could return.
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.readLoop()
+	}()
+}
+
+// The states of the reader's role while a call runs on its goroutine.
+const (
+	handNone   = iota // no call runs on the reader's goroutine
+	handInline        // one does, and that goroutine will go on reading
+	handHanded        // one does, and another goroutine reads now
+)
 
 // send queues a frame for the writer; it never blocks.
 func (w *worker) send(t byte, body []byte) {

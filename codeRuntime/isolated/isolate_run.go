@@ -170,25 +170,27 @@ func (r *isoRun) settleLocked(cause error) {
 
 // onFrame handles a call or settlement frame on the worker's reader goroutine, in the order the
 // worker sent them; an error is a protocol break, which ends the run.
-func (r *isoRun) onFrame(t byte, body []byte) error {
+// A call returned is the only call in flight, for the reader to run itself (see
+// worker.runInline); it counts as started.
+func (r *isoRun) onFrame(t byte, body []byte) (*isoCall, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished {
-		return nil // the run is over; the worker is being killed
+		return nil, nil // the run is over; the worker is being killed
 	}
 	if t == frameSettled {
 		d := dec{b: body}
 		code := d.int(causeOther)
 		if err := d.end(); err != nil || r.settleSeen {
-			return fmt.Errorf("%w: a second or malformed settled message", errProtocol)
+			return nil, fmt.Errorf("%w: a second or malformed settled message", errProtocol)
 		}
 		r.settleSeen = true
 		r.settleLocked(settleCause(code))
-		return nil
+		return nil, nil
 	}
 	m, err := decodeCall(body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	return r.acceptLocked(m)
 }
@@ -213,31 +215,37 @@ func (r *isoRun) handle(f frame) (res *coderuntime.Result, err error, end bool) 
 	return nil, r.protocolFailure(fmt.Errorf("%w: unexpected message type %q", errProtocol, f.t)), true
 }
 
-// acceptLocked validates a call from the worker and starts or queues it.
-func (r *isoRun) acceptLocked(m callFrame) error {
+// acceptLocked validates a call from the worker and starts or queues it, or returns it to run
+// on the reader's goroutine when no other call is in flight.
+func (r *isoRun) acceptLocked(m callFrame) (*isoCall, error) {
 	if m.Seq <= r.lastWSeq {
-		return fmt.Errorf("%w: call number %d after %d", errProtocol, m.Seq, r.lastWSeq)
+		return nil, fmt.Errorf("%w: call number %d after %d", errProtocol, m.Seq, r.lastWSeq)
 	}
 	fn, ok := r.p.Bindings[m.Name]
 	if !ok {
-		return fmt.Errorf("%w: a call to %q, which is not a binding", errProtocol, truncate(m.Name, 100))
+		return nil, fmt.Errorf("%w: a call to %q, which is not a binding", errProtocol, truncate(m.Name, 100))
 	}
 	if len(m.Args) > r.iso.cfg.MaxMessageBytes || !json.Valid(m.Args) {
-		return fmt.Errorf("%w: the arguments of a call to %q are not JSON within the limit", errProtocol, m.Name)
+		return nil, fmt.Errorf("%w: the arguments of a call to %q are not JSON within the limit", errProtocol, m.Name)
 	}
 	if r.pending >= r.iso.cfg.MaxPendingCalls {
-		return fmt.Errorf("%w: more than %d pending calls", errProtocol, r.iso.cfg.MaxPendingCalls)
+		return nil, fmt.Errorf("%w: more than %d pending calls", errProtocol, r.iso.cfg.MaxPendingCalls)
 	}
 	r.lastWSeq = m.Seq
 	r.seq++
 	c := &isoCall{name: m.Name, fn: fn, args: json.RawMessage(m.Args), seq: r.seq, wseq: m.Seq}
 	r.pending++
-	if !r.settled && r.active < r.maxConc {
-		r.startLocked(c)
-	} else {
+	switch {
+	case r.settled || r.active >= r.maxConc:
 		r.queue = append(r.queue, c)
+	case r.active == 0:
+		r.active++
+		r.wg.Add(1)
+		return c, nil
+	default:
+		r.startLocked(c)
 	}
-	return nil
+	return nil, nil
 }
 
 // startLocked hands c to an idle binding goroutine or starts one (at most maxConc). work has
