@@ -180,6 +180,7 @@ type workerSession struct {
 	next     uint64            // the next call number to send
 	ownSeq   uint64            // numbering for an engine that does not number its calls
 	settled  bool              // frameSettled was sent (or the outcome is being sent)
+	wbuf     []byte            // call frames' reused buffer
 	watching bool              // settlement of the binding context is watched
 }
 
@@ -279,6 +280,12 @@ func (s *workerSession) submit(ctx context.Context, seq uint64, body []byte, aft
 	if body == nil {
 		body = []byte{}
 	}
+	if seq == s.next && len(s.held) == 0 {
+		// Its turn, and nothing waits (always, for calls awaited one by one): no map.
+		s.next++
+		s.writeCallLocked(body)
+		return
+	}
 	s.held[seq] = body
 	for {
 		b, ok := s.held[s.next]
@@ -287,9 +294,23 @@ func (s *workerSession) submit(ctx context.Context, seq uint64, body []byte, aft
 		}
 		delete(s.held, s.next)
 		s.next++
-		if len(b) > 0 {
-			_ = writeFrame(s.out, frameCall, b)
-		}
+		s.writeCallLocked(b)
+	}
+}
+
+// writeCallLocked writes a call frame (an empty body: the call was refused, nothing is sent)
+// through a reused buffer; mu is held.
+func (s *workerSession) writeCallLocked(body []byte) {
+	if len(body) == 0 {
+		return
+	}
+	b := append(s.wbuf[:0], 0, 0, 0, 0, frameCall)
+	b = append(b, body...)
+	n := len(body) + 1
+	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	_, _ = s.out.Write(b)
+	if cap(b) <= 64<<10 {
+		s.wbuf = b
 	}
 }
 
