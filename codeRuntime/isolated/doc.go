@@ -43,9 +43,17 @@
 // call it never turns into a worker, whatever its environment says; and [New] refuses to start
 // workers in a process that did not call it ([ErrNoWorkerEntry]) rather than start copies of a
 // program that would run its main. The parent sets the variable only in its workers' environment,
-// and a worker drops it at once. A worker runs with a Go memory limit at three quarters of MaxMemoryBytes, at most two
-// threads running Go code, and, on Linux, as the first choice of the kernel's out-of-memory
-// killer.
+// and a worker drops it at once. A worker runs with a Go memory limit at three quarters of MaxMemoryBytes, one
+// thread running Go code (GOMAXPROCS 1: a second would only be woken to look for work on every
+// hand-off, competing with the parent for the CPU), and, on Linux, as the first choice of the
+// kernel's out-of-memory killer.
+//
+// A binding call crosses the processes twice and, in the parent, does not pass through Run's
+// goroutine: the goroutine reading the worker's pipe accepts the call and, when it is the only
+// call in flight (a program awaiting its calls one by one), runs the binding itself and writes the
+// answer, so no goroutine or thread is woken for it. A call still running after 100 µs hands the
+// reading over to a new goroutine, so further calls start and the run's settlement cancels it
+// without waiting; concurrent calls run on binding goroutines that write their answers themselves.
 //
 // # Engines, and the default
 //
@@ -78,7 +86,16 @@
 // per run (goja / QuickJS): an empty program 16.5 / 17.0 ms isolated and 2.7 / 2.6 ms in process;
 // 1,000 sequential binding calls 249 / 233 ms isolated and 18 / 41 ms in process. After them, an
 // isolated goja empty run measured p10 0.57-0.69 ms and 1,000 sub-calls about 100 ms
-// (BenchmarkIsolatedBeforeAfter); QuickJS workers still transform for themselves. The default
+// (BenchmarkIsolatedBeforeAfter); QuickJS workers still transform for themselves. With the call
+// path above (one P in the worker, no hand-offs in the parent for calls awaited one by one), the
+// same command
+//
+//	go test -run '^$' -bench BenchmarkIsolatedBeforeAfter -benchtime 20x ./codeRuntime/isolated/
+//
+// under a load average of 22 to 25 gave 1,000 sub-calls p10 68-83 ms, median 87-132 ms (main,
+// alternating: p10 96-109 ms, median 114-176 ms) and empty runs p10 1.10-1.20 ms (main
+// 1.10-1.26 ms). BenchmarkIsolatedFloor puts them next to a worker making the same calls with no
+// engine (the pipes' and the protocol's floor) and to in-process goja (the engine's share). The default
 // engine stays goja (the faster one, and the one with the longer record here). For untrusted code
 // that must run in process, choose QuickJS.
 //

@@ -50,8 +50,11 @@ func decodeRunRequest(b []byte) (m runRequest, err error) {
 
 // encodeAnswer is the frameAnswer body of m: the outcome of the binding call numbered m.Seq (the
 // worker's number).
-func encodeAnswer(m jsengine.Answer) []byte {
-	var e enc
+func encodeAnswer(m jsengine.Answer) []byte { return appendAnswer(nil, m) }
+
+// appendAnswer appends the frameAnswer body of m to b.
+func appendAnswer(b []byte, m jsengine.Answer) []byte {
+	e := enc{b: b}
 	e.uint(m.Seq)
 	if !m.Err {
 		e.uint(0)

@@ -3,12 +3,14 @@ package isolated
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 
 	"github.com/dsh-go/dsh/internal/safeerr"
 )
@@ -51,11 +53,31 @@ type worker struct {
 	writerDone chan struct{}
 	waitErr    error
 
+	// run, once set (before the program is sent), takes the calls and settlement the reader
+	// reads; before, such a frame is a protocol break.
+	run atomic.Pointer[isoRun]
+
+	// The reader's state, used by the goroutine holding the reader's role (see runInline).
+	rd    *bufio.Reader
+	limit func(byte) int
+	wg    *sync.WaitGroup // the Runtime's: counts the reader goroutines
+
+	hmu       sync.Mutex // guards handoff and handTimer
+	handoff   int        // handNone, handInline, handHanded
+	handTimer *time.Timer
+
 	mu     sync.Mutex
 	dead   bool // the process exited: its pid must not be signalled
 	reason killReason
 	queue  [][]byte // frames waiting for the writer
 	wake   chan struct{}
+
+	// wmu serializes writes to in: the writer's frames and the answers binding goroutines write
+	// themselves. wbuf is the answers' reused buffer; broken is set by a failed write, after
+	// which nothing is written.
+	wmu    sync.Mutex
+	wbuf   []byte
+	broken bool
 
 	releaseOnce sync.Once
 }
@@ -91,7 +113,7 @@ func (iso *Runtime) start() (*worker, error) {
 	}
 	w := &worker{cmd: cmd, pid: cmd.Process.Pid, in: reqW, out: respR, stderr: stderr,
 		frames: make(chan frame), quit: make(chan struct{}), exited: make(chan struct{}), reaped: make(chan struct{}),
-		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1)}
+		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1), wg: &iso.wg}
 	iso.wg.Add(3)
 	go func() { defer iso.wg.Done(); w.wait() }()
 	go func() { defer iso.wg.Done(); w.read(iso.frameLimit) }()
@@ -157,23 +179,101 @@ func (w *worker) wait() {
 	close(w.reaped)
 }
 
-// read reads frames until an error (EOF included), which it sends last.
+// read reads frames until an error (EOF included), which it sends last, or the outcome. A call
+// or the settlement goes to the run (onFrame), on this goroutine.
 func (w *worker) read(limit func(byte) int) {
-	defer close(w.readerDone)
 	// Buffered: a frame's header and body usually arrive in one read.
-	var r io.Reader = bufio.NewReaderSize(w.out, 64<<10)
+	w.rd = bufio.NewReaderSize(w.out, 64<<10)
+	w.limit = limit
+	w.readLoop()
+}
+
+// readLoop is the reader's loop, on the goroutine that holds the reader's role: read's, or one
+// that took the role over from a goroutine running a call (handOff).
+func (w *worker) readLoop() {
 	for {
-		t, body, err := readFrame(r, limit)
+		t, body, err := readFrame(w.rd, w.limit)
+		if err == nil && (t == frameCall || t == frameSettled) {
+			run := w.run.Load()
+			if run == nil {
+				err = fmt.Errorf("%w: frame type %q before the run", errProtocol, t)
+			} else {
+				var c *isoCall
+				if c, err = run.onFrame(t, body); err == nil {
+					if c != nil && !w.runInline(run, c) {
+						return // another goroutine reads now
+					}
+					continue
+				}
+			}
+		}
 		select {
 		case w.frames <- frame{t: t, body: body, err: err}:
 		case <-w.quit:
+			close(w.readerDone)
 			return
 		}
-		if err != nil {
-			return
+		if err != nil || t == frameDone {
+			close(w.readerDone)
+			return // nothing follows the outcome: frames after it are not read
 		}
 	}
 }
+
+// handoffAfter is how long the reader runs a call itself before another goroutine takes over
+// reading (a call made meanwhile, or the settlement, waits that long at most).
+const handoffAfter = 100 * time.Microsecond
+
+// runInline runs c, the only call in flight, on the reader's goroutine, which saves waking a
+// binding goroutine and a thread for it on every call of a program awaiting its calls one by one.
+// A call still running after handoffAfter hands the reader's role to a new goroutine, so that
+// further calls start and the settlement cancels c as soon as they arrive. It reports whether
+// this goroutine still holds the role.
+func (w *worker) runInline(r *isoRun, c *isoCall) bool {
+	w.hmu.Lock()
+	w.handoff = handInline
+	if w.handTimer == nil {
+		w.handTimer = time.AfterFunc(handoffAfter, w.handOff)
+	} else {
+		w.handTimer.Reset(handoffAfter)
+	}
+	w.hmu.Unlock()
+	res, err := r.invoke(c)
+	w.hmu.Lock()
+	w.handTimer.Stop()
+	handed := w.handoff == handHanded
+	w.handoff = handNone
+	w.hmu.Unlock()
+	r.completed(c, res, err)
+	r.wg.Done()
+	return !handed
+}
+
+// handOff starts a goroutine that takes the reader's role over, if the call running inline still
+// runs (a late timer finds nothing to do, or hands a later inline call off early, which is
+// harmless).
+func (w *worker) handOff() {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	if w.handoff != handInline {
+		return
+	}
+	w.handoff = handHanded
+	// The reader's goroutine, counted in wg, is still running: the Add happens before any Wait
+	// could return.
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.readLoop()
+	}()
+}
+
+// The states of the reader's role while a call runs on its goroutine.
+const (
+	handNone   = iota // no call runs on the reader's goroutine
+	handInline        // one does, and that goroutine will go on reading
+	handHanded        // one does, and another goroutine reads now
+)
 
 // send queues a frame for the writer; it never blocks.
 func (w *worker) send(t byte, body []byte) {
@@ -194,7 +294,6 @@ func (w *worker) send(t byte, body []byte) {
 // write writes queued frames in order until kill; a failed write drops the rest.
 func (w *worker) write() {
 	defer close(w.writerDone)
-	broken := false
 	for {
 		select {
 		case <-w.wake:
@@ -205,13 +304,36 @@ func (w *worker) write() {
 		q := w.queue
 		w.queue = nil
 		w.mu.Unlock()
+		w.wmu.Lock()
 		for _, b := range q {
-			if !broken {
-				if _, err := w.in.Write(b); err != nil {
-					broken = true
-				}
-			}
+			w.writeLocked(b)
 		}
+		w.wmu.Unlock()
+	}
+}
+
+// writeAnswer writes a binding call's answer to the worker, on the caller's goroutine: it blocks
+// while the pipe is full, until the worker reads or is killed (which closes the pipe).
+func (w *worker) writeAnswer(a jsengine.Answer) {
+	w.wmu.Lock()
+	defer w.wmu.Unlock()
+	b := append(w.wbuf[:0], 0, 0, 0, 0, frameAnswer)
+	b = appendAnswer(b, a)
+	n := len(b) - frameHeader + 1
+	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	w.writeLocked(b)
+	if cap(b) <= 64<<10 {
+		w.wbuf = b // a large answer's buffer is not kept
+	}
+}
+
+// writeLocked writes one encoded frame unless a write failed before; wmu is held.
+func (w *worker) writeLocked(b []byte) {
+	if w.broken {
+		return
+	}
+	if _, err := w.in.Write(b); err != nil {
+		w.broken = true
 	}
 }
 

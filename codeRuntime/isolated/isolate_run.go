@@ -17,8 +17,12 @@ import (
 	"github.com/dsh-go/dsh/internal/safeerr"
 )
 
-// isoRun is the parent's side of one run in a worker. Everything but done, work and wg is touched
-// only by the goroutine that called Run.
+// isoRun is the parent's side of one run in a worker.
+//
+// A binding call takes no detour through Run's goroutine: the worker's reader goroutine accepts
+// it (and reads the settlement) under mu and hands it to a binding goroutine, which calls the
+// binding and writes the answer to the worker itself. Run's goroutine only waits for the outcome,
+// the budgets, the caller's context and Close.
 type isoRun struct {
 	iso     *Runtime
 	w       *worker
@@ -27,18 +31,19 @@ type isoRun struct {
 
 	bindCtx    context.Context
 	cancelBind context.CancelCauseFunc
-	settled    bool
-	settleSeen bool // the worker sent frameSettled
+	work       chan *isoCall // started calls, for idle binding goroutines; closed by finish
+	wg         sync.WaitGroup
 
-	lastWSeq uint64 // the worker's number of the last call received
-	seq      uint64 // calls received (their CallSeq)
-	done     chan isoCompletion
-	work     chan *isoCall
-	workers  int
-	active   int
-	pending  int
-	queue    []*isoCall
-	wg       sync.WaitGroup
+	mu         sync.Mutex // guards everything below
+	settled    bool
+	finished   bool   // finish ran: calls are no longer accepted, nor goroutines started
+	settleSeen bool   // the worker sent frameSettled
+	lastWSeq   uint64 // the worker's number of the last call received
+	seq        uint64 // calls received (their CallSeq)
+	workers    int
+	active     int
+	pending    int
+	queue      []*isoCall
 }
 
 // isoCall is one binding call a worker asked for.
@@ -50,19 +55,12 @@ type isoCall struct {
 	wseq uint64 // the worker's numbering, for the answer
 }
 
-type isoCompletion struct {
-	c   *isoCall
-	res json.RawMessage
-	err error
-}
-
 func newIsoRun(iso *Runtime, w *worker, p coderuntime.Program) *isoRun {
 	maxConc := iso.cfg.MaxConcurrentCalls
 	if p.MaxConcurrentCalls > 0 {
 		maxConc = p.MaxConcurrentCalls
 	}
-	return &isoRun{iso: iso, w: w, p: p, maxConc: maxConc,
-		done: make(chan isoCompletion, maxConc), work: make(chan *isoCall, maxConc)}
+	return &isoRun{iso: iso, w: w, p: p, maxConc: maxConc, work: make(chan *isoCall, maxConc)}
 }
 
 // run sends the program to the worker and serves it until its outcome, a kill or ctx's end.
@@ -87,6 +85,9 @@ func (r *isoRun) run(ctx context.Context) (*coderuntime.Result, error) {
 		// transform it every time.
 		req.JS, _ = r.iso.wraps.Wrap(r.p.Source)
 	}
+	// The reader hands this run the worker's calls and settlement from now on; the worker sends
+	// none before it has the program.
+	r.w.run.Store(r)
 	r.w.send(frameRun, req.encode())
 
 	var cpu0 time.Duration
@@ -108,11 +109,11 @@ func (r *isoRun) run(ctx context.Context) (*coderuntime.Result, error) {
 		select {
 		case f := <-r.w.frames:
 			res, err, end = r.handle(f)
-		case c := <-r.done:
-			r.completed(c)
 		case <-r.w.quit:
 			// Killed by Close (the run loop's own kills end the loop where they happen).
-			r.settle(ErrClosed)
+			r.mu.Lock()
+			r.settleLocked(ErrClosed)
+			r.mu.Unlock()
 			err, end = r.readFailure(io.EOF), true
 		case <-tick.C:
 			if procSampling {
@@ -143,22 +144,55 @@ func (r *isoRun) run(ctx context.Context) (*coderuntime.Result, error) {
 	}
 }
 
-// finish settles the run: bindings in flight are cancelled and awaited, then the calls still
-// queued are delivered.
+// finish settles the run: no call is accepted or started any more, the worker is killed (its
+// run is over; a binding goroutine writing to it returns), bindings in flight are cancelled and
+// awaited, then the calls still queued are delivered.
 func (r *isoRun) finish() {
-	r.settle(coderuntime.ErrRunSettled)
+	r.mu.Lock()
+	r.settleLocked(coderuntime.ErrRunSettled)
+	r.finished = true
+	r.mu.Unlock()
+	r.w.kill(killDone)
+	// Sends on work happen under mu while not finished: none follows.
 	close(r.work)
 	r.wg.Wait()
 	r.deliverQueued()
 }
 
-// settle cancels the bindings' context with cause (unless it ended before); queued calls are no
-// longer started.
-func (r *isoRun) settle(cause error) {
+// settleLocked cancels the bindings' context with cause (unless it ended before); queued calls
+// are no longer started.
+func (r *isoRun) settleLocked(cause error) {
 	if !r.settled {
 		r.settled = true
 		r.cancelBind(cause)
 	}
+}
+
+// onFrame handles a call or settlement frame on the worker's reader goroutine, in the order the
+// worker sent them; an error is a protocol break, which ends the run.
+// A call returned is the only call in flight, for the reader to run itself (see
+// worker.runInline); it counts as started.
+func (r *isoRun) onFrame(t byte, body []byte) (*isoCall, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return nil, nil // the run is over; the worker is being killed
+	}
+	if t == frameSettled {
+		d := dec{b: body}
+		code := d.int(causeOther)
+		if err := d.end(); err != nil || r.settleSeen {
+			return nil, fmt.Errorf("%w: a second or malformed settled message", errProtocol)
+		}
+		r.settleSeen = true
+		r.settleLocked(settleCause(code))
+		return nil, nil
+	}
+	m, err := decodeCall(body)
+	if err != nil {
+		return nil, err
+	}
+	return r.acceptLocked(m)
 }
 
 // handle processes one frame from the worker; end reports that the run is over.
@@ -167,24 +201,6 @@ func (r *isoRun) handle(f frame) (res *coderuntime.Result, err error, end bool) 
 		return nil, r.readFailure(f.err), true
 	}
 	switch f.t {
-	case frameCall:
-		m, err := decodeCall(f.body)
-		if err != nil {
-			return nil, r.protocolFailure(err), true
-		}
-		if err := r.accept(m); err != nil {
-			return nil, r.protocolFailure(err), true
-		}
-		return nil, nil, false
-	case frameSettled:
-		d := dec{b: f.body}
-		code := d.int(causeOther)
-		if err := d.end(); err != nil || r.settleSeen {
-			return nil, r.protocolFailure(fmt.Errorf("%w: a second or malformed settled message", errProtocol)), true
-		}
-		r.settleSeen = true
-		r.settle(settleCause(code))
-		return nil, nil, false
 	case frameDone:
 		o, err := decodeOutcome(f.body)
 		if err == nil {
@@ -199,35 +215,42 @@ func (r *isoRun) handle(f frame) (res *coderuntime.Result, err error, end bool) 
 	return nil, r.protocolFailure(fmt.Errorf("%w: unexpected message type %q", errProtocol, f.t)), true
 }
 
-// accept validates a call from the worker and starts or queues it.
-func (r *isoRun) accept(m callFrame) error {
+// acceptLocked validates a call from the worker and starts or queues it, or returns it to run
+// on the reader's goroutine when no other call is in flight.
+func (r *isoRun) acceptLocked(m callFrame) (*isoCall, error) {
 	if m.Seq <= r.lastWSeq {
-		return fmt.Errorf("%w: call number %d after %d", errProtocol, m.Seq, r.lastWSeq)
+		return nil, fmt.Errorf("%w: call number %d after %d", errProtocol, m.Seq, r.lastWSeq)
 	}
 	fn, ok := r.p.Bindings[m.Name]
 	if !ok {
-		return fmt.Errorf("%w: a call to %q, which is not a binding", errProtocol, truncate(m.Name, 100))
+		return nil, fmt.Errorf("%w: a call to %q, which is not a binding", errProtocol, truncate(m.Name, 100))
 	}
 	if len(m.Args) > r.iso.cfg.MaxMessageBytes || !json.Valid(m.Args) {
-		return fmt.Errorf("%w: the arguments of a call to %q are not JSON within the limit", errProtocol, m.Name)
+		return nil, fmt.Errorf("%w: the arguments of a call to %q are not JSON within the limit", errProtocol, m.Name)
 	}
 	if r.pending >= r.iso.cfg.MaxPendingCalls {
-		return fmt.Errorf("%w: more than %d pending calls", errProtocol, r.iso.cfg.MaxPendingCalls)
+		return nil, fmt.Errorf("%w: more than %d pending calls", errProtocol, r.iso.cfg.MaxPendingCalls)
 	}
 	r.lastWSeq = m.Seq
 	r.seq++
 	c := &isoCall{name: m.Name, fn: fn, args: json.RawMessage(m.Args), seq: r.seq, wseq: m.Seq}
 	r.pending++
-	if !r.settled && r.active < r.maxConc {
-		r.start(c)
-	} else {
+	switch {
+	case r.settled || r.active >= r.maxConc:
 		r.queue = append(r.queue, c)
+	case r.active == 0:
+		r.active++
+		r.wg.Add(1)
+		return c, nil
+	default:
+		r.startLocked(c)
 	}
-	return nil
+	return nil, nil
 }
 
-// start hands c to an idle binding goroutine or starts one (at most maxConc).
-func (r *isoRun) start(c *isoCall) {
+// startLocked hands c to an idle binding goroutine or starts one (at most maxConc). work has
+// room for every active call: the send never blocks.
+func (r *isoRun) startLocked(c *isoCall) {
 	r.active++
 	if r.workers >= r.active {
 		r.work <- c
@@ -235,13 +258,16 @@ func (r *isoRun) start(c *isoCall) {
 	}
 	r.workers++
 	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		for ok := true; ok; c, ok = <-r.work {
-			res, err := r.invoke(c)
-			r.done <- isoCompletion{c: c, res: res, err: err}
-		}
-	}()
+	go r.serve(c)
+}
+
+// serve runs c, answers the worker, then does the same for every call handed to it, until finish.
+func (r *isoRun) serve(c *isoCall) {
+	defer r.wg.Done()
+	for ok := true; ok; c, ok = <-r.work {
+		res, err := r.invoke(c)
+		r.completed(c, res, err)
+	}
 }
 
 // invoke calls c's binding with its CallSeq, turning a panic into an error.
@@ -254,30 +280,32 @@ func (r *isoRun) invoke(c *isoCall) (res json.RawMessage, err error) {
 	return c.fn(coderuntime.WithCallSeq(r.bindCtx, c.seq), c.args)
 }
 
-// completed accounts for a finished call and answers the worker.
-func (r *isoRun) completed(cp isoCompletion) {
+// completed accounts for a finished call, starts queued calls and answers the worker, on the
+// call's binding goroutine.
+func (r *isoRun) completed(c *isoCall, res json.RawMessage, err error) {
+	r.mu.Lock()
 	r.active--
 	r.pending--
-	if r.settled {
-		return // the worker's call already returned
-	}
-	if r.bindCtx.Err() != nil {
-		// The run's deadline passed or its caller cancelled: the worker learns it from its own
-		// deadline or the cancel frame (or is killed after the grace period). An answer now could
-		// beat that and let the program go on past its budget, as it cannot in process.
-		return
-	}
-	for len(r.queue) > 0 && r.active < r.maxConc {
-		c := r.queue[0]
+	// Settled: the worker's call already returned. The bindings' context done: the run's deadline
+	// passed or its caller cancelled, and the worker learns it from its own deadline or the cancel
+	// frame (or is killed after the grace period); an answer now could beat that and let the
+	// program go on past its budget, as it cannot in process.
+	answer := !r.settled && r.bindCtx.Err() == nil
+	for answer && len(r.queue) > 0 && r.active < r.maxConc {
+		q := r.queue[0]
 		r.queue[0] = nil
 		r.queue = r.queue[1:]
-		r.start(c)
+		r.startLocked(q)
 	}
-	a := jsengine.Answer{Seq: cp.c.wseq, Result: cp.res}
-	if cp.err != nil {
-		a = jsengine.BindingError(cp.c.wseq, cp.err)
+	r.mu.Unlock()
+	if !answer {
+		return
 	}
-	r.w.send(frameAnswer, encodeAnswer(a))
+	a := jsengine.Answer{Seq: c.wseq, Result: res}
+	if err != nil {
+		a = jsengine.BindingError(c.wseq, err)
+	}
+	r.w.writeAnswer(a)
 }
 
 // deliverQueued delivers the calls still queued, in order, with the cancelled context, on a

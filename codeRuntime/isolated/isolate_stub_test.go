@@ -1,8 +1,12 @@
 package isolated
 
 import (
+	"bufio"
 	"encoding/binary"
+	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -71,6 +75,18 @@ func stubWorker(in, out *os.File) bool {
 			v = "true"
 		}
 		_ = writeFrame(out, frameDone, outcome{Status: outcomeResult, Value: []byte(v)}.encode())
+	case "pingpong": // 1,000 sequential calls with no engine (the floor of the protocol and pipes)
+		runtime.GOMAXPROCS(1) // as the real worker
+		fromParent := bufio.NewReaderSize(in, 64<<10)
+		sum := 0
+		for i := range 1000 {
+			_ = writeFrame(out, frameCall, callFrame{Seq: uint64(i + 1), Name: "echo", Args: fmt.Appendf(nil, `{"n":%d}`, i)}.encode())
+			if _, _, err := readFrame(fromParent, workerFrameLimit); err != nil {
+				return true
+			}
+			sum += i
+		}
+		_ = writeFrame(out, frameDone, outcome{Status: outcomeResult, Value: []byte(strconv.Itoa(sum))}.encode())
 	case "exit":
 		os.Exit(7)
 	case "panic":

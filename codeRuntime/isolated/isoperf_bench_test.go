@@ -155,3 +155,26 @@ func BenchmarkIsolatedBeforeAfter(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIsolatedFloor: 1,000 sequential calls in an isolated goja run (a) against the same
+// calls made by a worker without an engine (base "pipes": it writes each call and reads its
+// answer, the protocol's and the pipes' floor) and against an in-process goja run (base
+// "engine": the engine's own cost of the calls), interleaved. Metrics: the median per-round
+// ratios, and each side's p10 and median in µs.
+func BenchmarkIsolatedFloor(b *testing.B) {
+	b.Run("pipes", func(b *testing.B) {
+		a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+		base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) {
+			iso.env = append(slices.Clone(iso.env), stubEnv+"=pingpong")
+		})
+		compareRuns(b, "isolated/pipes", a, base, seqProgram, "499500")
+	})
+	b.Run("engine", func(b *testing.B) {
+		a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+		base, err := newEngine(coderuntime.Config{Engine: coderuntime.EngineGoja})
+		if err != nil {
+			b.Fatal(err)
+		}
+		compareRuns(b, "isolated/inprocess", a, base, seqProgram, "499500")
+	})
+}

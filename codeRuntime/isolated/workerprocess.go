@@ -91,7 +91,15 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 		return fail("config: %v", err)
 	}
 	workerSetup()
-	runtime.GOMAXPROCS(min(runtime.NumCPU(), 2))
+	// One P: the run is one goroutine at a time (the engine's, a binding's, the reader's), and a
+	// second P only adds threads woken to look for work on every hand-off, which compete for the
+	// CPU with the parent waiting for the next message. Asynchronous preemption still gives the
+	// budgets' timers and the watchdog their turn during a busy program.
+	procs := 1
+	if legacyWorkerIO() {
+		procs = min(runtime.NumCPU(), 2) // the behaviour before, for the benchmarks' comparison
+	}
+	runtime.GOMAXPROCS(procs)
 	debug.SetMemoryLimit(cfg.MaxMemoryBytes / 4 * 3)
 	cfg.Isolation = coderuntime.IsolationNone
 	// Calls are queued by the parent, which knows every call as soon as it is made.
@@ -172,6 +180,7 @@ type workerSession struct {
 	next     uint64            // the next call number to send
 	ownSeq   uint64            // numbering for an engine that does not number its calls
 	settled  bool              // frameSettled was sent (or the outcome is being sent)
+	wbuf     []byte            // call frames' reused buffer
 	watching bool              // settlement of the binding context is watched
 }
 
@@ -271,6 +280,12 @@ func (s *workerSession) submit(ctx context.Context, seq uint64, body []byte, aft
 	if body == nil {
 		body = []byte{}
 	}
+	if seq == s.next && len(s.held) == 0 {
+		// Its turn, and nothing waits (always, for calls awaited one by one): no map.
+		s.next++
+		s.writeCallLocked(body)
+		return
+	}
 	s.held[seq] = body
 	for {
 		b, ok := s.held[s.next]
@@ -279,9 +294,23 @@ func (s *workerSession) submit(ctx context.Context, seq uint64, body []byte, aft
 		}
 		delete(s.held, s.next)
 		s.next++
-		if len(b) > 0 {
-			_ = writeFrame(s.out, frameCall, b)
-		}
+		s.writeCallLocked(b)
+	}
+}
+
+// writeCallLocked writes a call frame (an empty body: the call was refused, nothing is sent)
+// through a reused buffer; mu is held.
+func (s *workerSession) writeCallLocked(body []byte) {
+	if len(body) == 0 {
+		return
+	}
+	b := append(s.wbuf[:0], 0, 0, 0, 0, frameCall)
+	b = append(b, body...)
+	n := len(body) + 1
+	b[0], b[1], b[2], b[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	_, _ = s.out.Write(b)
+	if cap(b) <= 64<<10 {
+		s.wbuf = b
 	}
 }
 
