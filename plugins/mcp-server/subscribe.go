@@ -372,23 +372,27 @@ func (s *Server) reconcile(ctx context.Context, e *upSub, ns string) error {
 	return err
 }
 
-// hiddenTo reports whether any of names is hidden from session x
-// (Config.Hidden).
+// hiddenTo reports whether any of names is hidden from session x: its own
+// rules (Config.SessionRules, a profile) when it has them, else
+// Config.Hidden.
 func (s *Server) hiddenTo(x *session, names []string) bool {
-	_ = x // one Hidden for every session
-	return s.anyHidden(names)
+	return s.anyHiddenIn(x, names)
 }
 
-// verdictFor is the strongest of Config.Access's decisions for names, for
-// session x (allow without Access). It never asks.
+// verdictFor is the strongest of the access decisions for names, for
+// session x: its own Access (Config.SessionRules, a profile) when it has
+// one, else Config.Access (allow when neither exists). It never asks.
 func (s *Server) verdictFor(x *session, names []string, args []byte) AccessDecision {
-	_ = x // one Access for every session
+	acc := s.cfg.Access
+	if x != nil && x.rules.Access != nil {
+		acc = x.rules.Access
+	}
 	var d AccessDecision
-	if s.cfg.Access == nil {
+	if acc == nil {
 		return d
 	}
 	for i, n := range names {
-		if a := s.cfg.Access(n, args); i == 0 || a.Verdict > d.Verdict {
+		if a := acc(n, args); i == 0 || a.Verdict > d.Verdict {
 			d = a
 		}
 	}

@@ -566,3 +566,51 @@ func TestM5_AnAskRuleAsksBeforeSubscribing(t *testing.T) {
 		t.Errorf("upstream subscriptions: a %d, b %d", a, b)
 	}
 }
+
+// M4/M5 under per-session rules (a profile): a session whose own Access
+// denies a prompt cannot complete its arguments, and a session whose own
+// Hidden hides a resource gets none of its updates, while the server-wide
+// rules allow both. The server-wide rules must not stand in for a
+// session's own.
+func TestM4_M5_SessionRulesGovernCompletionsAndUpdates(t *testing.T) {
+	up, srv, _ := mountWatched(t)
+	var hideA atomic.Bool
+	restricted := mcpserver.SessionRules{
+		Hidden: func(n string) bool { return n == "mcp__up__a" && hideA.Load() },
+		Access: func(n string, _ json.RawMessage) mcpserver.AccessDecision {
+			if n == "mcp__up__greet" {
+				return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: "profile rule"}
+			}
+			return mcpserver.AccessDecision{Verdict: mcpserver.AccessAllow}
+		},
+	}
+	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
+		Hidden: func(string) bool { return false },
+		Access: func(string, json.RawMessage) mcpserver.AccessDecision {
+			return mcpserver.AccessDecision{Verdict: mcpserver.AccessAllow}
+		},
+		SessionRules: func(mcpserver.SessionInfo) mcpserver.SessionRules { return restricted },
+	})
+	opts, got := updates()
+	cs := connect(t, e, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	_, err := cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__greet"}, Argument: mcp.CompleteParamsArgument{Name: "who", Value: "Al"}})
+	if err == nil || !strings.Contains(err.Error(), "profile rule") {
+		t.Errorf("completion of a prompt the session's rules deny: %v", err)
+	}
+	for _, u := range []string{"a", "files/marker"} {
+		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "dsh://up/test://" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hideA.Store(true)
+	for _, u := range []string{"a", "files/marker"} {
+		if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://" + u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := next(t, got); g != "dsh://up/test://files/marker" {
+		t.Errorf("an update of a resource the session's rules hide arrived: %q", g)
+	}
+}
