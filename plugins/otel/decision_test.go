@@ -16,7 +16,7 @@ import (
 // A call's span carries the final policy decision and who took it, and
 // the attributes Config.Attributes gives for the call, cleaned and
 // bounded.
-func TestO7_CallSpanCarriesDecisionWhoTookItAndCallerAttributes(t *testing.T) {
+func TestO8_CallSpanCarriesDecisionWhoTookItAndCallerAttributes(t *testing.T) {
 	verdict := map[string]string{"echo": "allow", "asked": "ask", "guarded": "allow", "listener": "allow"}
 	rules := map[string]string{"echo": "echo", "asked": "", "listener": "other"}
 	r := newRig(t, rigOpts{cfg: toolotel.Config{
