@@ -392,3 +392,27 @@ func TestOtelRedactor_HidesHeaderValuesAndQueryValues(t *testing.T) {
 		}
 	}
 }
+
+// `dsh tools call` exports its call's span too, flushed before it exits.
+func TestOtel_ToolsCallExportsItsSpan(t *testing.T) {
+	col := newCollector(t)
+	cmd := exec.Command(dshBinary(t), "tools", "call", "--config", otelConfig(t, nil), "mcp__t__echo", `{"text":"from the cli"}`)
+	cmd.Env = otelFreeEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT="+col.URL+"/v1/traces", "OTEL_SERVICE_NAME=dsh-cli")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "from the cli") {
+		t.Fatalf("dsh tools call: %v\n%s", err, out)
+	}
+	s, res := col.span(t, "execute_tool mcp__t__echo")
+	if a := kvs(s.Attributes); a["dsh.tool.decision"] != "allow" || a["dsh.tool.decision.by"] != "rule" {
+		t.Errorf("span attributes %v", a)
+	}
+	if res["service.name"] != "dsh-cli" {
+		t.Errorf("resource %v", res)
+	}
+	col.mu.Lock()
+	metrics := len(col.metrics)
+	col.mu.Unlock()
+	if metrics != 0 {
+		t.Errorf("metrics were exported with only a traces endpoint set")
+	}
+}
