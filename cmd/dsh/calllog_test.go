@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,31 @@ func TestCallLog_QueueNeverBlocksAndCloseFlushes(t *testing.T) {
 	}
 	if s := w.buf.String(); strings.Contains(s, "not logged") || strings.Contains(s, "after close") {
 		t.Errorf("a begin event or a late one was logged")
+	}
+}
+
+// A reload that changes "callLog" says a restart applies it; the running
+// log keeps its file.
+func TestCallLog_ReloadNamesChangesAsNeedingARestart(t *testing.T) {
+	t.Setenv("ALICE_TOKEN", testToken)
+	dir := t.TempDir()
+	keys := map[string]any{
+		"mcpServers":  map[string]any{"t": testServerEntry()},
+		"http":        map[string]any{"tokens": map[string]any{"alice": map[string]any{"env": "ALICE_TOKEN"}}},
+		"permissions": map[string]any{"allow": []string{"mcp__t__echo"}},
+		"callLog":     map[string]any{"path": filepath.Join(dir, "a.jsonl")},
+	}
+	cfg := writeConfig(t, keys)
+	s := startServe(t, cfg, "127.0.0.1:0", "--watch")
+	keys["callLog"] = map[string]any{"path": filepath.Join(dir, "b.jsonl")}
+	rewrite(t, cfg, keys)
+	s.stderr.waitFor(t, regexp.MustCompile(`callLog: changed; restart dsh to apply`), s.exited)
+	cs, err := connect(t, s.url, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callEcho(t, cs, "still a")
+	if l := readCallLog(t, filepath.Join(dir, "a.jsonl"), 1); l[0]["tool"] != "mcp__t__echo" {
+		t.Errorf("line %v", l[0])
 	}
 }
