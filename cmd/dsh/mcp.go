@@ -91,6 +91,7 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	)
 	if *addr != "" {
 		var note string
+		var err error
 		listen, loopback, note, err = listenAddr(*addr)
 		if err != nil {
 			fmt.Fprintln(stderr, "dsh mcp serve:", err)
