@@ -54,8 +54,10 @@ func wantsAudit(cfg *dshconfig.Config, flag, console bool) bool {
 	return false
 }
 
-// startAuditing opens the store and installs the recorder on g.
-func startAuditing(ctx context.Context, g *gateway, cfg *dshconfig.Config, log zerolog.Logger) (*auditing, error) {
+// startAuditing opens the store and installs the recorder on g; the
+// recorder feeds cl too, when there is a call log (whose redact patterns
+// then apply to the audit record as well).
+func startAuditing(ctx context.Context, g *gateway, cfg *dshconfig.Config, log zerolog.Logger, cl *callLog) (*auditing, error) {
 	ac := cfg.Audit
 	if ac == nil {
 		ac = dshconfig.DefaultAudit(cfg.File)
@@ -66,25 +68,19 @@ func startAuditing(ctx context.Context, g *gateway, cfg *dshconfig.Config, log z
 	}
 	au := &auditing{store: store, live: newLiveHub(), instance: audit.NewID(), sessions: map[host.ScopeKey]audit.SessionInfo{}}
 	name := ac.Instance
+	live, redactKeys := au.live.call, ac.Redact
+	if cl != nil {
+		live = func(e audit.Event) { au.live.call(e); cl.event(e) }
+		redactKeys = append(append([]string(nil), ac.Redact...), cl.cfg.Redact...)
+	}
 	rec, err := audit.NewRecorder(audit.Config{
 		Store: store, Instance: au.instance, Name: name,
 		Writer:      audit.WriterConfig{Queue: ac.Queue, OnFull: audit.OnFull(ac.OnFull), BlockTimeout: ac.BlockTimeout},
-		MaxArgBytes: ac.MaxArgBytes, MaxPreviewBytes: ac.MaxPreviewBytes, Redact: ac.Redact,
+		MaxArgBytes: ac.MaxArgBytes, MaxPreviewBytes: ac.MaxPreviewBytes, Redact: redactKeys,
 		Session: au.session,
-		Explain: func(e *tools.Execution) audit.Explanation {
-			pol, profile := g.policyOf(e.Agent())
-			if pol == nil {
-				return audit.Explanation{Verdict: string(permissions.Deny)}
-			}
-			d := pol.Decide(e.Name(), e.Args())
-			x := audit.Explanation{Verdict: string(d.Verdict), Rule: d.Rule}
-			if len(g.prof.set.Load().profiles) > 0 {
-				x.Profile = profile // recorded once profiles are configured
-			}
-			return x
-		},
-		Live:   au.live.call,
-		Logger: &log,
+		Explain: explainer(g),
+		Live:    live,
+		Logger:  &log,
 	})
 	if err != nil {
 		store.Close()
@@ -122,6 +118,23 @@ func startAuditing(ctx context.Context, g *gateway, cfg *dshconfig.Config, log z
 	return au, nil
 }
 
+// explainer names the permission rule behind a call's decision, for the
+// recorder.
+func explainer(g *gateway) func(e *tools.Execution) audit.Explanation {
+	return func(e *tools.Execution) audit.Explanation {
+		pol, profile := g.policyOf(e.Agent())
+		if pol == nil {
+			return audit.Explanation{Verdict: string(permissions.Deny)}
+		}
+		d := pol.Decide(e.Name(), e.Args())
+		x := audit.Explanation{Verdict: string(d.Verdict), Rule: d.Rule}
+		if g.prof != nil && len(g.prof.set.Load().profiles) > 0 {
+			x.Profile = profile // recorded once profiles are configured
+		}
+		return x
+	}
+}
+
 // session is the recorder's view of a session.
 func (au *auditing) session(agent host.ScopeKey) audit.SessionInfo {
 	au.mu.Lock()
@@ -157,6 +170,9 @@ func (au *auditing) Close() error {
 	}
 	if au.rec != nil {
 		au.rec.Close()
+	}
+	if au.store == nil { // startRecording's: no store, no console
+		return nil
 	}
 	au.live.close()
 	return au.store.Close()

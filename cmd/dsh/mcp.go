@@ -73,6 +73,18 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	log := newLogger(stderr, *verbose)
+	tel, err := startTelemetry(ctx, os.Getenv, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitUsage
+	}
+	defer tel.shutdown() // last: after the sessions and servers are closed
+	cl, err := openCallLog(cfg, stderr, log)
+	if err != nil {
+		printErrors(stderr, err)
+		return exitUsage
+	}
+	defer cl.Close()
 	var (
 		listen   string
 		loopback = true
@@ -104,13 +116,17 @@ func runServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	defer g.Close()
-	var au *auditing
-	if wantsAudit(cfg, *auditFlag, *consoleAddr != "") {
-		if au, err = startAuditing(ctx, g, cfg, log); err != nil {
-			printErrors(stderr, err)
-			return exitUsage
-		}
+	au, err := recordingFor(ctx, g, cfg, wantsAudit(cfg, *auditFlag, *consoleAddr != ""), cl, tel, log)
+	if err != nil {
+		printErrors(stderr, err)
+		return exitUsage
+	}
+	if au != nil {
 		defer au.Close()
+	}
+	if err := tel.instrument(g, au); err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitFailure
 	}
 	lim := withDefaults(cfg.HTTP.Limits)
 	scfg := mcpserver.Config{

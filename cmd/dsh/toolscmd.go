@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/dsh-go/dsh/host"
@@ -133,12 +134,23 @@ func runToolsCall(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if !ok {
 		return exitUsage
 	}
-	g, err := openGateway(cfg, newLogger(stderr, *verbose))
+	log := newLogger(stderr, *verbose)
+	tel, err := startTelemetry(ctx, os.Getenv, log)
+	if err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitUsage
+	}
+	defer tel.shutdown()
+	g, err := openGateway(cfg, log)
 	if err != nil {
 		printErrors(stderr, err)
 		return exitUsage
 	}
 	defer g.Close()
+	if err := tel.instrument(g, nil); err != nil {
+		fmt.Fprintln(stderr, "dsh:", err)
+		return exitFailure
+	}
 	// An ask is answered at the terminal: the question on stderr, the
 	// answer on stdin.
 	if _, err := g.root.Plugin(approval.Plugin, approval.Config{Answerer: approval.NewTerminal(stdin, stderr)}); err != nil {

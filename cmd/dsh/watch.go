@@ -54,7 +54,7 @@ func (g *gateway) reload(cfg *dshconfig.Config) (notes []string, err error) {
 		key     string
 		changed bool
 	}{{"audit", !reflect.DeepEqual(cfg.Audit, g.cfg.Audit)}, {"approval", !reflect.DeepEqual(cfg.Approval, g.cfg.Approval)},
-		{"console", !reflect.DeepEqual(cfg.Console, g.cfg.Console)}} {
+		{"console", !reflect.DeepEqual(cfg.Console, g.cfg.Console)}, {"callLog", !reflect.DeepEqual(cfg.CallLog, g.cfg.CallLog)}} {
 		if k.changed {
 			notes = append(notes, k.key+": changed; restart dsh to apply")
 		}

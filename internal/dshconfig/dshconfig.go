@@ -48,6 +48,8 @@ type Config struct {
 	// recorded unless `dsh mcp serve --audit` or --console asks, with
 	// the defaults).
 	Audit *Audit
+	// CallLog is the "callLog" object: a JSON line per call (nil: none).
+	CallLog *CallLog
 	// Approval is the "approval" object: where asks go.
 	Approval Approval
 	// Console is the "console" object: who may open the console.
@@ -235,7 +237,7 @@ func (p *parser) object(key string, v value, known ...string) (*object, bool) {
 
 // topLevelKeys are the top-level keys dsh reads; any other is ignored
 // with a warning unless it looks like a misspelling of one of these.
-var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http", "audit", "approval", "console", "profiles"}
+var topLevelKeys = []string{"mcpServers", "permissions", "timeouts", "mode", "http", "audit", "approval", "console", "profiles", "callLog"}
 
 func (p *parser) config(root value, cfg *Config) {
 	o, ok := root.(*object)
@@ -261,6 +263,9 @@ func (p *parser) config(root value, cfg *Config) {
 	}
 	if v, ok := o.get("profiles"); ok {
 		p.profiles(v, cfg)
+	}
+	if v, ok := o.get("callLog"); ok {
+		p.callLog(v, cfg)
 	}
 	if v, ok := o.get("approval"); ok {
 		p.approval(v, cfg)

@@ -25,6 +25,12 @@
 // [Config].Explain), the approver and channel ([SetApprover]), the guard
 // that denied, a post-execute block.
 //
+// A recorder made without a store ([Config].Store nil) keeps no record:
+// it only tells [Config].Live of each call (begin, stages, end), with the
+// same decisions and redacted arguments, and no call waits for a write
+// (`dsh mcp serve` feeds its JSON call log so when there is no audit
+// store).
+//
 // Writes go through a bounded queue ([WriterConfig]) and one writer
 // goroutine that writes what is queued in batches, one transaction each.
 // When the queue of entry records is full, [Block] waits up to

@@ -41,7 +41,9 @@ type Explanation struct {
 
 // Config configures a [Recorder].
 type Config struct {
-	// Store is where records go. Required.
+	// Store is where records go. Nil makes a recorder that keeps no
+	// record of its own and only tells Live of each call (which is then
+	// required): nothing is written and no call waits for a write.
 	Store Store
 	// Instance is this gateway's instance id (see [NewID]); Name its
 	// human name.
@@ -84,7 +86,7 @@ type Event struct {
 type Recorder struct {
 	cfg   Config
 	red   *Redactor
-	w     *writer
+	w     *writer // nil: no store (Live only)
 	log   *zerolog.Logger
 	close sync.Once
 }
@@ -92,8 +94,8 @@ type Recorder struct {
 // NewRecorder starts a recorder for cfg; [Recorder.Install] attaches it
 // to a registry and [Recorder.Close] writes what is queued and stops.
 func NewRecorder(cfg Config) (*Recorder, error) {
-	if cfg.Store == nil {
-		return nil, fmt.Errorf("audit: recorder without a store")
+	if cfg.Store == nil && cfg.Live == nil {
+		return nil, fmt.Errorf("audit: recorder without a store or a Live function")
 	}
 	if cfg.Instance == "" {
 		cfg.Instance = NewID()
@@ -112,6 +114,9 @@ func NewRecorder(cfg Config) (*Recorder, error) {
 	if log == nil {
 		nop := zerolog.Nop()
 		log = &nop
+	}
+	if cfg.Store == nil {
+		return &Recorder{cfg: cfg, red: red, log: log}, nil
 	}
 	if cfg.Writer.Writers == 0 && cfg.Store.Kind() == "postgres" {
 		cfg.Writer.Writers = 4
@@ -133,7 +138,12 @@ func (r *Recorder) Redactor() *Redactor { return r.red }
 func (r *Recorder) Instance() string { return r.cfg.Instance }
 
 // Stats returns the records written and those that could not be.
-func (r *Recorder) Stats() (written, failed int64) { return r.w.Written.Load(), r.w.Failed.Load() }
+func (r *Recorder) Stats() (written, failed int64) {
+	if r.w == nil {
+		return 0, 0
+	}
+	return r.w.Written.Load(), r.w.Failed.Load()
+}
 
 // Install registers the recorder on reg through c: its tracer and its
 // tools/pre-execute listener (prepended, so it runs before every policy
@@ -149,7 +159,9 @@ func (r *Recorder) Install(c *host.Context, reg *tools.Registry) error {
 // Close writes what is queued and stops the writer. Calls still running
 // keep their entry records, unfinished.
 func (r *Recorder) Close() error {
-	r.close.Do(r.w.close)
+	if r.w != nil {
+		r.close.Do(r.w.close)
+	}
 	return nil
 }
 
@@ -308,7 +320,9 @@ func (rec *callRec) End(_ context.Context, _ *tools.Execution, res tools.Result)
 	rec.mu.Unlock()
 	// A call rejected before pre-execute (INVALID_ARGS) has no entry
 	// record: this is its one record.
-	r.w.enqueueFinal(final)
+	if r.w != nil {
+		r.w.enqueueFinal(final)
+	}
 	rec.live("end")
 }
 
@@ -326,9 +340,12 @@ func (r *Recorder) preExecute(ctx context.Context, e *tools.Execution, next tool
 	rec.entered = true
 	entry := rec.snapshot()
 	rec.mu.Unlock()
-	done, err := r.w.enqueueEntry(ctx, entry)
-	if err != nil {
-		return r.failClosed(rec, err)
+	var done <-chan error
+	if r.w != nil {
+		var err error
+		if done, err = r.w.enqueueEntry(ctx, entry); err != nil {
+			return r.failClosed(rec, err)
+		}
 	}
 	rec.live("begin")
 	dec, derr := next(ctx)
@@ -353,6 +370,9 @@ func (r *Recorder) preExecute(ctx context.Context, e *tools.Execution, next tool
 	rec.mu.Lock()
 	rec.c.Decisions = append(rec.c.Decisions, d)
 	rec.mu.Unlock()
+	if done == nil {
+		return dec, derr
+	}
 	timer := time.NewTimer(r.w.cfg.BlockTimeout)
 	defer timer.Stop()
 	select {

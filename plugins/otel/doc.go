@@ -44,6 +44,16 @@
 // Code Mode sub-call is a child of the span of its run_code call. Each
 // call of a parallel batch has its own span, a sibling of the others.
 //
+// The call's span also carries its final policy decision,
+// dsh.tool.decision (the last of pre-execute's allow/deny/ask, the
+// approval's allowed-once/rejected/cancelled/unavailable/failed, a
+// guard's deny, post-execute's block), and who took it,
+// dsh.tool.decision.by: policy, rule or default (when [Config].Explain
+// names the permission rule, then dsh.tool.decision.rule), approver,
+// guard or post-execute. [Config].Attributes adds the host's own
+// attributes to each call's span, such as the caller's dsh.identity and
+// dsh.session (`dsh mcp serve` does), cleaned and bounded.
+//
 // Metrics ([MetricCalls], [MetricDuration], [MetricApprovalWait]) carry
 // gen_ai.operation.name, gen_ai.tool.name and, for a failed call,
 // error.type with its code. Their cardinality is bounded: a call that

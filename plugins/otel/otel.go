@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -68,6 +69,20 @@ type Config struct {
 	// be pure and cheap; its answer is cleaned and cut to 64 bytes, and a
 	// panic counts as TypeFunction.
 	ToolType func(t *tools.Tool) string
+	// Attributes, when set, returns more attributes for a call's span,
+	// such as the identity and session of the client that made it (see
+	// [AttrIdentity], [AttrSession]). It is called once per call, when
+	// its span starts, and only while spans are recorded. It must be
+	// cheap and must not block; a string value is cleaned and cut to 256
+	// bytes, at most 16 attributes are kept, and a panic adds none.
+	Attributes func(call tools.Call) []attribute.KeyValue
+	// Explain, when set, names the permission rule behind a call's
+	// pre-execute decision: when its verdict is the decision taken, the
+	// call span's [AttrDecisionBy] is "rule" (and [AttrDecisionRule] the
+	// rule) or, for an empty rule, "default" (the policy's default
+	// mode), rather than "policy". Called only while spans are recorded;
+	// a panic counts as no explanation.
+	Explain func(e *tools.Execution) (verdict, rule string)
 }
 
 // Validate reports a MaxRecordBytes out of range.
@@ -118,6 +133,24 @@ const (
 	// AttrErrorName is a failed call's error name (error.type is its
 	// code).
 	AttrErrorName = "dsh.tool.error.name"
+	// AttrDecision is the call span's final policy decision: the last
+	// one taken on the call, of pre-execute (allow, deny, ask), approval
+	// (allowed-once, rejected, cancelled, unavailable, failed), guards
+	// (deny) and post-execute (block). A call stopped before pre-execute
+	// (invalid input) has none.
+	AttrDecision = "dsh.tool.decision"
+	// AttrDecisionBy says who took AttrDecision: "policy" (a pre-execute
+	// listener), "rule" or "default" (see [Config].Explain), "approver",
+	// "guard" or "post-execute".
+	AttrDecisionBy = "dsh.tool.decision.by"
+	// AttrDecisionRule is the permission rule that decided, when
+	// [Config].Explain names one.
+	AttrDecisionRule = "dsh.tool.decision.rule"
+	// AttrIdentity and AttrSession are the conventional keys for the
+	// authenticated identity and the session of a call, for
+	// [Config].Attributes to return.
+	AttrIdentity = "dsh.identity"
+	AttrSession  = "dsh.session"
 )
 
 // otherValue stands for a value outside the recorded set (an unknown
@@ -142,6 +175,8 @@ type Instrumentation struct {
 	recordArgs, recordResults bool
 	maxRecord                 int
 	toolType                  func(*tools.Tool) string
+	attributes                func(tools.Call) []attribute.KeyValue
+	explain                   func(*tools.Execution) (string, string)
 	codes                     *boundedSet
 	now                       func() time.Time
 }
@@ -164,6 +199,7 @@ func New(cfg Config) (*Instrumentation, error) {
 	ins := &Instrumentation{
 		recordArgs: cfg.RecordArguments, recordResults: cfg.RecordResults,
 		maxRecord: cfg.MaxRecordBytes, toolType: cfg.ToolType,
+		attributes: cfg.Attributes, explain: cfg.Explain,
 		codes: newBoundedSet(maxCodes), now: time.Now,
 	}
 	if ins.maxRecord == 0 {
@@ -193,14 +229,52 @@ func New(cfg Config) (*Instrumentation, error) {
 
 // StartCall implements [tools.Tracer]. It returns nil (the call is not
 // followed at all) when spans are off and no instrument is enabled.
-func (ins *Instrumentation) StartCall(tools.Call) tools.CallTrace {
+func (ins *Instrumentation) StartCall(call tools.Call) tools.CallTrace {
 	if ins.tracer == nil {
 		bg := context.Background()
 		if !ins.calls.Enabled(bg) && !ins.duration.Enabled(bg) && !ins.wait.Enabled(bg) {
 			return nil
 		}
+		return &callTrace{ins: ins, start: ins.now()}
 	}
-	return &callTrace{ins: ins, start: ins.now()}
+	ct := &callTrace{ins: ins, start: ins.now()}
+	if ins.attributes != nil {
+		call.Arguments = nil // not kept for the call's life
+		ct.extra = ins.extraAttributes(call)
+	}
+	return ct
+}
+
+// maxExtraAttrs bounds the attributes [Config].Attributes adds to a span;
+// maxExtraValue a string value of one.
+const (
+	maxExtraAttrs = 16
+	maxExtraValue = 256
+)
+
+// extraAttributes returns the attributes of [Config].Attributes for
+// call, bounded and cleaned; none when it panics.
+func (ins *Instrumentation) extraAttributes(call tools.Call) (out []attribute.KeyValue) {
+	defer func() {
+		if recover() != nil {
+			out = nil
+		}
+	}()
+	kvs := ins.attributes(call)
+	if len(kvs) > maxExtraAttrs {
+		kvs = kvs[:maxExtraAttrs]
+	}
+	out = make([]attribute.KeyValue, 0, len(kvs))
+	for _, kv := range kvs {
+		if !kv.Valid() {
+			continue
+		}
+		if kv.Value.Type() == attribute.STRING {
+			kv.Value = attribute.StringValue(clean(kv.Value.AsString(), maxExtraValue))
+		}
+		out = append(out, kv)
+	}
+	return out
 }
 
 // Plugin is the OpenTelemetry plugin, named "otel": it requires the tool

@@ -30,8 +30,14 @@ type callTrace struct {
 	// valid, so children and samplers find it).
 	under bool
 
+	// extra: the attributes of Config.Attributes, for the call's span.
+	extra []attribute.KeyValue
+
 	mu   sync.Mutex
 	open []trace.Span // stage spans begun and not ended
+	// decision, by, rule: the last policy decision taken on the call
+	// (spans on only).
+	decision, by, rule string
 }
 
 // ensure makes the call's span, once, as a child of ctx's span. exec has
@@ -42,11 +48,12 @@ func (ct *callTrace) ensure(ctx context.Context, exec *tools.Execution) {
 			return
 		}
 		name := clean(exec.Name(), tools.MaxNameLen)
-		attrs := make([]attribute.KeyValue, 0, 3)
+		attrs := make([]attribute.KeyValue, 0, 3+len(ct.extra))
 		attrs = append(attrs, semconv.GenAIOperationNameExecuteTool, semconv.GenAIToolName(name))
 		if id := exec.CallID(); id != "" {
 			attrs = append(attrs, semconv.GenAIToolCallID(id))
 		}
+		attrs = append(attrs, ct.extra...)
 		_, ct.span = ct.ins.tracer.Start(ctx, "execute_tool "+name,
 			trace.WithSpanKind(trace.SpanKindInternal),
 			trace.WithTimestamp(ct.start),
@@ -98,6 +105,7 @@ func (ct *callTrace) BeginStage(ctx context.Context, exec *tools.Execution, stag
 		if s == nil {
 			return
 		}
+		ct.decided(exec, stage, e)
 		if e.Outcome != "" {
 			s.SetAttributes(attribute.String(AttrStageOutcome, e.Outcome))
 		}
@@ -112,6 +120,70 @@ func (ct *callTrace) BeginStage(ctx context.Context, exec *tools.Execution, stag
 		s.End(trace.WithTimestamp(end))
 		ct.close(s)
 	}
+}
+
+// decided notes the policy decision a stage that ended with e took, if
+// any, as the call's latest.
+func (ct *callTrace) decided(exec *tools.Execution, stage string, e tools.StageEnd) {
+	var decision, by, rule string
+	switch stage {
+	case tools.TracePreExecute:
+		if e.Outcome == "" {
+			return // the listeners failed: no decision was taken
+		}
+		decision, by = e.Outcome, "policy"
+		if ct.ins.explain != nil {
+			if verdict, r, ok := ct.ins.explainOf(exec); ok && verdict == e.Outcome {
+				by, rule = "default", clean(r, maxExtraValue)
+				if r != "" {
+					by = "rule"
+				}
+			}
+		}
+	case tools.TraceApproval:
+		decision, by = e.Outcome, "approver"
+		if e.Error != nil {
+			decision = approvalOutcome(e.Error.Code)
+		}
+	case tools.TraceGuards:
+		if e.Error == nil {
+			return
+		}
+		decision, by = "deny", "guard"
+	case tools.TracePostExecute:
+		if e.Outcome != string(tools.Block) {
+			return
+		}
+		decision, by = "block", "post-execute"
+	default:
+		return
+	}
+	ct.mu.Lock()
+	ct.decision, ct.by, ct.rule = clean(decision, maxCodeLen), by, rule
+	ct.mu.Unlock()
+}
+
+// approvalOutcome names the denial an approval stage's error code says.
+func approvalOutcome(code tools.ErrorCode) string {
+	switch code {
+	case tools.CodeApprovalRejected:
+		return string(tools.Rejected)
+	case tools.CodeApprovalCancelled:
+		return string(tools.Cancelled)
+	case tools.CodeApprovalUnavailable:
+		return string(tools.Unavailable)
+	}
+	return "failed"
+}
+
+func (ins *Instrumentation) explainOf(exec *tools.Execution) (verdict, rule string, ok bool) {
+	defer func() {
+		if recover() != nil {
+			verdict, rule, ok = "", "", false
+		}
+	}()
+	verdict, rule = ins.explain(exec)
+	return verdict, rule, true
 }
 
 // close forgets an ended stage span.
@@ -178,6 +250,15 @@ func (ct *callTrace) describe(s trace.Span, exec *tools.Execution, res tools.Res
 	}
 	if a := exec.Agent(); a != "" {
 		s.SetAttributes(attribute.String(AttrAgent, clean(string(a), tools.MaxNameLen)))
+	}
+	ct.mu.Lock()
+	decision, by, rule := ct.decision, ct.by, ct.rule
+	ct.mu.Unlock()
+	if decision != "" {
+		s.SetAttributes(attribute.String(AttrDecision, decision), attribute.String(AttrDecisionBy, by))
+		if rule != "" {
+			s.SetAttributes(attribute.String(AttrDecisionRule, rule))
+		}
 	}
 	if ins.recordArgs && exec.ArgsString() != "" {
 		// A copy: the span must not keep all of a large argument alive.
