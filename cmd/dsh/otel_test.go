@@ -416,3 +416,33 @@ func TestOtel_ToolsCallExportsItsSpan(t *testing.T) {
 		t.Errorf("metrics were exported with only a traces endpoint set")
 	}
 }
+
+// A caller mapped to a profile has its span explained by that profile's
+// rules, not the top-level ones: alice's profile allows the call the
+// top-level permissions deny, and the span says allow, by the profile's
+// rule.
+func TestOtel_SpanDecisionFollowsTheCallersProfile(t *testing.T) {
+	col := newCollector(t)
+	cfg := otelConfig(t, map[string]any{
+		"permissions": map[string]any{"deny": []string{"mcp__t__echo"}},
+		"profiles": map[string]any{"ops": map[string]any{
+			"match":       []any{map[string]string{"token": "alice"}},
+			"permissions": map[string]any{"allow": []string{"mcp__t__echo(text:traced)"}},
+		}},
+	})
+	p := runOtelDsh(t, cfg, otelFreeEnv("ALICE_TOKEN="+testToken, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL))
+	cs, err := connect(t, p.url, testToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := callEcho(t, cs, "traced"); r.IsError || resultText(r) != "traced" {
+		t.Fatalf("call: %+v", r)
+	}
+	cs.Close()
+	p.stop(t)
+	s, _ := col.span(t, "execute_tool mcp__t__echo")
+	a := kvs(s.Attributes)
+	if a["dsh.tool.decision"] != "allow" || a["dsh.tool.decision.rule"] != "mcp__t__echo(text:traced)" {
+		t.Errorf("span decision %q by rule %q, want allow by the profile's rule (all: %v)", a["dsh.tool.decision"], a["dsh.tool.decision.rule"], a)
+	}
+}
