@@ -1,0 +1,352 @@
+package schema
+
+import (
+	"reflect"
+)
+
+// This file validates and decodes canonical arguments in one pass: a plan
+// per (Go type, schema node) pair walks the bytes once, checking each
+// value against its schema node as canonWalker does and decoding it as
+// the one-pass decoder (args_decode.go) does. It only recognizes valid
+// arguments: at the first violation, or anything either half would not
+// handle, it declines, and [ArgsCheck.Decode] starts again on the
+// separate paths, whose results (violations, paths, messages, values) are
+// the reference. Plans are built once per ArgsCheck.
+
+// fusedPlan checks the value at f.d.b[i] against its schema node and
+// decodes it into v (settable, holding its type's zero value); it returns
+// the offset after the value, or -1 to decline.
+type fusedPlan func(f *fusedState, i int, v reflect.Value) int
+
+// fusedState is one call's state: the bytes, for both halves.
+type fusedState struct {
+	w canonWalker
+	d decState
+}
+
+type fusedKey struct {
+	t reflect.Type
+	n *node
+}
+
+type fusedBuilder struct {
+	dec   *decoders
+	built map[fusedKey]*fusedPlan
+}
+
+func (b *fusedBuilder) of(t reflect.Type, n *node) *fusedPlan {
+	k := fusedKey{t, n}
+	if p, ok := b.built[k]; ok {
+		return p
+	}
+	p := new(fusedPlan)
+	b.built[k] = p
+	*p = b.build(t, n)
+	return p
+}
+
+// plain decodes without a schema (a value no schema constrains).
+func plain(dec *argDecoder) fusedPlan {
+	return func(f *fusedState, i int, v reflect.Value) int { return (*dec)(&f.d, i, v) }
+}
+
+// leaf validates the value at i against n (the whole value, one scan) and
+// then decodes it.
+func leaf(dec *argDecoder, n *node) fusedPlan {
+	return func(f *fusedState, i int, v reflect.Value) int {
+		end := f.w.value(n, i)
+		if end < 0 || len(f.w.vs) > 0 {
+			return -1
+		}
+		if (*dec)(&f.d, i, v) != end {
+			return -1
+		}
+		return end
+	}
+}
+
+// containerOK reports whether n lets a container of kind k through
+// without a violation of its own (type, enum, const, false).
+func containerOK(n *node, k uint8) bool {
+	return !n.never && (n.types == 0 || n.types&k != 0) && n.enum == nil && n.constv == nil
+}
+
+// requiredBit returns the bit of key among n's required names (0: not
+// required); n has at most 64.
+func requiredBit(n *node, key []byte) uint64 {
+	for r, name := range n.required {
+		if name == string(key) {
+			return 1 << r
+		}
+	}
+	return 0
+}
+
+func allRequired(n *node) uint64 {
+	if len(n.required) == 64 {
+		return ^uint64(0)
+	}
+	return 1<<len(n.required) - 1
+}
+
+func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
+	dec := b.dec.of(t)
+	if n == nil {
+		return plain(dec)
+	}
+	lf := leaf(dec, n)
+	if sh, _ := shapeOf(t); sh == shapeJSON || sh == shapeText || sh == shapeAny {
+		return lf
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		et := t.Elem()
+		elem := b.of(et, n)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if i >= len(f.d.b) {
+				return -1
+			}
+			if f.d.b[i] == 'n' {
+				return lf(f, i, v)
+			}
+			p := reflect.New(et)
+			end := (*elem)(f, i, p.Elem())
+			if end >= 0 {
+				v.Set(p)
+			}
+			return end
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return lf
+		}
+		elem := b.of(t.Elem(), n.items)
+		ok := containerOK(n, kArray)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '[' {
+				return lf(f, i, v)
+			}
+			if !ok {
+				return -1
+			}
+			j := i + 1
+			count := 0
+			if j < len(bs) && bs[j] == ']' {
+				v.Set(reflect.MakeSlice(t, 0, 0))
+				j++
+			} else {
+				for {
+					v.Grow(1)
+					v.SetLen(count + 1)
+					ev := v.Index(count)
+					ev.SetZero()
+					if j = (*elem)(f, j, ev); j < 0 || j >= len(bs) {
+						return -1
+					}
+					count++
+					if bs[j] == ',' {
+						j++
+						continue
+					}
+					if bs[j] != ']' {
+						return -1
+					}
+					j++
+					break
+				}
+			}
+			if n.minItems >= 0 && count < n.minItems || n.maxItems >= 0 && count > n.maxItems {
+				return -1
+			}
+			return j
+		}
+	case reflect.Map:
+		if keyRuleOf(t.Key()) != keyString || len(n.required) > 64 {
+			return lf
+		}
+		kt, et := t.Key(), t.Elem()
+		props := make(map[string]*fusedPlan, len(n.props))
+		for name, p := range n.props {
+			props[name] = b.of(et, p)
+		}
+		var other *fusedPlan // a key no property names
+		switch {
+		case n.addl != nil:
+			other = b.of(et, n.addl)
+		case !n.closed:
+			other = b.of(et, nil)
+		}
+		ok := containerOK(n, kObject)
+		all := allRequired(n)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '{' {
+				return lf(f, i, v)
+			}
+			if !ok {
+				return -1
+			}
+			m := reflect.MakeMap(t)
+			kv := reflect.New(kt).Elem()
+			ev := reflect.New(et).Elem()
+			var seen uint64
+			j := i + 1
+			if j < len(bs) && bs[j] == '}' {
+				j++
+			} else {
+				for {
+					k, end := plainString(bs, j)
+					if end < 0 || end >= len(bs) || bs[end] != ':' {
+						return -1
+					}
+					p := props[string(k)]
+					if p == nil {
+						if p = other; p == nil {
+							return -1 // additional property is not allowed
+						}
+					}
+					seen |= requiredBit(n, k)
+					ev.SetZero()
+					if j = (*p)(f, end+1, ev); j < 0 || j >= len(bs) {
+						return -1
+					}
+					kv.SetString(string(k))
+					m.SetMapIndex(kv, ev)
+					if bs[j] == ',' {
+						j++
+						continue
+					}
+					if bs[j] != '}' {
+						return -1
+					}
+					j++
+					break
+				}
+			}
+			if seen != all {
+				return -1
+			}
+			v.Set(m)
+			return j
+		}
+	case reflect.Struct:
+		fields, conflicts := jsonFields(t)
+		if len(conflicts) > 0 || len(n.required) > 64 {
+			return lf
+		}
+		type field struct {
+			index []int
+			plan  *fusedPlan // nil: the key is a violation
+		}
+		byName := make(map[string]field, len(fields))
+		for _, fd := range fields {
+			if fd.quoted || behindPointer(t, fd.index) {
+				return lf
+			}
+			sub := n.props[fd.name]
+			if sub == nil {
+				sub = n.addl
+			}
+			var p *fusedPlan
+			if sub != nil || !n.closed {
+				p = b.of(fd.sf.Type, sub)
+			}
+			byName[fd.name] = field{fd.index, p}
+		}
+		ok := containerOK(n, kObject)
+		all := allRequired(n)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '{' {
+				return lf(f, i, v)
+			}
+			if !ok {
+				return -1
+			}
+			var seen uint64
+			j := i + 1
+			if j < len(bs) && bs[j] == '}' {
+				j++
+			} else {
+				for {
+					k, end := plainString(bs, j)
+					if end < 0 || end >= len(bs) || bs[end] != ':' {
+						return -1
+					}
+					fd, found := byName[string(k)]
+					if !found || fd.plan == nil {
+						return -1 // not a field (the decoder declines), or not allowed
+					}
+					seen |= requiredBit(n, k)
+					var fv reflect.Value
+					if len(fd.index) == 1 {
+						fv = v.Field(fd.index[0])
+					} else {
+						fv = v.FieldByIndex(fd.index)
+					}
+					if !fv.CanSet() {
+						return -1
+					}
+					if j = (*fd.plan)(f, end+1, fv); j < 0 || j >= len(bs) {
+						return -1
+					}
+					if bs[j] == ',' {
+						j++
+						continue
+					}
+					if bs[j] != '}' {
+						return -1
+					}
+					j++
+					break
+				}
+			}
+			if seen != all {
+				return -1
+			}
+			return j
+		}
+	}
+	return lf
+}
+
+// Decode validates canonical arguments as [ArgsCheck.Validate] does and,
+// when they are valid, decodes them into v as [Target.DecodeCanonical]
+// does: the same violations, or the same value. v must point to a zero
+// value of the Target's type (without a Target, Decode only validates).
+// When the schema covers the Target's key checks (see ArgsCheck), valid
+// arguments are checked and decoded in one pass over their bytes.
+func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
+	if c.fused != nil && len(args) > 0 && args[0] == '{' {
+		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type().Elem() == c.t.typ {
+			if c.fusedDecode(args, rv.Elem()) {
+				return nil
+			}
+			rv.Elem().SetZero()
+		}
+	}
+	if vs := c.Validate(args); len(vs) > 0 || c.t == nil {
+		return vs
+	}
+	return c.t.DecodeCanonical(args, v)
+}
+
+func (c *ArgsCheck) fusedDecode(args []byte, v reflect.Value) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f := &fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	return (*c.fused)(f, 0, v) == len(args)
+}
