@@ -98,7 +98,44 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 	if sh, _ := shapeOf(t); sh == shapeJSON || sh == shapeText || sh == shapeAny {
 		return lf
 	}
+	// A scalar whose schema says no more than its type: the token's first
+	// byte is the whole check, and the decoder reads the token once.
+	unconstrained := !n.never && n.enum == nil && n.constv == nil && n.min == nil && n.max == nil && !n.base64
 	switch t.Kind() {
+	case reflect.String:
+		if !unconstrained || n.types != 0 && n.types&kString == 0 {
+			return lf
+		}
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if _, end := plainString(f.d.b, i); end >= 0 {
+				v.SetString(f.d.str(i+1, end-1))
+				return end
+			}
+			return lf(f, i, v)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if !unconstrained || n.types != 0 && n.types&(kNumber|kInteger) == 0 {
+			return lf
+		}
+		// The decoder parses integers only: what it accepts is an
+		// integer, which both number and integer allow.
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if i < len(f.d.b) && (f.d.b[i] == '-' || '0' <= f.d.b[i] && f.d.b[i] <= '9') {
+				return (*dec)(&f.d, i, v)
+			}
+			return lf(f, i, v)
+		}
+	case reflect.Bool:
+		if !unconstrained || n.types != 0 && n.types&kBoolean == 0 {
+			return lf
+		}
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if i < len(f.d.b) && (f.d.b[i] == 't' || f.d.b[i] == 'f') {
+				return (*dec)(&f.d, i, v)
+			}
+			return lf(f, i, v)
+		}
 	case reflect.Pointer:
 		et := t.Elem()
 		elem := b.of(et, n)
@@ -217,7 +254,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 					if j = (*p)(f, end+1, ev); j < 0 || j >= len(bs) {
 						return -1
 					}
-					kv.SetString(string(k))
+					kv.SetString(f.d.str(end-1-len(k), end-1))
 					m.SetMapIndex(kv, ev)
 					if bs[j] == ',' {
 						j++
