@@ -71,15 +71,22 @@ func plainString(b []byte, i int) (s []byte, end int) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, -1
 	}
-	j := bytes.IndexByte(b[i+1:], '"')
-	if j < 0 {
-		return nil, -1
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s = b[i+1 : j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, -1
+			}
+			return s, j + 1
+		case c == '\\':
+			return nil, -1
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
 	}
-	s = b[i+1 : i+1+j]
-	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
-		return nil, -1
-	}
-	return s, i + 2 + j
+	return nil, -1
 }
 
 func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }

@@ -2,7 +2,10 @@ package schema
 
 import (
 	"reflect"
+	"sync"
 )
+
+var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
 
 // This file validates and decodes canonical arguments in one pass: a plan
 // per (Go type, schema node) pair walks the bytes once, checking each
@@ -177,7 +180,9 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				j++
 			} else {
 				for {
-					v.Grow(1)
+					if count == v.Cap() {
+						v.Grow(max(4, count)) // as encoding/json grows a slice
+					}
 					v.SetLen(count + 1)
 					ev := v.Index(count)
 					ev.SetZero()
@@ -283,6 +288,8 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			plan  *fusedPlan // nil: the key is a violation
 		}
 		byName := make(map[string]field, len(fields))
+		var names []string // with few fields, byName in order: a scan beats hashing
+		var list []field
 		for _, fd := range fields {
 			if fd.quoted || behindPointer(t, fd.index) {
 				return lf
@@ -296,6 +303,11 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				p = b.of(fd.sf.Type, sub)
 			}
 			byName[fd.name] = field{fd.index, p}
+			names = append(names, fd.name)
+			list = append(list, field{fd.index, p})
+		}
+		if len(names) > 8 {
+			names, list = nil, nil
 		}
 		ok := containerOK(n, kObject)
 		all := allRequired(n)
@@ -320,7 +332,18 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 					if end < 0 || end >= len(bs) || bs[end] != ':' {
 						return -1
 					}
-					fd, found := byName[string(k)]
+					var fd field
+					found := false
+					if names != nil {
+						for x, name := range names {
+							if name == string(k) {
+								fd, found = list[x], true
+								break
+							}
+						}
+					} else {
+						fd, found = byName[string(k)]
+					}
 					if !found || fd.plan == nil {
 						return -1 // not a field (the decoder declines), or not allowed
 					}
@@ -384,6 +407,10 @@ func (c *ArgsCheck) fusedDecode(args []byte, v reflect.Value) (ok bool) {
 			ok = false
 		}
 	}()
-	f := &fusedState{w: canonWalker{b: args}, d: decState{b: args}}
-	return (*c.fused)(f, 0, v) == len(args)
+	f := fusedStates.Get().(*fusedState)
+	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	ok = (*c.fused)(f, 0, v) == len(args)
+	*f = fusedState{} // keeps no argument bytes or strings
+	fusedStates.Put(f)
+	return ok
 }
