@@ -224,6 +224,12 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		}
 		ok := containerOK(n, kObject)
 		all := allRequired(n)
+		// The key and the value of each entry are decoded into scratch
+		// values that SetMapIndex copies from, reused across calls.
+		type scratch struct{ kv, ev reflect.Value }
+		pool := &sync.Pool{New: func() any {
+			return &scratch{reflect.New(kt).Elem(), reflect.New(et).Elem()}
+		}}
 		return func(f *fusedState, i int, v reflect.Value) int {
 			bs := f.d.b
 			if i >= len(bs) {
@@ -236,8 +242,13 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				return -1
 			}
 			m := reflect.MakeMap(t)
-			kv := reflect.New(kt).Elem()
-			ev := reflect.New(et).Elem()
+			sc := pool.Get().(*scratch)
+			defer func() {
+				sc.kv.SetZero() // keeps no decoded value alive
+				sc.ev.SetZero()
+				pool.Put(sc)
+			}()
+			kv, ev := sc.kv, sc.ev
 			var seen uint64
 			j := i + 1
 			if j < len(bs) && bs[j] == '}' {
@@ -286,6 +297,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		type field struct {
 			index []int
 			plan  *fusedPlan // nil: the key is a violation
+			bit   uint64     // its bit among n's required names
 		}
 		byName := make(map[string]field, len(fields))
 		var names []string // with few fields, byName in order: a scan beats hashing
@@ -302,9 +314,10 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			if sub != nil || !n.closed {
 				p = b.of(fd.sf.Type, sub)
 			}
-			byName[fd.name] = field{fd.index, p}
+			fl := field{fd.index, p, requiredBit(n, []byte(fd.name))}
+			byName[fd.name] = fl
 			names = append(names, fd.name)
-			list = append(list, field{fd.index, p})
+			list = append(list, fl)
 		}
 		if len(names) > 8 {
 			names, list = nil, nil
@@ -347,7 +360,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 					if !found || fd.plan == nil {
 						return -1 // not a field (the decoder declines), or not allowed
 					}
-					seen |= requiredBit(n, k)
+					seen |= fd.bit
 					var fv reflect.Value
 					if len(fd.index) == 1 {
 						fv = v.Field(fd.index[0])
