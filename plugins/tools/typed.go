@@ -234,10 +234,9 @@ func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
 // decodes them into *a, which must be A's zero value.
 func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
 	if d.inferred != nil {
-		if vs := d.inferred.Validate(args); len(vs) > 0 {
-			return vs
-		}
-	} else if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
+		return d.inferred.Decode(args, a)
+	}
+	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
 	}
 	return d.target.DecodeCanonical(args, a)

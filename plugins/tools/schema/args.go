@@ -1,5 +1,7 @@
 package schema
 
+import "reflect"
+
 // ArgsCheck validates the canonical arguments of a tool whose Go type is
 // described by a [Target] against a value schema: [ValueSchema.ValidateArgs]
 // with that Target, with the same results, but when the schema refuses
@@ -14,6 +16,9 @@ type ArgsCheck struct {
 	// scan: valid arguments are recognized by a scan (the schema covers
 	// the Target's key checks).
 	scan bool
+	// fused: with scan and a Target, the plan that checks and decodes
+	// valid arguments in one pass (args_fused.go).
+	fused *fusedPlan
 }
 
 // ForArgs returns the check of arguments against s and t (nil: no
@@ -23,7 +28,12 @@ func (s *ValueSchema) ForArgs(t *Target) *ArgsCheck {
 	if t != nil {
 		scan = covers(t.root, s.root, map[coverKey]bool{})
 	}
-	return &ArgsCheck{s: s, t: t, scan: scan}
+	c := &ArgsCheck{s: s, t: t, scan: scan}
+	if scan && t != nil {
+		b := &fusedBuilder{dec: &decoders{built: map[reflect.Type]*argDecoder{}}, built: map[fusedKey]*fusedPlan{}}
+		c.fused = b.of(t.typ, s.root)
+	}
+	return c
 }
 
 // Validate is [ValueSchema.ValidateArgs](args, ArgsOptions{Target: t})

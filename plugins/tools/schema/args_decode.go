@@ -20,7 +20,23 @@ import (
 // type's zero value) and returns the offset after it, or -1 to decline.
 type argDecoder func(d *decState, i int, v reflect.Value) int
 
-type decState struct{ b []byte }
+type decState struct {
+	b []byte
+	// s is one copy of b, made at the first string the value needs: every
+	// decoded string (values and map keys) is a slice of it, so a value's
+	// strings cost one allocation together. They keep the whole copy
+	// alive as long as any of them lives (the arguments are at most
+	// canonjson's size limit).
+	s string
+}
+
+// str returns b[i:j] as a string, a slice of the shared copy.
+func (d *decState) str(i, j int) string {
+	if d.s == "" {
+		d.s = string(d.b)
+	}
+	return d.s[i:j]
+}
 
 // decoders builds the decoders of the types reachable from one root.
 type decoders struct {
@@ -55,15 +71,22 @@ func plainString(b []byte, i int) (s []byte, end int) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, -1
 	}
-	j := bytes.IndexByte(b[i+1:], '"')
-	if j < 0 {
-		return nil, -1
+	ascii := true
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			s = b[i+1 : j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, -1
+			}
+			return s, j + 1
+		case c == '\\':
+			return nil, -1
+		case c >= utf8.RuneSelf:
+			ascii = false
+		}
 	}
-	s = b[i+1 : i+1+j]
-	if bytes.IndexByte(s, '\\') >= 0 || !utf8.Valid(s) {
-		return nil, -1
-	}
-	return s, i + 2 + j
+	return nil, -1
 }
 
 func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
@@ -125,12 +148,11 @@ func (b *decoders) build(t reflect.Type) argDecoder {
 		}
 	case reflect.String:
 		return func(d *decState, i int, v reflect.Value) int {
-			s, end := plainString(d.b, i)
-			if end < 0 {
-				return viaUnmarshal(d, i, v)
+			if _, end := plainString(d.b, i); end >= 0 {
+				v.SetString(d.str(i+1, end-1))
+				return end
 			}
-			v.SetString(string(s))
-			return end
+			return viaUnmarshal(d, i, v)
 		}
 	case reflect.Pointer:
 		elem := b.of(t.Elem())
@@ -202,7 +224,7 @@ func (b *decoders) build(t reflect.Type) argDecoder {
 				if j = (*elem)(d, end+1, ev); j < 0 || j >= len(d.b) {
 					return -1
 				}
-				m.SetMapIndex(reflect.ValueOf(string(k)).Convert(kt), ev)
+				m.SetMapIndex(reflect.ValueOf(d.str(end-1-len(k), end-1)).Convert(kt), ev)
 				if d.b[j] == ',' {
 					j++
 					continue

@@ -191,3 +191,114 @@ func FuzzDecodeCanonicalIsDecode(f *testing.F) {
 		decodeAgrees[map[string]argsEdit](t, canon)
 	})
 }
+
+// decodeIsReference fails t unless c.Decode gives for canon exactly what
+// the separate paths give: ValidateArgs's violations when there are
+// some, and otherwise Target.Decode's value and violations.
+func decodeIsReference[T any](t *testing.T, c *ArgsCheck, canon []byte) {
+	t.Helper()
+	var got, want T
+	gv := c.Decode(canon, &got)
+	wv := c.s.ValidateArgs(canon, ArgsOptions{Target: c.t})
+	if len(wv) == 0 {
+		wv = c.t.Decode(canon, &want)
+	}
+	if !reflect.DeepEqual(gv, wv) || len(wv) == 0 && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s into %T:\nArgsCheck.Decode %#v %v\nValidate+Decode  %#v %v", canon, got, got, gv, want, wv)
+	}
+}
+
+// FuzzArgsDecodeIsValidateAndDecode: the fused pass (ArgsCheck.Decode)
+// returns exactly ValidateArgs's violations, or Decode's value, for the
+// canonical form of any arguments, against the inferred schemas and
+// against fuzzed schemas (with any of their constraints) for a few types.
+func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"/a","offset":10,"limit":200,"edits":[{"old":"a","new":"b"}],"env":{"HOME":{"old":"/root","new":"/u"}}}`,
+		`{"PATH":"/a","edits":null}`, `{"path":"x","edits":[{"OLD":"a","new":"b"}],"env":{"k":{"Old":"x"}}}`,
+		`{"path":"x","edits":[],"small":300,"mode":"c","data":"!!","when":"yesterday","ratio":1.5,"grid":[[{"old":"x"}],null,[]]}`,
+		`{"path":"x","edits":[],"small":3,"mode":"a","data":"AA==","when":"2024-01-02T03:04:05Z","ratio":1.5,"grid":[[{"old":"x"}],null]}`,
+		`{"path":"x","edits":[],"extra":true,"offset":1.5,"limit":null}`,
+		`{"path":"é\n\"","edits":[{"old":"a"},{"new":"b","old":"c"}],"env":{},"offset":-3}`,
+		`{"a":{"old":"x","new":"y"},"b":{"new":""}}`,
+	} {
+		f.Add(`{"type":"object","properties":{"path":{"type":"string","enum":["\"x\"","\"/a\""]},"offset":{"type":"integer","minimum":0,"maximum":20},"edits":{"type":["null","array"],"items":{"type":"object","properties":{"old":{"type":"string"},"new":{"type":"string"}},"required":["old"],"additionalProperties":false},"maxItems":1},"env":{"type":"object","additionalProperties":{"type":"object"}}},"required":["path"],"additionalProperties":false}`, s)
+		f.Add(`{"type":"object","properties":{"a":{"type":"object","properties":{"old":{"const":"\"x\""}},"required":["new"]}},"minItems":1,"additionalProperties":{"type":"object","additionalProperties":false}}`, s)
+	}
+	covered, _, _ := argsCheckFor[argsCovered](f, true)
+	uncovered, _, _ := argsCheckFor[argsUncovered](f, false)
+	kinds, _, _ := argsCheckFor[argsKinds](f, false)
+	f.Fuzz(func(t *testing.T, schema, args string) {
+		canon, err := canonjson.CanonicalizeObject([]byte(args), canonjson.Options{})
+		if err != nil {
+			return
+		}
+		decodeIsReference[argsCovered](t, covered, canon)
+		decodeIsReference[argsUncovered](t, uncovered, canon)
+		decodeIsReference[argsKinds](t, kinds, canon)
+		vs, err := CompileValueSchema([]byte(schema))
+		if err != nil {
+			return
+		}
+		decodeIsReference[argsCovered](t, vs.ForArgs(TargetFor[argsCovered]()), canon)
+		decodeIsReference[*argsCovered](t, vs.ForArgs(TargetFor[*argsCovered]()), canon)
+		decodeIsReference[map[string]argsEdit](t, vs.ForArgs(TargetFor[map[string]argsEdit]()), canon)
+		decodeIsReference[map[string][]*argsEdit](t, vs.ForArgs(TargetFor[map[string][]*argsEdit]()), canon)
+	})
+}
+
+// TestArgsDecodeOnePass: valid arguments of a covered type are checked and
+// decoded by the fused pass alone, with one allocation per Go value the
+// result needs (the state, the map, its entry, the slice, the strings,
+// the pointer) and none per field.
+func TestArgsDecodeOnePass(t *testing.T) {
+	c, _, tg := argsCheckFor[argsCovered](t, true)
+	args := []byte(`{"edits":[{"new":"b","old":"a"}],"env":{"HOME":{"new":"/u","old":"/root"}},"limit":200,"offset":10,"path":"/a"}`)
+	if c.fused == nil {
+		t.Fatal("no fused plan for a covered type")
+	}
+	var a, want argsCovered
+	if !c.fusedDecode(args, reflect.ValueOf(&a).Elem()) {
+		t.Fatal("the fused pass declined valid arguments")
+	}
+	if vs := tg.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
+		t.Fatalf("fused %#v, Decode %#v %v", a, want, vs)
+	}
+	n := testing.AllocsPerRun(50, func() {
+		var a argsCovered
+		if vs := c.Decode(args, &a); vs != nil {
+			t.Fatal(vs)
+		}
+	})
+	// a itself (it escapes) 1, state 1, limit 1, edits 1 + 2 strings,
+	// env map 2 + key + 2 strings, path 1: 12.
+	if n > 12 {
+		t.Errorf("Decode of valid arguments allocates %v times, want ≤ 12", n)
+	}
+}
+
+// BenchmarkArgsDecode: valid arguments of a covered type checked and
+// decoded by the fused pass, against the scan followed by the one-pass
+// decoder (what typed tools ran before).
+func BenchmarkArgsDecode(b *testing.B) {
+	c, _, tg := argsCheckFor[argsCovered](b, true)
+	args := []byte(`{"edits":[{"new":"b","old":"a"},{"new":"log.Print","old":"fmt.Println"}],"env":{"HOME":{"new":"/home/u","old":"/root"}},"limit":200,"offset":10,"path":"/src/main.go"}`)
+	b.Run("fused", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var a argsCovered
+			if c.Decode(args, &a) != nil {
+				b.Fatal("invalid")
+			}
+		}
+	})
+	b.Run("scan+decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var a argsCovered
+			if c.Validate(args) != nil || tg.DecodeCanonical(args, &a) != nil {
+				b.Fatal("invalid")
+			}
+		}
+	})
+}

@@ -47,7 +47,11 @@
 // bytes, without decoding them; anything else takes [ValueSchema.ValidateArgs]
 // with the Target, whose results it always returns; [Target.DecodeCanonical]
 // then decodes them in one pass where it can, with exactly
-// [Target.Decode]'s value and violations.
+// [Target.Decode]'s value and violations. [ArgsCheck.Decode] does both:
+// valid arguments of a type whose schema covers its key checks are
+// checked and decoded in a single pass over their bytes (a plan per Go
+// type and schema node, built once), and anything else (every invalid
+// argument) takes the separate paths, whose violations it returns.
 //
 // Every argument and schema here is lossless JSON, as package canonjson
 // defines it. Every function is safe for concurrent use and total on

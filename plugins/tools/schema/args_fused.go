@@ -1,0 +1,429 @@
+package schema
+
+import (
+	"reflect"
+	"sync"
+)
+
+var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
+
+// This file validates and decodes canonical arguments in one pass: a plan
+// per (Go type, schema node) pair walks the bytes once, checking each
+// value against its schema node as canonWalker does and decoding it as
+// the one-pass decoder (args_decode.go) does. It only recognizes valid
+// arguments: at the first violation, or anything either half would not
+// handle, it declines, and [ArgsCheck.Decode] starts again on the
+// separate paths, whose results (violations, paths, messages, values) are
+// the reference. Plans are built once per ArgsCheck.
+
+// fusedPlan checks the value at f.d.b[i] against its schema node and
+// decodes it into v (settable, holding its type's zero value); it returns
+// the offset after the value, or -1 to decline.
+type fusedPlan func(f *fusedState, i int, v reflect.Value) int
+
+// fusedState is one call's state: the bytes, for both halves.
+type fusedState struct {
+	w canonWalker
+	d decState
+}
+
+type fusedKey struct {
+	t reflect.Type
+	n *node
+}
+
+type fusedBuilder struct {
+	dec   *decoders
+	built map[fusedKey]*fusedPlan
+}
+
+func (b *fusedBuilder) of(t reflect.Type, n *node) *fusedPlan {
+	k := fusedKey{t, n}
+	if p, ok := b.built[k]; ok {
+		return p
+	}
+	p := new(fusedPlan)
+	b.built[k] = p
+	*p = b.build(t, n)
+	return p
+}
+
+// plain decodes without a schema (a value no schema constrains).
+func plain(dec *argDecoder) fusedPlan {
+	return func(f *fusedState, i int, v reflect.Value) int { return (*dec)(&f.d, i, v) }
+}
+
+// leaf validates the value at i against n (the whole value, one scan) and
+// then decodes it.
+func leaf(dec *argDecoder, n *node) fusedPlan {
+	return func(f *fusedState, i int, v reflect.Value) int {
+		end := f.w.value(n, i)
+		if end < 0 || len(f.w.vs) > 0 {
+			return -1
+		}
+		if (*dec)(&f.d, i, v) != end {
+			return -1
+		}
+		return end
+	}
+}
+
+// containerOK reports whether n lets a container of kind k through
+// without a violation of its own (type, enum, const, false).
+func containerOK(n *node, k uint8) bool {
+	return !n.never && (n.types == 0 || n.types&k != 0) && n.enum == nil && n.constv == nil
+}
+
+// requiredBit returns the bit of key among n's required names (0: not
+// required); n has at most 64.
+func requiredBit(n *node, key []byte) uint64 {
+	for r, name := range n.required {
+		if name == string(key) {
+			return 1 << r
+		}
+	}
+	return 0
+}
+
+func allRequired(n *node) uint64 {
+	if len(n.required) == 64 {
+		return ^uint64(0)
+	}
+	return 1<<len(n.required) - 1
+}
+
+func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
+	dec := b.dec.of(t)
+	if n == nil {
+		return plain(dec)
+	}
+	lf := leaf(dec, n)
+	if sh, _ := shapeOf(t); sh == shapeJSON || sh == shapeText || sh == shapeAny {
+		return lf
+	}
+	// A scalar whose schema says no more than its type: the token's first
+	// byte is the whole check, and the decoder reads the token once.
+	unconstrained := !n.never && n.enum == nil && n.constv == nil && n.min == nil && n.max == nil && !n.base64
+	switch t.Kind() {
+	case reflect.String:
+		if !unconstrained || n.types != 0 && n.types&kString == 0 {
+			return lf
+		}
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if _, end := plainString(f.d.b, i); end >= 0 {
+				v.SetString(f.d.str(i+1, end-1))
+				return end
+			}
+			return lf(f, i, v)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if !unconstrained || n.types != 0 && n.types&(kNumber|kInteger) == 0 {
+			return lf
+		}
+		// The decoder parses integers only: what it accepts is an
+		// integer, which both number and integer allow.
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if i < len(f.d.b) && (f.d.b[i] == '-' || '0' <= f.d.b[i] && f.d.b[i] <= '9') {
+				return (*dec)(&f.d, i, v)
+			}
+			return lf(f, i, v)
+		}
+	case reflect.Bool:
+		if !unconstrained || n.types != 0 && n.types&kBoolean == 0 {
+			return lf
+		}
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if i < len(f.d.b) && (f.d.b[i] == 't' || f.d.b[i] == 'f') {
+				return (*dec)(&f.d, i, v)
+			}
+			return lf(f, i, v)
+		}
+	case reflect.Pointer:
+		et := t.Elem()
+		elem := b.of(et, n)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			if i >= len(f.d.b) {
+				return -1
+			}
+			if f.d.b[i] == 'n' {
+				return lf(f, i, v)
+			}
+			p := reflect.New(et)
+			end := (*elem)(f, i, p.Elem())
+			if end >= 0 {
+				v.Set(p)
+			}
+			return end
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return lf
+		}
+		elem := b.of(t.Elem(), n.items)
+		ok := containerOK(n, kArray)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '[' {
+				return lf(f, i, v)
+			}
+			if !ok {
+				return -1
+			}
+			j := i + 1
+			count := 0
+			if j < len(bs) && bs[j] == ']' {
+				v.Set(reflect.MakeSlice(t, 0, 0))
+				j++
+			} else {
+				for {
+					if count == v.Cap() {
+						v.Grow(max(4, count)) // as encoding/json grows a slice
+					}
+					v.SetLen(count + 1)
+					ev := v.Index(count)
+					ev.SetZero()
+					if j = (*elem)(f, j, ev); j < 0 || j >= len(bs) {
+						return -1
+					}
+					count++
+					if bs[j] == ',' {
+						j++
+						continue
+					}
+					if bs[j] != ']' {
+						return -1
+					}
+					j++
+					break
+				}
+			}
+			if n.minItems >= 0 && count < n.minItems || n.maxItems >= 0 && count > n.maxItems {
+				return -1
+			}
+			return j
+		}
+	case reflect.Map:
+		if keyRuleOf(t.Key()) != keyString || len(n.required) > 64 {
+			return lf
+		}
+		kt, et := t.Key(), t.Elem()
+		props := make(map[string]*fusedPlan, len(n.props))
+		for name, p := range n.props {
+			props[name] = b.of(et, p)
+		}
+		var other *fusedPlan // a key no property names
+		switch {
+		case n.addl != nil:
+			other = b.of(et, n.addl)
+		case !n.closed:
+			other = b.of(et, nil)
+		}
+		ok := containerOK(n, kObject)
+		all := allRequired(n)
+		// The key and the value of each entry are decoded into scratch
+		// values that SetMapIndex copies from, reused across calls.
+		type scratch struct{ kv, ev reflect.Value }
+		pool := &sync.Pool{New: func() any {
+			return &scratch{reflect.New(kt).Elem(), reflect.New(et).Elem()}
+		}}
+		return func(f *fusedState, i int, v reflect.Value) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '{' {
+				return lf(f, i, v)
+			}
+			if !ok {
+				return -1
+			}
+			m := reflect.MakeMap(t)
+			sc := pool.Get().(*scratch)
+			defer func() {
+				sc.kv.SetZero() // keeps no decoded value alive
+				sc.ev.SetZero()
+				pool.Put(sc)
+			}()
+			kv, ev := sc.kv, sc.ev
+			var seen uint64
+			j := i + 1
+			if j < len(bs) && bs[j] == '}' {
+				j++
+			} else {
+				for {
+					k, end := plainString(bs, j)
+					if end < 0 || end >= len(bs) || bs[end] != ':' {
+						return -1
+					}
+					p := props[string(k)]
+					if p == nil {
+						if p = other; p == nil {
+							return -1 // additional property is not allowed
+						}
+					}
+					seen |= requiredBit(n, k)
+					ev.SetZero()
+					if j = (*p)(f, end+1, ev); j < 0 || j >= len(bs) {
+						return -1
+					}
+					kv.SetString(f.d.str(end-1-len(k), end-1))
+					m.SetMapIndex(kv, ev)
+					if bs[j] == ',' {
+						j++
+						continue
+					}
+					if bs[j] != '}' {
+						return -1
+					}
+					j++
+					break
+				}
+			}
+			if seen != all {
+				return -1
+			}
+			v.Set(m)
+			return j
+		}
+	case reflect.Struct:
+		fields, conflicts := jsonFields(t)
+		if len(conflicts) > 0 || len(n.required) > 64 {
+			return lf
+		}
+		type field struct {
+			index []int
+			plan  *fusedPlan // nil: the key is a violation
+			bit   uint64     // its bit among n's required names
+		}
+		byName := make(map[string]field, len(fields))
+		var names []string // with few fields, byName in order: a scan beats hashing
+		var list []field
+		for _, fd := range fields {
+			if fd.quoted || behindPointer(t, fd.index) {
+				return lf
+			}
+			sub := n.props[fd.name]
+			if sub == nil {
+				sub = n.addl
+			}
+			var p *fusedPlan
+			if sub != nil || !n.closed {
+				p = b.of(fd.sf.Type, sub)
+			}
+			fl := field{fd.index, p, requiredBit(n, []byte(fd.name))}
+			byName[fd.name] = fl
+			names = append(names, fd.name)
+			list = append(list, fl)
+		}
+		if len(names) > 8 {
+			names, list = nil, nil
+		}
+		ok := containerOK(n, kObject)
+		all := allRequired(n)
+		return func(f *fusedState, i int, v reflect.Value) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '{' {
+				return lf(f, i, v)
+			}
+			if !ok {
+				return -1
+			}
+			var seen uint64
+			j := i + 1
+			if j < len(bs) && bs[j] == '}' {
+				j++
+			} else {
+				for {
+					k, end := plainString(bs, j)
+					if end < 0 || end >= len(bs) || bs[end] != ':' {
+						return -1
+					}
+					var fd field
+					found := false
+					if names != nil {
+						for x, name := range names {
+							if name == string(k) {
+								fd, found = list[x], true
+								break
+							}
+						}
+					} else {
+						fd, found = byName[string(k)]
+					}
+					if !found || fd.plan == nil {
+						return -1 // not a field (the decoder declines), or not allowed
+					}
+					seen |= fd.bit
+					var fv reflect.Value
+					if len(fd.index) == 1 {
+						fv = v.Field(fd.index[0])
+					} else {
+						fv = v.FieldByIndex(fd.index)
+					}
+					if !fv.CanSet() {
+						return -1
+					}
+					if j = (*fd.plan)(f, end+1, fv); j < 0 || j >= len(bs) {
+						return -1
+					}
+					if bs[j] == ',' {
+						j++
+						continue
+					}
+					if bs[j] != '}' {
+						return -1
+					}
+					j++
+					break
+				}
+			}
+			if seen != all {
+				return -1
+			}
+			return j
+		}
+	}
+	return lf
+}
+
+// Decode validates canonical arguments as [ArgsCheck.Validate] does and,
+// when they are valid, decodes them into v as [Target.DecodeCanonical]
+// does: the same violations, or the same value. v must point to a zero
+// value of the Target's type (without a Target, Decode only validates).
+// When the schema covers the Target's key checks (see ArgsCheck), valid
+// arguments are checked and decoded in one pass over their bytes.
+func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
+	if c.fused != nil && len(args) > 0 && args[0] == '{' {
+		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type().Elem() == c.t.typ {
+			if c.fusedDecode(args, rv.Elem()) {
+				return nil
+			}
+			rv.Elem().SetZero()
+		}
+	}
+	if vs := c.Validate(args); len(vs) > 0 || c.t == nil {
+		return vs
+	}
+	return c.t.DecodeCanonical(args, v)
+}
+
+func (c *ArgsCheck) fusedDecode(args []byte, v reflect.Value) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f := fusedStates.Get().(*fusedState)
+	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	ok = (*c.fused)(f, 0, v) == len(args)
+	*f = fusedState{} // keeps no argument bytes or strings
+	fusedStates.Put(f)
+	return ok
+}
