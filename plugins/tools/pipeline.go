@@ -514,14 +514,16 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 		return aborted(ctx, CodeAbortedBeforeDispatch)
 	}
 	body := ctx
-	var cancel context.CancelCauseFunc
+	var cancel bodyCanceler
 	if wctx != nil {
 		// Behind wrappers, which may run next elsewhere and return: the
-		// body gets a context of its own.
-		body, cancel = context.WithCancelCause(wctx)
-		defer cancel(nil)
+		// body gets a context of its own (made only if the body needs
+		// it: see bodyCtx), cancelled when it returns.
+		bc := newBodyCtx(exec, wctx)
+		body, cancel = bc, bc
+		defer bc.cancelBody(nil)
 		if done := ctx.Done(); done != nil && done != wctx.Done() {
-			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+			stop := context.AfterFunc(ctx, func() { bc.cancelBody(context.Cause(ctx)) })
 			defer stop()
 		}
 		if body.Err() != nil {
@@ -624,7 +626,8 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode Err
 func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, res Result) Result {
 	exec.stage = stagePostExecute
 	sctx, st := exec.beginStage(ctx, TracePostExecute)
-	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: res}, acceptBase)
+	exec.post = res
+	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: &exec.post}, acceptBase)
 	if err != nil {
 		f := errorResult("tools/post-execute failed", err, CodeListenerError, "ListenerError")
 		f.AdditionalContext = res.AdditionalContext
@@ -684,7 +687,11 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 		res.ConcludeTurn = false
 	}
 	res = checkOutput(exec, exec.tool, res)
-	res = r.finalizeContent(exec, res)
+	if t := exec.tool; t != nil && t.finalizeC != nil {
+		// Only then: finalizeContent keeps a pointer to its result (for a
+		// Goexit), which costs an allocation.
+		res = r.finalizeContent(exec, res)
+	}
 	if meta, err := validateResult(res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
