@@ -148,6 +148,7 @@ type Execution struct {
 	// running the call touches them.
 	final    Result
 	emitting bool
+	twinLen  uint32
 	// out is the state of the call's declared output (outputs.go).
 	out outputState
 	// bodies coordinates tool bodies with the end of the tools/execute
@@ -162,6 +163,11 @@ type Execution struct {
 	// hold by value rather than a copy on the heap; written once, before
 	// the stage, and never again.
 	post Result
+	// twin is the first of the 2*twinLen contents of one allocation that
+	// holds the copies of the final result's content made for the caller
+	// and for the tools/result observers (detach, noticeCopy); only the
+	// goroutine running the call touches them.
+	twin *Content
 	// decoded hands a typed tool's arguments, decoded while they were
 	// validated, to the body: a *decoded[A] that the body takes once (see
 	// Define). Policy code cannot reach it.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"unicode/utf8"
 	"unsafe"
@@ -698,7 +699,7 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 		res.Meta = meta
 	}
 	res.CallID = exec.callID
-	res = res.Clone()
+	res = r.detach(exec, res)
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
@@ -760,8 +761,46 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 			}
 		}
 	}()
-	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
+	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: noticeCopy(exec, res)})
 	returned = true
+}
+
+// detach returns res.Clone(), the call's result detached from every
+// slice a tool or listener might still hold. When tools/result has
+// observers, who get a copy of their own (noticeCopy), the content is
+// copied for them too, in the same allocation: the caller's copy is the
+// first half of exec.twin, the observers' the second, each with its
+// capacity cut at its end, so that neither can reach the other's.
+func (r *Registry) detach(exec *Execution, res Result) Result {
+	n := len(res.Content)
+	if n == 0 || uint64(n) > math.MaxUint32 || r.h == nil || r.h.Listening(ResultEvent.Descriptor()) == 0 {
+		return res.Clone()
+	}
+	twin := make([]Content, 2*n)
+	copy(twin, res.Content)
+	copy(twin[n:], res.Content)
+	exec.twin, exec.twinLen = &twin[0], uint32(n)
+	res.Content = nil
+	res = res.Clone()
+	res.Content = twin[:n:n]
+	return res
+}
+
+// noticeCopy returns the copy of res that the tools/result observers get:
+// res.Clone(), with the content copy that detach made alongside res's own
+// when res is that result (its content is the first half of exec.twin),
+// which it hands out once.
+func noticeCopy(exec *Execution, res Result) Result {
+	n, twin := len(res.Content), exec.twin
+	same := n > 0 && twin == &res.Content[0] && uint64(n) == uint64(exec.twinLen)
+	exec.twin, exec.twinLen = nil, 0
+	if !same {
+		return res.Clone()
+	}
+	res.Content = nil
+	res = res.Clone()
+	res.Content = unsafe.Slice(twin, 2*n)[n:]
+	return res
 }
 
 // withoutCancel is context.WithoutCancel, except that the background
