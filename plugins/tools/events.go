@@ -146,23 +146,15 @@ func (d PostDecision) check() error {
 // result so far. Result returns a fresh copy at each call, so a listener
 // cannot change what the next one sees.
 type PostInput struct {
-	exec *Execution
-	// result points at the execution's copy (Execution.post), written
-	// before the stage and never again: two words, which the host's
-	// waterfall links hold by value.
-	result *Result
+	exec   *Execution
+	result *Result // &exec.post (two words: the host's links hold it by value)
 }
 
 // Execution returns the call's identity.
 func (p PostInput) Execution() *Execution { return p.exec }
 
 // Result returns a copy of the result so far.
-func (p PostInput) Result() Result {
-	if p.result == nil {
-		return Result{}
-	}
-	return p.result.Clone()
-}
+func (p PostInput) Result() Result { return p.result.cloneOrZero() }
 
 // ResultNotice is the payload of tools/result: the frozen execution and its
 // final result. Result returns a fresh copy at each call, so an observer

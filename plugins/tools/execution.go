@@ -526,6 +526,14 @@ func (r Result) Clone() Result {
 	return r
 }
 
+// cloneOrZero is r.Clone(), or the zero Result when r is nil.
+func (r *Result) cloneOrZero() Result {
+	if r == nil {
+		return Result{}
+	}
+	return r.Clone()
+}
+
 // Data returns what presentResult receives about r (a copy).
 func (r Result) Data() ResultData {
 	c := r.Clone()
