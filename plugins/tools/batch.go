@@ -125,12 +125,11 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 		e := &b.entries[i]
 		e.index = i
 	}
-	b.s = newSched(r, opts.MaxParallel)
-	b.s.handOff = b.handOff
-	b.s.blocking = b.lend
-	b.s.done = b.done
+	// The scheduler lives in the batch and calls its hooks through
+	// s.batch: no allocation for either.
+	b.sched = sched{r: r, cap: maxParallel(opts.MaxParallel), batch: b}
+	b.s = &b.sched
 	b.s.parked, b.s.entries = make([]bool, len(calls)), b.entries
-	b.s.unparked = b.nextSuffix
 	b.cond.L = &b.mu
 	returned := false
 	defer func() {
@@ -174,7 +173,8 @@ func ConcludesTurn(results []Result) bool {
 
 // batchRun is one ExecuteBatch.
 type batchRun struct {
-	s          *sched
+	s          *sched // &sched
+	sched      sched
 	ctx        context.Context
 	calls      []Call
 	results    []Result
@@ -483,18 +483,18 @@ func stopAsked(f func(Result) bool, res Result) (stop bool) {
 type sched struct {
 	r   *Registry
 	cap int
-	// handOff, when set, is called when the goroutine that entered a call
-	// exits (runtime.Goexit) before the next call entered: ExecuteBatch
-	// continues its chain elsewhere. Nil when each call brings its own
-	// goroutine (Code Mode).
-	handOff func(e *entry)
-	// done is called once per call, after its tools/result and before the
-	// next call may run its suffix, on the call's goroutine.
+	// batch is the ExecuteBatch this schedules, whose hooks it calls; nil
+	// when each call brings its own goroutine (Code Mode). Its handOff is
+	// called when the goroutine that entered a call exits
+	// (runtime.Goexit) before the next call entered: the chain continues
+	// elsewhere. Its done is called once per call, after its
+	// tools/result and before the next call may run its suffix, on the
+	// call's goroutine. Its lend is called before a call waits for a slot
+	// or a turn (the waiting goroutine lends itself to starting workers).
+	// Its nextSuffix gets a parked call whose turn came (unparked).
+	batch *batchRun
+	// done, for Code Mode (batch nil), is called as batch.done is.
 	done func(ctx context.Context, e *entry, exec *Execution, res Result)
-	// blocking, when set, is called before a call waits for a slot or a
-	// turn (ExecuteBatch: the waiting goroutine lends itself to starting
-	// workers).
-	blocking func()
 
 	mu       sync.Mutex
 	active   int           // calls holding a dispatch slot
@@ -509,16 +509,20 @@ type sched struct {
 	// dispatch ended before their suffix turn: instead of a goroutine
 	// waiting, the call that finishes before one runs its suffix
 	// (finishEntry), or hands it to unparked.
-	parked   []bool
-	entries  []entry // the batch's entries, for parked
-	unparked func(e *entry)
+	parked  []bool
+	entries []entry // the batch's entries, for parked
 }
 
-func newSched(r *Registry, maxParallel int) *sched {
-	if maxParallel <= 0 {
-		maxParallel = DefaultMaxParallel
+func newSched(r *Registry, max int) *sched {
+	return &sched{r: r, cap: maxParallel(max)}
+}
+
+// maxParallel is the dispatch cap for a MaxParallel option.
+func maxParallel(max int) int {
+	if max <= 0 {
+		return DefaultMaxParallel
 	}
-	return &sched{r: r, cap: maxParallel}
+	return max
 }
 
 // entry is one call's place in its batch. Only the goroutine running the
@@ -644,7 +648,7 @@ func (s *sched) complete(ctx context.Context, e *entry, exec *Execution, tool st
 	s.suffixTurn(e)
 	s.r.observe(ctx, exec, res)
 	if next := s.finish(ctx, e, exec, res, false); next != nil {
-		s.unparked(next)
+		s.batch.nextSuffix(next)
 	}
 	finished = true
 	return res
@@ -765,8 +769,8 @@ func (s *sched) acquire(ctx context.Context) bool {
 		}
 		free := s.slotFree
 		s.mu.Unlock()
-		if s.blocking != nil {
-			s.blocking()
+		if s.batch != nil {
+			s.batch.lend()
 		}
 		select {
 		case <-free:
@@ -795,8 +799,8 @@ func (s *sched) wait(counter *int, n int) {
 	ready := make(chan struct{})
 	s.waiters[k][n] = append(s.waiters[k][n], ready)
 	s.mu.Unlock()
-	if s.blocking != nil {
-		s.blocking()
+	if s.batch != nil {
+		s.batch.lend()
 	}
 	<-ready
 }
@@ -858,11 +862,11 @@ func (s *sched) finishEntry(e *entry, exiting bool) (next *entry) {
 		next = &s.entries[n]
 	}
 	s.mu.Unlock()
-	if !released && exiting && s.handOff != nil {
-		s.handOff(e)
+	if !released && exiting && s.batch != nil {
+		s.batch.handOff(e)
 	}
 	if next != nil && exiting {
-		s.unparked(next)
+		s.batch.nextSuffix(next)
 		next = nil
 	}
 	return next
@@ -888,8 +892,8 @@ func (s *sched) release(e *entry, exiting bool) {
 	}
 	e.didRelease = true
 	s.advance(&s.released, e.index)
-	if exiting && s.handOff != nil {
-		s.handOff(e)
+	if exiting && s.batch != nil {
+		s.batch.handOff(e)
 	}
 }
 
@@ -922,7 +926,9 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 	}()
 	if !e.doneRan {
 		e.doneRan = true
-		if s.done != nil {
+		if s.batch != nil {
+			s.batch.done(ctx, e, exec, res)
+		} else if s.done != nil {
 			s.done(ctx, e, exec, res)
 		}
 	}

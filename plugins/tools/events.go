@@ -147,14 +147,14 @@ func (d PostDecision) check() error {
 // cannot change what the next one sees.
 type PostInput struct {
 	exec   *Execution
-	result Result
+	result *Result // &exec.post (two words: the host's links hold it by value)
 }
 
 // Execution returns the call's identity.
 func (p PostInput) Execution() *Execution { return p.exec }
 
 // Result returns a copy of the result so far.
-func (p PostInput) Result() Result { return p.result.Clone() }
+func (p PostInput) Result() Result { return p.result.cloneOrZero() }
 
 // ResultNotice is the payload of tools/result: the frozen execution and its
 // final result. Result returns a fresh copy at each call, so an observer

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -147,11 +148,26 @@ type Execution struct {
 	// running the call touches them.
 	final    Result
 	emitting bool
+	twinLen  uint32
 	// out is the state of the call's declared output (outputs.go).
 	out outputState
 	// bodies coordinates tool bodies with the end of the tools/execute
 	// stage.
 	bodies bodies
+	// body0 is the context of the first body dispatched behind
+	// tools/execute wrappers (bodyCtx), held here so that it costs no
+	// allocation of its own; a retry's later bodies get their own.
+	body0 bodyCtx
+	// post is the result tools/post-execute runs over (post), held here
+	// so that its payload, PostInput, is two words that the host's links
+	// hold by value rather than a copy on the heap; written once, before
+	// the stage, and never again.
+	post Result
+	// twin is the first of the 2*twinLen contents of one allocation that
+	// holds the copies of the final result's content made for the caller
+	// and for the tools/result observers (detach, noticeCopy); only the
+	// goroutine running the call touches them.
+	twin *Content
 	// decoded hands a typed tool's arguments, decoded while they were
 	// validated, to the body: a *decoded[A] that the body takes once (see
 	// Define). Policy code cannot reach it.
@@ -175,18 +191,27 @@ type bodies struct {
 	started bool // a body started (ABORTED, not ABORTED_BEFORE_DISPATCH)
 	goexit  bool // a body called runtime.Goexit
 	running int  // bodies started and not yet returned
-	// cancels holds the cancel function of each running body (nil in a
+	// cancels holds what cancels each running body's context (nil in a
 	// free slot); buf backs it for the usual single body.
-	cancels []context.CancelCauseFunc
-	buf     [1]context.CancelCauseFunc
+	cancels []bodyCanceler
+	buf     [1]bodyCanceler
 	idle    chan struct{} // closed when running drops to 0 after over
 }
+
+// bodyCanceler cancels a running body's context with a cause.
+type bodyCanceler interface{ cancelBody(cause error) }
+
+// noCancel is the canceler of a body run under the caller's own context
+// (no wrapper): called directly by the stage, it cannot outlive it.
+type noCancel struct{}
+
+func (noCancel) cancelBody(error) {}
 
 // begin registers a body about to start, whose context cancel cancels (nil:
 // the body runs under the caller's context, called directly, so it cannot
 // outlive the stage); it returns the body's slot, or false when the stage
 // is over.
-func (b *bodies) begin(cancel context.CancelCauseFunc) (slot int, ok bool) {
+func (b *bodies) begin(cancel bodyCanceler) (slot int, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.over {
@@ -195,7 +220,7 @@ func (b *bodies) begin(cancel context.CancelCauseFunc) (slot int, ok bool) {
 	b.started = true
 	b.running++
 	if cancel == nil {
-		cancel = noCancel // a taken slot is never nil
+		cancel = noCancel{} // a taken slot is never nil
 	}
 	if b.cancels == nil {
 		b.cancels = b.buf[:0]
@@ -209,8 +234,6 @@ func (b *bodies) begin(cancel context.CancelCauseFunc) (slot int, ok bool) {
 	b.cancels = append(b.cancels, cancel)
 	return len(b.cancels) - 1, true
 }
-
-func noCancel(error) {}
 
 // end unregisters the body in slot; goexit says it called runtime.Goexit.
 func (b *bodies) end(slot int, goexit bool) {
@@ -242,11 +265,129 @@ func (b *bodies) settle(cause error) (started bool) {
 	b.mu.Unlock()
 	for _, c := range cancels {
 		if c != nil {
-			c(cause)
+			c.cancelBody(cause)
 		}
 	}
 	<-idle
 	return true
+}
+
+// bodyCtx is the context of a tool body dispatched behind tools/execute
+// wrappers: the context the wrapper passed to next (wctx, untrusted),
+// cancelled too by the caller's context (merged by dispatch: a wrapper
+// that replaced the context cannot detach the body from the caller), by
+// the end of the stage (settle, cause ErrAbandoned) and when the body
+// returns. It behaves as context.WithCancelCause(wctx) cancelled by those
+// does, and is that context, made lazily: made only when something needs
+// it (the body asks for Done, derives a context, or reads Err or Value
+// after a cancellation), which costs two allocations that a body ignoring
+// its context, or only polling Err, never pays.
+//
+// Before it is made, Err reports a recorded cancellation or wctx's own,
+// making the context first, so the cause read next (context.Cause reads
+// Err, then Value) is the one the made context holds; Value asks wctx,
+// as the made context would; Deadline is wctx's. A cancellation recorded
+// before the context is made is applied when it is, after wctx's own: a
+// cancellation of wctx already visible when one is recorded makes the
+// context first, so the earlier cause wins, as it would have.
+type bodyCtx struct {
+	wctx    context.Context // what the wrapper passed to next
+	claimed atomic.Bool     // Execution.body0 is in use
+	made    atomic.Bool     // ctx and cancel are set, for good
+	pending atomic.Bool     // a cancellation is recorded in cause
+	mu      sync.Mutex
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	cause   error // the first recorded cancellation's cause (nil: Canceled)
+}
+
+// newBodyCtx returns the context for a body exec dispatches under wctx:
+// exec.body0 the first time, a fresh one for a retry's later bodies.
+func newBodyCtx(exec *Execution, wctx context.Context) *bodyCtx {
+	c := &exec.body0
+	if !c.claimed.CompareAndSwap(false, true) {
+		c = new(bodyCtx)
+	}
+	c.wctx = wctx
+	return c
+}
+
+// Deadline is wctx's, as a context derived from it has.
+func (c *bodyCtx) Deadline() (time.Time, bool) { return c.wctx.Deadline() }
+
+// Done makes the context and returns its channel.
+func (c *bodyCtx) Done() <-chan struct{} { return c.get().Done() }
+
+// Err is the made context's error; before it is made, nil unless a
+// cancellation was recorded or wctx is done, in which case the context is
+// made first (so that its cause is there to read).
+func (c *bodyCtx) Err() error {
+	if !c.made.Load() {
+		if !c.pending.Load() && c.wctx.Err() == nil {
+			return nil
+		}
+	}
+	return c.get().Err()
+}
+
+// Value is the made context's value for key; before it is made, and while
+// nothing cancelled it, wctx's, which is what the made context would
+// return for any key but the context package's own (read by Cause and by
+// a derived context, after Err or Done, which make it).
+func (c *bodyCtx) Value(key any) any {
+	if !c.made.Load() && c.Err() == nil && !c.made.Load() {
+		return c.wctx.Value(key)
+	}
+	return c.get().Value(key)
+}
+
+// String names the context (fmt, context's own String methods).
+func (c *bodyCtx) String() string { return "tools.bodyContext" }
+
+// get makes the context, once, applying a recorded cancellation.
+func (c *bodyCtx) get() context.Context {
+	if c.made.Load() {
+		return c.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.made.Load() {
+		parent := c.wctx
+		if c.pending.Load() {
+			// Cancelled already: wctx's values, but not a later
+			// cancellation of wctx, which would replace the cause.
+			parent = context.WithoutCancel(parent)
+		}
+		ctx, cancel := context.WithCancelCause(parent)
+		if c.pending.Load() {
+			cancel(c.cause)
+		}
+		c.ctx, c.cancel = ctx, cancel
+		c.made.Store(true)
+	}
+	return c.ctx
+}
+
+// cancelBody cancels the body's context with cause (nil: Canceled), or
+// records the cancellation until the context is made; the first one wins.
+func (c *bodyCtx) cancelBody(cause error) {
+	if !c.made.Load() && !c.pending.Load() && c.wctx.Err() != nil {
+		// wctx's cancellation came first: make the context now, so that
+		// its cause is the one kept.
+		c.get()
+	}
+	c.mu.Lock()
+	if c.made.Load() {
+		cancel := c.cancel
+		c.mu.Unlock()
+		cancel(cause)
+		return
+	}
+	if !c.pending.Load() {
+		c.cause = cause
+		c.pending.Store(true)
+	}
+	c.mu.Unlock()
 }
 
 // goexited reports whether a body called runtime.Goexit.
@@ -383,6 +524,14 @@ func (r Result) Clone() Result {
 		r.Error = &e
 	}
 	return r
+}
+
+// cloneOrZero is r.Clone(), or the zero Result when r is nil.
+func (r *Result) cloneOrZero() Result {
+	if r == nil {
+		return Result{}
+	}
+	return r.Clone()
 }
 
 // Data returns what presentResult receives about r (a copy).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"unicode/utf8"
 	"unsafe"
@@ -514,14 +515,16 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 		return aborted(ctx, CodeAbortedBeforeDispatch)
 	}
 	body := ctx
-	var cancel context.CancelCauseFunc
+	var cancel bodyCanceler
 	if wctx != nil {
 		// Behind wrappers, which may run next elsewhere and return: the
-		// body gets a context of its own.
-		body, cancel = context.WithCancelCause(wctx)
-		defer cancel(nil)
+		// body gets a context of its own (made only if the body needs
+		// it: see bodyCtx), cancelled when it returns.
+		bc := newBodyCtx(exec, wctx)
+		body, cancel = bc, bc
+		defer bc.cancelBody(nil)
 		if done := ctx.Done(); done != nil && done != wctx.Done() {
-			stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+			stop := context.AfterFunc(ctx, func() { bc.cancelBody(context.Cause(ctx)) })
 			defer stop()
 		}
 		if body.Err() != nil {
@@ -624,7 +627,8 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode Err
 func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, res Result) Result {
 	exec.stage = stagePostExecute
 	sctx, st := exec.beginStage(ctx, TracePostExecute)
-	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: res}, acceptBase)
+	exec.post = res
+	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: &exec.post}, acceptBase)
 	if err != nil {
 		f := errorResult("tools/post-execute failed", err, CodeListenerError, "ListenerError")
 		f.AdditionalContext = res.AdditionalContext
@@ -684,14 +688,18 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 		res.ConcludeTurn = false
 	}
 	res = checkOutput(exec, exec.tool, res)
-	res = r.finalizeContent(exec, res)
+	if t := exec.tool; t != nil && t.finalizeC != nil {
+		// Only then: finalizeContent keeps a pointer to its result (for a
+		// Goexit), which costs an allocation.
+		res = r.finalizeContent(exec, res)
+	}
 	if meta, err := validateResult(res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
 		res.Meta = meta
 	}
 	res.CallID = exec.callID
-	res = res.Clone()
+	res = r.detach(exec, res)
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
@@ -753,8 +761,46 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 			}
 		}
 	}()
-	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: res.Clone()})
+	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: noticeCopy(exec, res)})
 	returned = true
+}
+
+// detach returns res.Clone(), the call's result detached from every
+// slice a tool or listener might still hold. When tools/result has
+// observers, who get a copy of their own (noticeCopy), the content is
+// copied for them too, in the same allocation: the caller's copy is the
+// first half of exec.twin, the observers' the second, each with its
+// capacity cut at its end, so that neither can reach the other's.
+func (r *Registry) detach(exec *Execution, res Result) Result {
+	n := len(res.Content)
+	if n == 0 || uint64(n) > math.MaxUint32 || r.h == nil || r.h.Listening(ResultEvent.Descriptor()) == 0 {
+		return res.Clone()
+	}
+	twin := make([]Content, 2*n)
+	copy(twin, res.Content)
+	copy(twin[n:], res.Content)
+	exec.twin, exec.twinLen = &twin[0], uint32(n)
+	res.Content = nil
+	res = res.Clone()
+	res.Content = twin[:n:n]
+	return res
+}
+
+// noticeCopy returns the copy of res that the tools/result observers get:
+// res.Clone(), with the content copy that detach made alongside res's own
+// when res is that result (its content is the first half of exec.twin),
+// which it hands out once.
+func noticeCopy(exec *Execution, res Result) Result {
+	n, twin := len(res.Content), exec.twin
+	same := n > 0 && twin == &res.Content[0] && uint64(n) == uint64(exec.twinLen)
+	exec.twin, exec.twinLen = nil, 0
+	if !same {
+		return res.Clone()
+	}
+	res.Content = nil
+	res = res.Clone()
+	res.Content = unsafe.Slice(twin, 2*n)[n:]
+	return res
 }
 
 // withoutCancel is context.WithoutCancel, except that the background
