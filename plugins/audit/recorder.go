@@ -262,7 +262,7 @@ func (rec *callRec) BeginStage(ctx context.Context, exec *tools.Execution, stage
 		case tools.TraceApproval:
 			d := Decision{Stage: stage, Outcome: end.Outcome, By: "approver", Approver: rec.approver, Channel: rec.channel}
 			if end.Error != nil {
-				d.Outcome, d.Code = approvalOutcome(end.Error.Code), string(end.Error.Code)
+				d.Outcome, d.Code = string(tools.ApprovalOutcomeOf(end.Error.Code)), string(end.Error.Code)
 			}
 			if d.Channel == "" {
 				d.Channel = "none"
@@ -280,18 +280,6 @@ func (rec *callRec) BeginStage(ctx context.Context, exec *tools.Execution, stage
 		rec.mu.Unlock()
 		rec.live("stage")
 	}
-}
-
-func approvalOutcome(code tools.ErrorCode) string {
-	switch code {
-	case tools.CodeApprovalRejected:
-		return string(tools.Rejected)
-	case tools.CodeApprovalCancelled:
-		return string(tools.Cancelled)
-	case tools.CodeApprovalUnavailable:
-		return string(tools.Unavailable)
-	}
-	return "failed"
 }
 
 func (rec *callRec) End(_ context.Context, _ *tools.Execution, res tools.Result) {

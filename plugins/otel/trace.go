@@ -143,7 +143,7 @@ func (ct *callTrace) decided(exec *tools.Execution, stage string, e tools.StageE
 	case tools.TraceApproval:
 		decision, by = e.Outcome, "approver"
 		if e.Error != nil {
-			decision = approvalOutcome(e.Error.Code)
+			decision = string(tools.ApprovalOutcomeOf(e.Error.Code))
 		}
 	case tools.TraceGuards:
 		if e.Error == nil {
@@ -161,19 +161,6 @@ func (ct *callTrace) decided(exec *tools.Execution, stage string, e tools.StageE
 	ct.mu.Lock()
 	ct.decision, ct.by, ct.rule = clean(decision, maxCodeLen), by, rule
 	ct.mu.Unlock()
-}
-
-// approvalOutcome names the denial an approval stage's error code says.
-func approvalOutcome(code tools.ErrorCode) string {
-	switch code {
-	case tools.CodeApprovalRejected:
-		return string(tools.Rejected)
-	case tools.CodeApprovalCancelled:
-		return string(tools.Cancelled)
-	case tools.CodeApprovalUnavailable:
-		return string(tools.Unavailable)
-	}
-	return "failed"
 }
 
 func (ins *Instrumentation) explainOf(exec *tools.Execution) (verdict, rule string, ok bool) {

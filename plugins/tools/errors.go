@@ -261,3 +261,19 @@ func errorResult(prefix string, err error, fallbackCode ErrorCode, fallbackName 
 func panicMessage(what string, v any) string {
 	return what + " panicked: " + safeerr.Sprint(v)
 }
+
+// ApprovalOutcomeOf names the denial an approval stage's error code stands
+// for: Rejected, Cancelled or Unavailable for CodeApprovalRejected,
+// CodeApprovalCancelled and CodeApprovalUnavailable, and "failed" for any
+// other code (the stage failed otherwise, e.g. the approver panicked).
+func ApprovalOutcomeOf(code ErrorCode) ApprovalOutcome {
+	switch code {
+	case CodeApprovalRejected:
+		return Rejected
+	case CodeApprovalCancelled:
+		return Cancelled
+	case CodeApprovalUnavailable:
+		return Unavailable
+	}
+	return "failed"
+}

@@ -238,21 +238,7 @@ func DecodeVLQ(seg string) ([]int, error) {
 func EncodeVLQ(fields []int) string {
 	var b strings.Builder
 	for _, n := range fields {
-		v := n << 1
-		if n < 0 {
-			v = (-n << 1) | 1
-		}
-		for {
-			d := v & 31
-			v >>= 5
-			if v > 0 {
-				d |= 32
-			}
-			b.WriteByte(vlqChars[d])
-			if v == 0 {
-				break
-			}
-		}
+		writeVLQ(&b, n)
 	}
 	return b.String()
 }
