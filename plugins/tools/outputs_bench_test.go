@@ -29,6 +29,17 @@ var benchListing = func() listing {
 // text. Each round runs both (alternating which goes first) the same
 // number of times; the metric typed/text is the median of the per-round
 // ratios of their times (issue 23: at most 1.2).
+//
+// Rounds are short (perRound calls of each, a few hundred microseconds)
+// and many (b.N/perRound): on a shared machine a preemption lasts
+// milliseconds, so with 21 rounds of ~2 ms each (the first version) most
+// rounds had one side hit and the median swung from 1.1 to 2.0 between
+// runs of the same binary. With short rounds a hit spoils only the rounds
+// it lands in and the median discards them. A garbage collection cycle
+// (one per ~1,000 calls here) lands in one side of one round too, so the
+// median mostly leaves the typed side's extra allocations out of the
+// ratio: typed-ns/call and text-ns/call (totals over all rounds, every
+// collection included) keep that cost visible, with B/op and allocs/op.
 func BenchmarkTypedOutputExecute(b *testing.B) {
 	e := newEnv(b)
 	mustRegister(b, e.reg, e.root, tools.MustDefine(tools.TypedTool[listArgs, listing]{
@@ -57,7 +68,8 @@ func BenchmarkTypedOutputExecute(b *testing.B) {
 			b.Fatalf("%+v", res)
 		}
 	}
-	const rounds = 21
+	const perRound = 64
+	rounds := max(b.N/perRound, 1)
 	per := max(b.N/rounds, 1)
 	run := func(c tools.Call) time.Duration {
 		start := time.Now()

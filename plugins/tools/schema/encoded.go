@@ -348,19 +348,11 @@ func canonStringEnd(b []byte, i int) int {
 // leaves to json.Marshal (a number canonjson refuses or writes otherwise,
 // nesting beyond fastMaxDepth, a null where the schema may refuse one):
 // the caller then encodes with json.Marshal and validates in full.
-type encoder func(e *encState, v reflect.Value) bool
-
-// encState is one encoding's output and depth.
-type encState struct {
-	b     []byte
-	depth int
-}
-
-// null writes null at a place whose schema allows it when ok.
-func (e *encState) null(ok bool) bool {
-	e.b = append(e.b, "null"...)
-	return ok
-}
+// It appends to dst at nesting depth (the number of objects and arrays
+// around v) and returns the extended dst: passed and returned, not kept in
+// a struct on the heap, so that appending pays no allocation for the
+// state and no GC write barrier.
+type encoder func(dst []byte, depth int, v reflect.Value) ([]byte, bool)
 
 // Encode returns the canonical JSON of v, a value of c's type (a nil
 // root pointer encoded as its element's zero value, as by the caller of
@@ -385,14 +377,14 @@ func (c *TypeCheck) Encode(v any) ([]byte, bool) {
 	if !rv.IsValid() || rv.Type() != c.t {
 		return nil, false
 	}
-	e := &encState{b: make([]byte, 0, c.sizeHint.Load())}
-	if !c.enc(e, rv) || len(e.b) > canonjson.DefaultMaxBytes {
+	b, ok := c.enc(make([]byte, 0, c.sizeHint.Load()), 0, rv)
+	if !ok || len(b) > canonjson.DefaultMaxBytes {
 		return nil, false
 	}
-	if n := int64(len(e.b)); n > c.sizeHint.Load() && n <= 1<<16 {
+	if n := int64(len(b)); n > c.sizeHint.Load() && n <= 1<<16 {
 		c.sizeHint.Store(n)
 	}
-	return e.b, true
+	return b, true
 }
 
 // encoders builds the encoders of the types reachable from one root.
@@ -430,17 +422,17 @@ func (b *encoders) of(t reflect.Type, n *node) *encoder {
 func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 	nullOK := n.types == 0 || n.types&kNull != 0
 	if t == timeType {
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			if !v.CanInterface() {
-				return false // reached through an unexported field
+				return dst, false // reached through an unexported field
 			}
 			tm, _ := v.Interface().(time.Time)
 			out, err := tm.MarshalJSON()
 			if err != nil {
-				return false // json.Marshal's error to report
+				return dst, false // json.Marshal's error to report
 			}
-			e.b = append(e.b, out...)
-			return true
+			dst = append(dst, out...)
+			return dst, true
 		}, true
 	}
 	if marshals(t) {
@@ -448,86 +440,86 @@ func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(e *encState, v reflect.Value) bool {
-			e.b = strconv.AppendBool(e.b, v.Bool())
-			return true
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
+			dst = strconv.AppendBool(dst, v.Bool())
+			return dst, true
 		}, true
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			n := v.Int()
 			if n > canonjson.MaxSafeInteger || n < -canonjson.MaxSafeInteger {
-				return false
+				return dst, false
 			}
-			e.b = strconv.AppendInt(e.b, n, 10)
-			return true
+			dst = strconv.AppendInt(dst, n, 10)
+			return dst, true
 		}, true
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			n := v.Uint()
 			if n > canonjson.MaxSafeInteger {
-				return false
+				return dst, false
 			}
-			e.b = strconv.AppendUint(e.b, n, 10)
-			return true
+			dst = strconv.AppendUint(dst, n, 10)
+			return dst, true
 		}, true
 	case reflect.Float64:
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			f := v.Float()
 			if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 && math.Signbit(f) ||
 				math.Abs(f) > canonjson.MaxSafeInteger && math.Abs(f) < 1e21 {
-				return false
+				return dst, false
 			}
-			e.b = canonjson.AppendNumber(e.b, f)
-			return true
+			dst = canonjson.AppendNumber(dst, f)
+			return dst, true
 		}, true
 	case reflect.String:
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			s := v.String()
 			if !utf8.ValidString(s) {
-				return false
+				return dst, false
 			}
-			e.b = canonjson.AppendString(e.b, s)
-			return true
+			dst = canonjson.AppendString(dst, s)
+			return dst, true
 		}, true
 	case reflect.Pointer:
 		elem := b.of(t.Elem(), n)
 		if elem == nil {
 			return nil, false
 		}
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			if v.IsNil() {
-				return e.null(nullOK)
+				return append(dst, "null"...), nullOK
 			}
-			return (*elem)(e, v.Elem())
+			return (*elem)(dst, depth, v.Elem())
 		}, true
 	case reflect.Slice:
 		if et := t.Elem(); et.Kind() == reflect.Uint8 && !marshals(et) {
-			return func(e *encState, v reflect.Value) bool {
+			return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 				if v.IsNil() {
-					return e.null(nullOK)
+					return append(dst, "null"...), nullOK
 				}
-				e.b = append(e.b, '"')
-				e.b = base64.StdEncoding.AppendEncode(e.b, v.Bytes())
-				e.b = append(e.b, '"')
-				return true
+				dst = append(dst, '"')
+				dst = base64.StdEncoding.AppendEncode(dst, v.Bytes())
+				dst = append(dst, '"')
+				return dst, true
 			}, true
 		}
 		elem := b.of(t.Elem(), n.items)
 		if elem == nil {
 			return nil, false
 		}
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			if v.IsNil() {
-				return e.null(nullOK)
+				return append(dst, "null"...), nullOK
 			}
-			return e.list(elem, v)
+			return list(dst, depth, elem, v)
 		}, true
 	case reflect.Array:
 		elem := b.of(t.Elem(), n.items)
 		if elem == nil {
 			return nil, false
 		}
-		return func(e *encState, v reflect.Value) bool { return e.list(elem, v) }, true
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) { return list(dst, depth, elem, v) }, true
 	case reflect.Map:
 		if t.Key().Kind() != reflect.String || marshals(t.Key()) {
 			return nil, false // integer keys: sorted as text; left to json.Marshal
@@ -536,13 +528,14 @@ func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 		if elem == nil {
 			return nil, false
 		}
-		return func(e *encState, v reflect.Value) bool {
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
 			if v.IsNil() {
-				return e.null(nullOK)
+				return append(dst, "null"...), nullOK
 			}
-			if !e.open('{') {
-				return false
+			if depth++; depth > fastMaxDepth {
+				return dst, false
 			}
+			dst = append(dst, '{')
 			type kv struct {
 				k string
 				v reflect.Value
@@ -554,19 +547,20 @@ func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 			slices.SortFunc(kvs, func(a, b kv) int { return strings.Compare(a.k, b.k) })
 			for i := range kvs {
 				if !utf8.ValidString(kvs[i].k) {
-					return false
+					return dst, false
 				}
 				if i > 0 {
-					e.b = append(e.b, ',')
+					dst = append(dst, ',')
 				}
-				e.b = canonjson.AppendString(e.b, kvs[i].k)
-				e.b = append(e.b, ':')
-				if !(*elem)(e, kvs[i].v) {
-					return false
+				dst = canonjson.AppendString(dst, kvs[i].k)
+				dst = append(dst, ':')
+				var ok bool
+				if dst, ok = (*elem)(dst, depth, kvs[i].v); !ok {
+					return dst, false
 				}
 			}
-			e.close('}')
-			return true
+			dst = append(dst, '}')
+			return dst, true
 		}, true
 	case reflect.Struct:
 		fields, conflicts := jsonFields(t)
@@ -596,10 +590,11 @@ func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 			key := append(canonjson.AppendString(nil, f.name), ':')
 			fs = append(fs, field{key: key, index: f.index, omitEmpty: hasOption(opts, "omitempty"), enc: enc})
 		}
-		return func(e *encState, v reflect.Value) bool {
-			if !e.open('{') {
-				return false
+		return func(dst []byte, depth int, v reflect.Value) ([]byte, bool) {
+			if depth++; depth > fastMaxDepth {
+				return dst, false
 			}
+			dst = append(dst, '{')
 			first := true
 			for i := range fs {
 				f := &fs[i]
@@ -616,51 +611,38 @@ func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 					continue
 				}
 				if !first {
-					e.b = append(e.b, ',')
+					dst = append(dst, ',')
 				}
 				first = false
-				e.b = append(e.b, f.key...)
-				if !(*f.enc)(e, fv) {
-					return false
+				dst = append(dst, f.key...)
+				var ok bool
+				if dst, ok = (*f.enc)(dst, depth, fv); !ok {
+					return dst, false
 				}
 			}
-			e.close('}')
-			return true
+			dst = append(dst, '}')
+			return dst, true
 		}, true
 	}
 	return nil, false
 }
 
-// open starts an object or array one level deeper; false beyond
-// fastMaxDepth.
-func (e *encState) open(c byte) bool {
-	if e.depth++; e.depth > fastMaxDepth {
-		return false
+// list writes the elements of v, a slice or array, with elem.
+func list(dst []byte, depth int, elem *encoder, v reflect.Value) ([]byte, bool) {
+	if depth++; depth > fastMaxDepth {
+		return dst, false
 	}
-	e.b = append(e.b, c)
-	return true
-}
-
-// close ends what open started.
-func (e *encState) close(c byte) {
-	e.b = append(e.b, c)
-	e.depth--
-}
-
-func (e *encState) list(elem *encoder, v reflect.Value) bool {
-	if !e.open('[') {
-		return false
-	}
+	dst = append(dst, '[')
 	for i := range v.Len() {
 		if i > 0 {
-			e.b = append(e.b, ',')
+			dst = append(dst, ',')
 		}
-		if !(*elem)(e, v.Index(i)) {
-			return false
+		var ok bool
+		if dst, ok = (*elem)(dst, depth, v.Index(i)); !ok {
+			return dst, false
 		}
 	}
-	e.close(']')
-	return true
+	return append(dst, ']'), true
 }
 
 // isEmptyValue is encoding/json's omitempty test.
