@@ -675,12 +675,29 @@ func linkOf[P, R any](d *events.Descriptor, l *listener, pp *P, next events.Next
 
 // linkStep runs l with next under the Propagate policy: a listener
 // removed during the dispatch is skipped (the rest of the chain runs), a
-// failure is returned as the policy's error.
-func linkStep[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P, next events.Next[R]) (R, error) {
+// failure (error or panic, attributed to l) is returned as the policy's
+// error. It is callWaterfall and the policy in one frame: one call level
+// and one copy of the result less per listener. The deferred recover runs
+// only while unwinding from l itself (a later listener's panic is
+// recovered at that listener's own level, inside next), and the policy is
+// applied after the listener returned, outside its containment, as
+// callWaterfall's caller does.
+func linkStep[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P, next events.Next[R]) (r R, err error) {
 	if l.removed.Load() {
 		return next(ctx)
 	}
-	r, err := callWaterfall(ctx, d, l, p, next)
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if v := recover(); v != nil {
+			var zero R
+			r, err = zero, failure(d, l, recovered(d, l, v))
+		}
+	}()
+	r, err = l.fn.(events.WaterfallListener[P, R])(ctx, p, next)
+	returned = true
 	if err != nil {
 		var zero R
 		return zero, failure(d, l, err)
