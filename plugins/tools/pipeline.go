@@ -504,11 +504,6 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 // TOOL_TIMEOUT (cause a *[TimeoutError]). The body is registered with the
 // execution before it starts (bodies.begin), so the end of the
 // tools/execute stage either waits for it or refuses it.
-//
-// It is three functions so that each one's defers are open-coded (the
-// compiler open-codes them only while returns x defers stays small; one
-// function with all four defers and six returns gets stack-allocated
-// defers, run through the runtime's defer records on every call).
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
@@ -519,31 +514,23 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	if ctx.Err() != nil {
 		return aborted(ctx, CodeAbortedBeforeDispatch)
 	}
+	body := ctx
+	var cancel bodyCanceler
 	if wctx != nil {
-		return r.dispatchUnder(ctx, wctx, exec, t)
+		// Behind wrappers, which may run next elsewhere and return: the
+		// body gets a context of its own (made only if the body needs
+		// it: see bodyCtx), cancelled when it returns.
+		bc := newBodyCtx(exec, wctx)
+		body, cancel = bc, bc
+		defer bc.cancelBody(nil)
+		if done := ctx.Done(); done != nil && done != wctx.Done() {
+			stop := context.AfterFunc(ctx, func() { bc.cancelBody(context.Cause(ctx)) })
+			defer stop()
+		}
+		if body.Err() != nil {
+			return aborted(body, CodeAbortedBeforeDispatch)
+		}
 	}
-	return r.dispatchBody(ctx, nil, exec, t)
-}
-
-// dispatchUnder is dispatch behind wrappers, which may run next elsewhere
-// and return: the body gets a context of its own (made only if the body
-// needs it: see bodyCtx), cancelled when it returns.
-func (r *Registry) dispatchUnder(ctx, wctx context.Context, exec *Execution, t *Tool) Result {
-	bc := newBodyCtx(exec, wctx)
-	defer bc.cancelBody(nil)
-	if done := ctx.Done(); done != nil && done != wctx.Done() {
-		stop := context.AfterFunc(ctx, func() { bc.cancelBody(context.Cause(ctx)) })
-		defer stop()
-	}
-	if bc.Err() != nil {
-		return aborted(bc, CodeAbortedBeforeDispatch)
-	}
-	return r.dispatchBody(bc, bc, exec, t)
-}
-
-// dispatchBody runs t's body under body (cancel cancels it; nil: the
-// caller's own context, nothing to cancel) as the execution's body.
-func (r *Registry) dispatchBody(body context.Context, cancel bodyCanceler, exec *Execution, t *Tool) Result {
 	slot, ok := exec.bodies.begin(cancel)
 	if !ok {
 		return failure(CodeAbortedBeforeDispatch, "AbortedBeforeDispatch",
