@@ -636,7 +636,9 @@ func waterfallLinks[P, R any](ctx context.Context, em Emitter, d *events.Descrip
 		}
 		after = l
 	}
-	return linkStep(ctx, d, after, p, next)
+	// The first listener runs through a link too: called at once, it
+	// does not escape, so it is not allocated.
+	return link(d, after, p, next)(ctx)
 }
 
 // linkedPayload is the largest payload a link holds by value (four
@@ -663,9 +665,33 @@ func waterfallLinksOf[P, R any](ctx context.Context, em Emitter, d *events.Descr
 
 func box[P any](p P) *P { return &p }
 
-// link is the next function that runs l (with next as l's own next).
+// link is the next function that runs l (with next as l's own next). It
+// is linkStep written out in the closure, for one call level and one
+// copy of the result less per listener (a function with a defer is never
+// inlined); keep the two alike.
 func link[P, R any](d *events.Descriptor, l *listener, p P, next events.Next[R]) events.Next[R] {
-	return func(ctx context.Context) (R, error) { return linkStep(ctx, d, l, p, next) }
+	return func(ctx context.Context) (r R, err error) {
+		if l.removed.Load() {
+			return next(ctx)
+		}
+		returned := false
+		defer func() {
+			if returned {
+				return
+			}
+			if v := recover(); v != nil {
+				var zero R
+				r, err = zero, failure(d, l, recovered(d, l, v))
+			}
+		}()
+		r, err = l.fn.(events.WaterfallListener[P, R])(ctx, p, next)
+		returned = true
+		if err != nil {
+			var zero R
+			return zero, failure(d, l, err)
+		}
+		return r, nil
+	}
 }
 
 // linkOf is link with the payload read through pp.
@@ -675,12 +701,29 @@ func linkOf[P, R any](d *events.Descriptor, l *listener, pp *P, next events.Next
 
 // linkStep runs l with next under the Propagate policy: a listener
 // removed during the dispatch is skipped (the rest of the chain runs), a
-// failure is returned as the policy's error.
-func linkStep[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P, next events.Next[R]) (R, error) {
+// failure (error or panic, attributed to l) is returned as the policy's
+// error. It is callWaterfall and the policy in one frame: one call level
+// and one copy of the result less per listener. The deferred recover runs
+// only while unwinding from l itself (a later listener's panic is
+// recovered at that listener's own level, inside next), and the policy is
+// applied after the listener returned, outside its containment, as
+// callWaterfall's caller does.
+func linkStep[P, R any](ctx context.Context, d *events.Descriptor, l *listener, p P, next events.Next[R]) (r R, err error) {
 	if l.removed.Load() {
 		return next(ctx)
 	}
-	r, err := callWaterfall(ctx, d, l, p, next)
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if v := recover(); v != nil {
+			var zero R
+			r, err = zero, failure(d, l, recovered(d, l, v))
+		}
+	}()
+	r, err = l.fn.(events.WaterfallListener[P, R])(ctx, p, next)
+	returned = true
 	if err != nil {
 		var zero R
 		return zero, failure(d, l, err)

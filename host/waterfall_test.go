@@ -295,3 +295,52 @@ func TestH9_WaterfallLargePayloadIsCopiedOnce(t *testing.T) {
 		t.Errorf("%v allocations per dispatch to 4 listeners, want at most 4 (3 links, 1 payload copy)", n)
 	}
 }
+
+// TestH9_WaterfallPropagatePanicIsTheListenersOwn: under the Propagate
+// policy each listener's panic is recovered at its own level and
+// attributed to its own plugin, even though one deferred recover per
+// listener frame also covers everything its next runs: the listener
+// before it gets the failure from next as an error (not a panic), the
+// listener after it never runs, and a panic of the base is attributed to
+// the last listener, the one whose next ran it.
+func TestH9_WaterfallPropagatePanicIsTheListenersOwn(t *testing.T) {
+	h, _ := newHost(t)
+	var outerGot error
+	var ran []string
+	for _, name := range []string{"outer", "middle", "inner"} {
+		_ = must[*host.Fiber](t)(h.Root().Plugin(host.Define(name, nil, func(c *host.Context) error {
+			_, err := host.OnWaterfall(c, evWaterfall, func(ctx context.Context, p string, next events.Next[string]) (string, error) {
+				ran = append(ran, name)
+				switch {
+				case name == "middle" && p == "middle panics":
+					panic("middle's own")
+				case name == "outer":
+					r, err := next(ctx)
+					outerGot = err
+					return r, err
+				}
+				return next(ctx)
+			})
+			return err
+		}), nil))
+	}
+	for _, tc := range []struct{ payload, want, ran string }{
+		{"middle panics", "middle", "outer,middle"},
+		{"base panics", "inner", "outer,middle,inner"},
+	} {
+		ran, outerGot = nil, nil
+		_, err := host.Waterfall(context.Background(), h.Root().Emitter(), evWaterfall, tc.payload, func(context.Context) (string, error) {
+			panic("base exploded")
+		})
+		var pe *events.PanicError
+		if !errors.As(err, &pe) || pe.Plugin != tc.want {
+			t.Fatalf("%s: err %v (plugin %v), want a panic attributed to %s", tc.payload, err, pe, tc.want)
+		}
+		if !errors.As(outerGot, &pe) || pe.Plugin != tc.want {
+			t.Fatalf("%s: outer's next returned %v, want the panic as an error", tc.payload, outerGot)
+		}
+		if got := strings.Join(ran, ","); got != tc.ran {
+			t.Fatalf("%s: ran %s, want %s", tc.payload, got, tc.ran)
+		}
+	}
+}
