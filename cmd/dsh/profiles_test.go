@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -471,5 +472,40 @@ func TestHTTP_WatchReloadsProfileToolsMode(t *testing.T) {
 		case <-deadline.C:
 			t.Fatalf("after the reload: alice %v, bob %v\n%s", a, b, s.stderr.String())
 		}
+	}
+}
+
+// A profile's rules decide the sub-calls of its sessions' run_code
+// programs too, not only their direct calls: alice's profile (code mode)
+// denies echo of secrets while the top-level rules allow echo, and a
+// program of hers that calls it is refused with DENIED, while an allowed
+// text goes through.
+func TestHTTP_ProfileRulesDecideRunCodeSubCalls(t *testing.T) {
+	if codeRuntimePlugin == nil {
+		t.Skip("built without Code Mode")
+	}
+	s := profileServe(t, map[string]any{
+		"ci": map[string]any{"match": []any{map[string]string{"token": "alice"}},
+			"permissions": map[string]any{"allow": []string{"mcp__t__echo"}, "deny": []string{"mcp__t__echo(text:secret*)"}},
+			"tools":       map[string]any{"mode": "code"}},
+	}, map[string]any{"allow": []string{"mcp__t__echo"}}, nil)
+	alice, err := connect(t, s.url, pAliceToken, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(text string) string {
+		t.Helper()
+		prog := `try { return await tools.mcp__t__echo({text: ` + strconv.Quote(text) + `}); } catch (e) { return "refused:" + e.code; }`
+		r := callTool(t, alice, "run_code", map[string]any{"code": prog})
+		if r.IsError {
+			t.Fatalf("run_code: %+v", r)
+		}
+		return resultText(r)
+	}
+	if got := run("secret plans"); !strings.Contains(got, "refused:DENIED") {
+		t.Errorf("a sub-call the profile denies: %q", got)
+	}
+	if got := run("hello"); !strings.Contains(got, "hello") || strings.Contains(got, "refused") {
+		t.Errorf("a sub-call the profile allows: %q", got)
 	}
 }
