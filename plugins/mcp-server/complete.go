@@ -23,9 +23,10 @@ const (
 //
 // Visibility and rules: a completion is refused when the prompt or
 // template is hidden (as its get or read would be) or when
-// Config.Access denies it; ask and allow both let it through without
-// asking (what a completion reveals is a few candidate values, not the
-// prompt or the resource; asking on every keystroke would be unusable).
+// Config.Access does not allow it: deny refuses, and so does ask, since a
+// completion is never asked for (asking on every keystroke would be
+// unusable) and candidate values may be what the ask rule protects; an
+// ask fails closed.
 // For a prompt, Access is asked with the prompt's name and the completion
 // context's arguments; for a template, with its name and {"uri": <the
 // upstream template>}. A reference whose server is not mounted or does
@@ -82,7 +83,11 @@ func (s *Server) complete(ctx context.Context, x *session, p *mcp.CompleteParams
 	if s.hiddenTo(x, names) {
 		return nil, fmt.Errorf("completion for the %s: denied by a permission rule", what)
 	}
-	if d := s.verdictFor(x, names, args); d.Verdict == AccessDeny {
+	switch d := s.verdictFor(x, names, args); d.Verdict {
+	case AccessAllow:
+	case AccessAsk:
+		return nil, fmt.Errorf("completion for the %s: refused, an ask rule covers it and completions are not asked for (%s)", what, d.Reason)
+	default:
 		return nil, fmt.Errorf("completion for the %s: denied by a permission rule (%s)", what, d.Reason)
 	}
 	cs := s.known(sv)

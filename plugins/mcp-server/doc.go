@@ -130,9 +130,9 @@
 // starts; so are subscriptions'). A completion is refused when the prompt or
 // template is hidden or [Config].Access denies it (for a prompt, with the
 // completion context's arguments; for a template, {"uri": <template>});
-// an ask does not stop it and is not asked: a completion reveals
-// candidate values, not the prompt or the resource, and asking on every
-// keystroke would be unusable. The answer is cut to 100 values of at most
+// an ask refuses it too: a completion is never asked for (asking on every
+// keystroke would be unusable), and its candidate values may be what the
+// ask rule protects, so an ask fails closed. The answer is cut to 100 values of at most
 // 4 KiB (hasMore set).
 //
 // With an Upstream that reports its servers' notifications

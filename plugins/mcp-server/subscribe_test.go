@@ -309,8 +309,9 @@ func drain(ch chan string) {
 
 // M4: a completion of a mounted server's prompt or resource template goes to
 // the server with the upstream name or template; a hidden or denied
-// prompt's completion is refused; an ask rule does not stop it; the
-// answer is cut to 100 values of at most 4 KiB, with hasMore.
+// prompt's completion is refused, and so is one an ask rule names (a
+// completion is never asked for, so an ask fails closed); the answer is
+// cut to 100 values of at most 4 KiB, with hasMore.
 func TestM4_CompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
 	up, _, _ := mountWatched(t)
 	e := boot(t, tools.Native, mcpserver.Config{Upstream: up,
@@ -319,7 +320,7 @@ func TestM4_CompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
 			switch n {
 			case "mcp__up__secret":
 				return mcpserver.AccessDecision{Verdict: mcpserver.AccessDeny, Reason: "deny rule"}
-			case "mcp__up__greet":
+			case "mcp__up__asked":
 				return mcpserver.AccessDecision{Verdict: mcpserver.AccessAsk, Reason: "ask rule"}
 			}
 			return mcpserver.AccessDecision{}
@@ -340,6 +341,9 @@ func TestM4_CompletionsAreForwardedWithNamesMappedBack(t *testing.T) {
 	}
 	if _, err := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__secret"}, "who"); err == nil || !strings.Contains(err.Error(), "deny rule") {
 		t.Errorf("a denied prompt's completion: %v", err)
+	}
+	if _, err := complete(&mcp.CompleteReference{Type: "ref/prompt", Name: "mcp__up__asked"}, "who"); err == nil || !strings.Contains(err.Error(), "ask rule") {
+		t.Errorf("a completion an ask rule names: %v", err)
 	}
 	if _, err := complete(&mcp.CompleteReference{Type: "ref/resource", URI: "dsh://up/test://hidden"}, "x"); err == nil || !strings.Contains(err.Error(), "denied") {
 		t.Errorf("a hidden resource's completion: %v", err)
