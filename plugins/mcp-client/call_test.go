@@ -204,7 +204,7 @@ func TestDisposeDuringACallEndsTheCallAndReturns(t *testing.T) {
 	if err := recv(t, "dispose", disposed); err != nil {
 		t.Fatal(err)
 	}
-	if r := recv(t, "the call's result", done); code(r) != mcpclient.CodeServerUnavailable {
+	if r := recv(t, "the call's result", done); code(r) != mcpclient.CodeServerUnavailable || !strings.Contains(text(r), "the session was closed during the call") {
 		t.Fatalf("call cut by dispose = %+v", r)
 	}
 	recv(t, "the server handler's cancellation", cancelled)

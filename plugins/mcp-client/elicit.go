@@ -80,7 +80,7 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	er := ElicitationRequest{Server: s.cfg.Name, Agent: agent, Params: req.Params}
 	if in != nil {
 		er.Execution = in.exec
-		defer context.AfterFunc(in.ctx, cancel)()
+		defer context.AfterFunc(in, cancel)()
 	}
 	if s.cfg.Elicitor != nil {
 		res, err := safeElicit(ctx, s.cfg.Elicitor, er)

@@ -208,10 +208,21 @@ type conn struct {
 	wg     sync.WaitGroup
 }
 
-// inflight is a call in progress, for attributing an elicitation.
+// inflight is a call in progress, for attributing an elicitation; it is
+// also the call's context (the one CallTool gets): its Value answers
+// inflightKey with the call itself.
 type inflight struct {
-	ctx  context.Context
-	exec *tools.Execution
+	context.Context // cancellable: cancel ends it
+	cancel          context.CancelCauseFunc
+	exec            *tools.Execution
+	cur             *conn // the session the call is on
+}
+
+func (in *inflight) Value(key any) any {
+	if key == (inflightKey{}) {
+		return in
+	}
+	return in.Context.Value(key)
 }
 
 // stop is the effect's cleanup: it stops run and waits for it (run closes
@@ -228,7 +239,7 @@ func (s *server) run(first chan<- error) {
 	defer close(s.done)
 	defer func() {
 		if cur := s.conn.Swap(nil); cur != nil {
-			cur.close()
+			s.closeConn(cur)
 		}
 	}()
 	reported := false
@@ -289,7 +300,7 @@ func (s *server) run(first chan<- error) {
 			return
 		case <-cur.ended:
 			s.conn.CompareAndSwap(cur, nil)
-			cur.close()
+			s.closeConn(cur)
 			err = errors.New("the session ended")
 			if cur.proc != nil {
 				err = fmt.Errorf("the session ended (server process: %s)", cur.proc.exitReport())
@@ -396,7 +407,7 @@ func (s *server) connect() error {
 		}()
 	}
 	if err := s.syncCtx(ctx, cur); err != nil {
-		cur.close()
+		s.closeConn(cur)
 		return err
 	}
 	s.conn.Store(cur)
@@ -415,9 +426,23 @@ func safeDial(ctx context.Context, dial func(context.Context) (mcp.Transport, er
 	return dial(ctx)
 }
 
-// close ends the session and the process and waits for the watchers.
-func (c *conn) close() {
+// closeConn ends the session c and its process and waits for the
+// watchers. The calls in flight on c are cancelled first (cause
+// errSessionClosed): the SDK's Close waits for them.
+func (s *server) closeConn(c *conn) {
 	c.cancel(errSessionClosed)
+	// A call registered after this sweep sees c.ctx done (see call).
+	s.mu.Lock()
+	var calls []*inflight
+	for in := range s.inflight {
+		if in.cur == c {
+			calls = append(calls, in)
+		}
+	}
+	s.mu.Unlock()
+	for _, in := range calls {
+		in.cancel(errSessionClosed)
+	}
 	_ = c.cs.Close()
 	if c.proc != nil {
 		c.proc.stop()

@@ -46,7 +46,7 @@ func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (res
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	if in != nil {
-		defer context.AfterFunc(in.ctx, cancel)()
+		defer context.AfterFunc(in, cancel)()
 	}
 	defer func() {
 		if v := recover(); v != nil {

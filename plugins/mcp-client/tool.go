@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -246,25 +247,30 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 	if cur == nil {
 		return tools.Output{}, failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q is not connected", s.cfg.Name)
 	}
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	defer context.AfterFunc(cur.ctx, func() { cancel(errSessionClosed) })()
+	// One context for the call, cancelled when the caller's is, when the
+	// session is closed (closeConn: cause errSessionClosed) and when
+	// CallTimeout expires (cause errCallTimeout).
+	in := &inflight{exec: exec, cur: cur}
+	in.Context, in.cancel = context.WithCancelCause(ctx)
+	defer in.cancel(nil)
 	if s.cfg.CallTimeout > 0 {
 		var stop context.CancelFunc
-		callCtx, stop = context.WithTimeoutCause(callCtx, s.cfg.CallTimeout.d(), errCallTimeout)
+		in.Context, stop = context.WithTimeoutCause(in.Context, s.cfg.CallTimeout.d(), errCallTimeout)
 		defer stop()
 	}
-	in := &inflight{ctx: callCtx, exec: exec}
-	callCtx = context.WithValue(callCtx, inflightKey{}, in)
 	s.mu.Lock()
 	s.inflight[in] = struct{}{}
 	s.mu.Unlock()
-	res, err := cur.cs.CallTool(callCtx, &mcp.CallToolParams{Name: rt.name, Arguments: json.RawMessage(exec.ArgsString())})
+	if cur.ctx.Err() != nil {
+		// closeConn's sweep may have missed it.
+		in.cancel(errSessionClosed)
+	}
+	res, err := cur.cs.CallTool(in, &mcp.CallToolParams{Name: rt.name, Arguments: argsJSON(exec)})
 	s.mu.Lock()
 	delete(s.inflight, in)
 	s.mu.Unlock()
 	if err != nil {
-		return tools.Output{}, s.callError(ctx, callCtx, cur, err)
+		return tools.Output{}, s.callError(ctx, in, cur, err)
 	}
 	if res == nil {
 		return tools.Output{}, failf(CodeServerError, "ServerError", "MCP server %q answered with no result", s.cfg.Name)
@@ -311,6 +317,19 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 		out.Content = nil // rendered from the value
 	}
 	return out, nil
+}
+
+// argsJSON returns the call's canonical arguments as the CallTool
+// arguments, sharing the execution's bytes instead of copying them: the
+// go-sdk only reads Arguments (it marshals them into the request, and a
+// multi-round-trip retry copies the params struct, not the bytes), and
+// nothing here writes to them.
+func argsJSON(exec *tools.Execution) json.RawMessage {
+	a := exec.ArgsString()
+	if a == "" {
+		return json.RawMessage{} // as before: not JSON (never reached: such a call is refused first)
+	}
+	return unsafe.Slice(unsafe.StringData(a), len(a))
 }
 
 // callError classifies a failed CallTool.
