@@ -57,10 +57,10 @@ func (k argKey) value(vm *goja.Runtime) goja.Value {
 	return vm.ToValue(k.s)
 }
 
-// argumentJSON is JSON.stringify(v) as stringifyArg computes it: the JSON text (a copy), or false
-// when it is undefined (v is a function or symbol), or the value it threw (a catchable exception:
-// the argument is not serializable). An uncatchable error (an interrupt) propagates as a panic, as a
-// throw from the guarded stringify's caller.
+// argumentJSON is JSON.stringify(v) as the guarded stringify computed it (see argJSON): the JSON
+// text (a copy), or false when it is undefined (v is a function or symbol), or the value it threw (a
+// catchable exception: the argument is not serializable). An uncatchable error (an interrupt)
+// propagates as a panic, as it did from the guarded stringify's caller.
 func (r *run) argumentJSON(v goja.Value) (out []byte, defined bool, thrown goja.Value) {
 	w := &r.argW
 	if w.busy {
