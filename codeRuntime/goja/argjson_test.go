@@ -59,7 +59,7 @@ function mk(seed, maxDepth) {
 			return pick([n, st]);
 		}
 		case 9: return pick([new Date(0), new Date(NaN), new Map([[1, 2]]), new Set([1]), /re/g, new Error("e"), Promise.resolve(1), new (class C { constructor() { this.a = 1; } })()]);
-		case 10: return pick([Math, JSON, Reflect, Number.prototype, String.prototype, Boolean.prototype, Object.getPrototypeOf(1n), Symbol.prototype, Array.prototype, Object.prototype, Date.prototype]);
+		case 10: return pick([globalThis, Math, JSON, Reflect, Number.prototype, String.prototype, Boolean.prototype, Object.getPrototypeOf(1n), Symbol.prototype, Array.prototype, Object.prototype, Date.prototype]);
 		case 11: return JSON.rawJSON(pick(["1", "\"r\"", "null", "-2.5e3"]));
 		case 12: {
 			var target = rnd() < 0.5 ? {a: 1, b: [2]} : [1, {c: 3}];
