@@ -75,8 +75,27 @@ type callSeqKey struct{}
 // runs binding calls concurrently restores submission order from it (Code
 // Mode does).
 func CallSeq(ctx context.Context) (n uint64, ok bool) {
+	if c, isSeq := ctx.(*CallSeqContext); isSeq && c != nil {
+		return c.Seq, true
+	}
 	n, ok = ctx.Value(callSeqKey{}).(uint64)
 	return n, ok
+}
+
+// CallSeqContext is a context carrying submission number Seq for [CallSeq]: what [WithCallSeq]
+// returns, as a type a runtime can keep in its own per-call state, so that numbering a call
+// allocates nothing. Its Done, Err, Deadline and other values are Context's.
+type CallSeqContext struct {
+	context.Context
+	Seq uint64
+}
+
+// Value returns Seq for CallSeq's key, else Context's value for key.
+func (c *CallSeqContext) Value(key any) any {
+	if _, ok := key.(callSeqKey); ok {
+		return c.Seq
+	}
+	return c.Context.Value(key)
 }
 
 // WithCallSeq returns ctx carrying submission number n for [CallSeq]. The
@@ -86,7 +105,7 @@ func CallSeq(ctx context.Context) (n uint64, ok bool) {
 // refuses gets no number): a host may hold a call until the calls
 // numbered before it arrived, or until the run's context is done.
 func WithCallSeq(ctx context.Context, n uint64) context.Context {
-	return context.WithValue(ctx, callSeqKey{}, n)
+	return &CallSeqContext{Context: ctx, Seq: n}
 }
 
 // Program is a model-written program and the host functions it may call.

@@ -34,22 +34,18 @@ func (r *run) bindingFunc(name string, b coderuntime.Binding) func(goja.Function
 		}
 		args := json.RawMessage("{}")
 		if a := fc.Argument(0); !goja.IsUndefined(a) {
-			s, err := r.stringifyArg(a)
-			if err != nil {
-				var ex *goja.Exception
-				if safeerr.AsAny(err, &ex) {
-					msg, _, err := r.describe(ex.Value())
-					if err != nil {
-						throw(err)
-					}
-					return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable: %s", name, msg), "INVALID_ARGUMENTS", "TypeError")
+			s, defined, thrown := r.argumentJSON(a)
+			if thrown != nil {
+				msg, _, err := r.describe(thrown)
+				if err != nil {
+					throw(err)
 				}
-				throw(err)
+				return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable: %s", name, msg), "INVALID_ARGUMENTS", "TypeError")
 			}
-			if goja.IsUndefined(s) {
+			if !defined {
 				return refuse(fmt.Sprintf("%s: the argument is not JSON-serializable (a function or symbol)", name), "INVALID_ARGUMENTS", "TypeError")
 			}
-			args = json.RawMessage(s.String())
+			args = s
 		}
 		r.pending++
 		r.Submit(&jsengine.Call{Name: name, Fn: b, Args: args, Resolve: resolve, Reject: reject})
@@ -109,45 +105,4 @@ func (r *run) complete(cp jsengine.Completion) error {
 		return cp.C.Reject(e)
 	}
 	return cp.C.Resolve(v)
-}
-
-// stringifyArg is JSON.stringify(v) for a binding argument, through a Go replacer instead of the
-// prelude's JavaScript one (a binding call is the bridge's hot path): the same guard, without a
-// JavaScript frame per value. goja's stringify recurses natively and never checks for an interrupt,
-// so the replacer refuses values nested more than maxDepth levels (a RangeError, as the prelude's) and
-// stops once the run was interrupted.
-func (r *run) stringifyArg(v goja.Value) (goja.Value, error) {
-	if r.argGuard == nil {
-		r.argGuard = r.vm.ToValue(r.guardArg)
-	}
-	r.argStack = r.argStack[:0]
-	s, err := r.h.nativeStringify(goja.Undefined(), v, r.argGuard)
-	clear(r.argStack)
-	r.argStack = r.argStack[:0]
-	return s, err
-}
-
-// guardArg is the replacer of stringifyArg: it keeps the chain of holders from the root to the value
-// (popping those the walk has left) and refuses a chain deeper than maxDepth.
-func (r *run) guardArg(fc goja.FunctionCall) goja.Value {
-	if r.interrupted.Load() {
-		r.throwRange("the run was interrupted") // the pending interrupt ends the run at the next instruction
-	}
-	v := fc.Argument(1)
-	o, ok := v.(*goja.Object)
-	if !ok {
-		return v
-	}
-	if _, fn := goja.AssertFunction(o); fn {
-		return v
-	}
-	holder, _ := fc.This.(*goja.Object)
-	for n := len(r.argStack); n > 0 && r.argStack[n-1] != holder; n-- {
-		r.argStack = r.argStack[:n-1]
-	}
-	r.argStack = append(r.argStack, o)
-	if len(r.argStack) > r.maxDepth {
-		r.throwRange(fmt.Sprintf("JSON.stringify: the value is nested more than %d levels deep", r.maxDepth))
-	}
-	return v
 }

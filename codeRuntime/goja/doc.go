@@ -48,7 +48,9 @@
 // Array.from, Function.prototype.apply, Reflect.apply, spread, ...) refuse a length above 4 Mi with a
 // RangeError; JSON.parse, JSON.stringify (the program's and the host's) and nested join/toString
 // refuse nesting deeper than 10000 levels, and JSON.stringify calls a replacer per value so the
-// budgets interrupt it; a binding result nested deeper rejects that call with INVALID_RESULT; a
+// budgets interrupt it (a binding argument is serialized in Go, step for step as that stringify,
+// checking the interrupt at each value the same way); a binding result nested deeper rejects that
+// call with INVALID_RESULT; a
 // regexp2 match (patterns with backreferences or lookaround) gives up after 250ms, finding nothing,
 // once the program has called [LimitRegexpMatchTime]. That last limit is process-wide, because goja
 // offers no per-runtime setting, so it is an explicit opt-in: importing this package changes no

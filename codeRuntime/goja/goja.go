@@ -112,12 +112,11 @@ type run struct {
 	joinDepth int // nesting of the guarded Array.prototype.join / toLocaleString in progress
 
 	// interrupted is set (from any goroutine) when the run was interrupted: a budget ran out, ctx
-	// ended or the heap watchdog fired. Native code that loops without VM instructions (argGuard)
+	// ended or the heap watchdog fired. Native code that loops without VM instructions (argJSON)
 	// reads it to stop early; the VM stops at its next instruction anyway.
 	interrupted atomic.Bool
-	// argGuard is the Go replacer binding arguments are stringified through; argStack its holders.
-	argGuard goja.Value
-	argStack []*goja.Object
+	// argW serializes binding arguments (see argJSON).
+	argW argJSON
 
 	inVM     bool
 	cpuLeft  time.Duration

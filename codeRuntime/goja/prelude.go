@@ -13,8 +13,13 @@ import (
 // helpers are the prelude's functions, captured before the program runs so it cannot replace them.
 type helpers struct {
 	format, describe, makeError, stringify, parse, rangeError, syntaxError, trampoline goja.Callable
+	// isArray, keys and get are Array.isArray, Object.keys and a property read (o[k]), for argJSON.
+	isArray, keys, get goja.Callable
 	// nativeStringify is goja's own JSON.stringify (the prelude replaces the global one).
 	nativeStringify goja.Callable
+	// stringPrototype is String.prototype, which goja's JSON.stringify, unlike String objects,
+	// serializes as an ordinary object (see argJSON).
+	stringPrototype *goja.Object
 	// asyncFunction and generatorFunction are the constructors of async and generator functions.
 	asyncFunction, generatorFunction *goja.Object
 }
@@ -39,6 +44,12 @@ func (r *run) loadPrelude() error {
 	if r.h.nativeStringify == nil {
 		return errors.New("coderuntime: no JSON.stringify")
 	}
+	if str, ok := vm.Get("String").(*goja.Object); ok {
+		r.h.stringPrototype, _ = str.Get("prototype").(*goja.Object)
+	}
+	if r.h.stringPrototype == nil {
+		return errors.New("coderuntime: no String.prototype")
+	}
 	pv, err := vm.RunProgram(prelude())
 	if err != nil {
 		return fmt.Errorf("coderuntime: prelude: %w", err)
@@ -55,7 +66,7 @@ func (r *run) loadPrelude() error {
 	if !ok {
 		return errors.New("coderuntime: the prelude returned no helpers")
 	}
-	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError, &r.h.syntaxError, &r.h.trampoline}
+	fns := []*goja.Callable{&r.h.format, &r.h.describe, &r.h.makeError, &r.h.stringify, &r.h.parse, &r.h.rangeError, &r.h.syntaxError, &r.h.trampoline, &r.h.isArray, &r.h.keys, &r.h.get}
 	for i, dst := range fns {
 		f, ok := goja.AssertFunction(ho.Get(strconv.Itoa(i)))
 		if !ok {

@@ -132,8 +132,13 @@
 	// the engine runs the jobs the program queued only when trampoline returns, after the host
 	// learnt the program's promise: a job can then tell whether the program had settled.
 	function trampoline(run) { run(); }
+	// The operations of JSON.stringify the host's serialization of binding arguments (argjson.go)
+	// performs here, having no exact Go equivalent: IsArray (of a Proxy), Object.keys (of an object
+	// other than an ordinary one), and a property read with any key or of a primitive.
+	var keys = Object.keys;
+	function get(o, k) { return o[k]; }
 	// The constructors of async and generator functions, which no global names.
 	var intrinsics = [(async function () {}).constructor, (function* () {}).constructor];
 	defineProperty(JSON, "stringify", {value: stringify, writable: true, enumerable: false, configurable: true});
-	return [format, describe, makeError, stringify, parse, rangeError, syntaxError, trampoline, intrinsics];
+	return [format, describe, makeError, stringify, parse, rangeError, syntaxError, trampoline, isArray, keys, get, intrinsics];
 })

@@ -22,6 +22,9 @@ type Call struct {
 	// claimed is set by the goroutine that runs the call: a worker of the pool, or the run
 	// goroutine (see ClaimAlone), whichever claims it first.
 	claimed atomic.Bool
+	// ctx is the context the binding gets: the run's binding context numbered Seq, kept here so
+	// that a call allocates no context of its own.
+	ctx coderuntime.CallSeqContext
 }
 
 // Completion is a binding call's outcome, sent from its goroutine to the run goroutine.
@@ -175,7 +178,8 @@ func invoke(ctx context.Context, c *Call) (res json.RawMessage, err error) {
 			res, err = nil, BindingPanicked(c.Name, x)
 		}
 	}()
-	return c.Fn(coderuntime.WithCallSeq(ctx, c.Seq), c.Args)
+	c.ctx = coderuntime.CallSeqContext{Context: ctx, Seq: c.Seq}
+	return c.Fn(&c.ctx, c.Args)
 }
 
 // BindingPanicked is the error of a binding call that panicked with x. x is the binding's value:

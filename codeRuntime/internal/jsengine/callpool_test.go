@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 )
 
 // TestClaimAloneRunsEachCallOnce pins the claim between the run goroutine and the pool's workers:
@@ -116,4 +118,47 @@ func TestClaimAloneOnlyAlone(t *testing.T) {
 	q.Handled()
 	cancel2()
 	q.Settle()
+}
+
+// TestCallContextNumbersWithoutAllocating pins how a call's binding context is made: it carries the
+// call's submission number for coderuntime.CallSeq (also through a context derived from it) and the
+// run's binding context's values and cancellation, and running a call allocates nothing for it
+// (before, coderuntime.WithCallSeq allocated a context and, from 256 on, the boxed number).
+func TestCallContextNumbersWithoutAllocating(t *testing.T) {
+	type key struct{}
+	bindCtx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+	var seen context.Context
+	fn := func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+		seen = ctx
+		return nil, nil
+	}
+	p := NewCallPool(bindCtx, 1)
+	c := &Call{Name: "f", Fn: fn, Seq: 300}
+	if got := p.RunClaimed(c); got.C != c || got.Err != nil {
+		t.Fatalf("completion %+v", got)
+	}
+	derived, stop := context.WithCancel(seen)
+	defer stop()
+	for _, ctx := range []context.Context{seen, derived} {
+		if n, ok := coderuntime.CallSeq(ctx); !ok || n != 300 {
+			t.Fatalf("CallSeq = %d, %v, want 300", n, ok)
+		}
+		if v := ctx.Value(key{}); v != "v" {
+			t.Fatalf("the binding context's value = %v", v)
+		}
+	}
+	if n, ok := coderuntime.CallSeq(coderuntime.WithCallSeq(bindCtx, 7)); !ok || n != 7 {
+		t.Fatalf("CallSeq(WithCallSeq(7)) = %d, %v", n, ok)
+	}
+	if _, ok := coderuntime.CallSeq(bindCtx); ok {
+		t.Fatal("CallSeq found a number in a context without one")
+	}
+	if allocs := testing.AllocsPerRun(100, func() { c.Seq++; p.RunClaimed(c) }); allocs != 0 {
+		t.Fatalf("running a call allocates %.1f objects, want 0", allocs)
+	}
+	cancel()
+	if seen.Err() == nil || derived.Err() == nil {
+		t.Fatal("cancelling the run's binding context did not reach the call's")
+	}
+	p.Settle()
 }
