@@ -114,23 +114,13 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	if len(calls) == 0 {
 		return results
 	}
-	b := &batchRun{ctx: ctx, calls: calls, results: results, entries: make([]entry, len(calls))}
+	b := newBatchRun(r, ctx, calls, results, opts.MaxParallel)
 	if opts.CancelWhen != nil {
 		var cancel context.CancelCauseFunc
 		b.ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		b.stop, b.cancelWhen = cancel, opts.CancelWhen
 	}
-	for i := range b.entries {
-		e := &b.entries[i]
-		e.index = i
-	}
-	// The scheduler lives in the batch and calls its hooks through
-	// s.batch: no allocation for either.
-	b.sched = sched{r: r, cap: maxParallel(opts.MaxParallel), batch: b}
-	b.s = &b.sched
-	b.s.parked, b.s.entries = make([]bool, len(calls)), b.entries
-	b.cond.L = &b.mu
 	returned := false
 	defer func() {
 		if !returned {
@@ -143,7 +133,62 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	b.chain(0)
 	b.wg.Wait()
 	returned = true
+	b.recycle()
 	return results
+}
+
+// batchRuns holds the state of finished batches for the next ones: a
+// batch's entries, parking marks and queue are reused, not allocated
+// again. Its guard timer is not: a timer belongs to the synctest bubble
+// (if any) that created it, and the next batch may run in another.
+var batchRuns sync.Pool // *batchRun
+
+// maxPooledCalls is the largest batch whose state is kept for reuse: a
+// larger one allocates its own (its calls outweigh the allocation), and
+// the pool never holds on to much memory.
+const maxPooledCalls = 64
+
+// newBatchRun returns the state of a batch of calls, from batchRuns when
+// it has some: every field as for a new batch, the entries numbered.
+func newBatchRun(r *Registry, ctx context.Context, calls []Call, results []Result, max int) *batchRun {
+	n := len(calls)
+	b, _ := batchRuns.Get().(*batchRun)
+	if b == nil || cap(b.entries) < n {
+		if b == nil {
+			b = new(batchRun)
+		}
+		b.entries, b.sched.parked = make([]entry, n), make([]bool, n)
+	}
+	b.ctx, b.calls, b.results = ctx, calls, results
+	b.entries, b.sched.parked = b.entries[:n], b.sched.parked[:n]
+	for i := range b.entries {
+		b.entries[i].index = i
+	}
+	// The scheduler lives in the batch and calls its hooks through
+	// s.batch: no allocation for either.
+	b.sched.r, b.sched.cap, b.sched.batch, b.sched.entries = r, maxParallel(max), b, b.entries
+	b.s = &b.sched
+	b.cond.L = &b.mu
+	return b
+}
+
+// recycle puts b, whose batch returned, in batchRuns for the next batch,
+// cleared (nothing of this batch's calls stays reachable from it), unless
+// it is too large to keep. Every goroutine the batch started has ended,
+// and its guard timer is stopped or has fired (guardFire ran to its end:
+// the batch waited for it), so nothing else uses b; the timer is dropped
+// (see batchRuns).
+func (b *batchRun) recycle() {
+	if cap(b.entries) > maxPooledCalls {
+		return
+	}
+	entries, parked, queue := b.entries[:0], b.sched.parked[:0], b.queue[:0]
+	clear(b.entries)
+	clear(b.sched.parked)
+	clear(b.queue[:cap(b.queue)])
+	*b = batchRun{entries: entries, queue: queue}
+	b.sched.parked = parked
+	batchRuns.Put(b)
 }
 
 // BatchContext returns the additional context of a batch's results, in
@@ -252,7 +297,7 @@ func (b *batchRun) handOff(e *entry) {
 // and slow or blocked ones get one each, up to the cap, a moment later.
 func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
-	if *q == nil && q == &b.queue {
+	if cap(*q) == 0 && q == &b.queue {
 		b.queue = make([]*entry, 0, len(b.calls)-e.index)
 	}
 	*q = append(*q, e)
