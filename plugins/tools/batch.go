@@ -422,8 +422,8 @@ func (b *batchRun) worker() {
 		b.wg.Done()
 	}()
 	growStack(len(b.calls))
+	b.mu.Lock()
 	for {
-		b.mu.Lock()
 		// Before sleeping, yield a few times: the chain is usually about
 		// to hand over the next call, and waking a sleeping worker costs
 		// more than a trivial call.
@@ -471,7 +471,6 @@ func (b *batchRun) worker() {
 		}
 		b.mu.Lock()
 		b.free++
-		b.mu.Unlock()
 	}
 }
 
@@ -660,7 +659,7 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 			// It runs alone: every earlier call finished, no later one
 			// entered.
 			st = stepDispatch
-		case s.acquire(ctx):
+		case s.acquire(ctx, e):
 			e.slot, st = true, stepDispatch
 		default:
 			res = aborted(ctx, CodeAbortedBeforeDispatch)
@@ -720,6 +719,9 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 	finished = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.slot {
+		s.releaseSlotLocked(e)
+	}
 	if s.finished < e.index {
 		s.parked[e.index] = true
 		return nil
@@ -727,15 +729,13 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 	return e
 }
 
-// dispatchOnly runs e's dispatch and gives its slot back; internal
-// reports a panic of the pipeline itself, whose INTERNAL result is final.
+// dispatchOnly runs e's dispatch (dispatchHalf then gives its slot back);
+// internal reports a panic of the pipeline itself, whose INTERNAL result
+// is final.
 func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, internal bool) {
 	internal = true
 	defer s.r.contain(e.exec, e.tool, &res)
 	res = s.r.execute(ctx, e.em, e.exec)
-	if e.slot {
-		s.releaseSlot(e)
-	}
 	return res, false
 }
 
@@ -801,9 +801,11 @@ func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string
 	return r.finalize(exec, res)
 }
 
-// acquire takes a dispatch slot, waiting for one while the cap is
-// reached; it reports false, without a slot, when ctx is done first.
-func (s *sched) acquire(ctx context.Context) bool {
+// acquire takes a dispatch slot for e, a parallel call, waiting for one
+// while the cap is reached, and releases the entry with it (one lock for
+// both); it reports false, without a slot and still holding the entry,
+// when ctx is done first.
+func (s *sched) acquire(ctx context.Context, e *entry) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -825,6 +827,8 @@ func (s *sched) acquire(ctx context.Context) bool {
 		s.mu.Lock()
 	}
 	s.active++
+	e.didRelease = true
+	s.moveLocked(&s.released, e.index+1)
 	s.mu.Unlock()
 	return true
 }
@@ -919,14 +923,19 @@ func (s *sched) finishEntry(e *entry, exiting bool) (next *entry) {
 
 // releaseSlot gives e's slot back and wakes whoever waits for one.
 func (s *sched) releaseSlot(e *entry) {
-	e.slot = false
 	s.mu.Lock()
+	s.releaseSlotLocked(e)
+	s.mu.Unlock()
+}
+
+// releaseSlotLocked is releaseSlot with s.mu held.
+func (s *sched) releaseSlotLocked(e *entry) {
+	e.slot = false
 	s.active--
 	if free := s.slotFree; free != nil {
 		s.slotFree = nil
 		close(free)
 	}
-	s.mu.Unlock()
 }
 
 // release lets the next call enter; exiting says that the goroutine that
