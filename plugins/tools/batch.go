@@ -96,8 +96,9 @@ var ErrBatchStopped = errors.New("tools: the batch was stopped by its CancelWhen
 // as keep its calls moving: calls whose bodies return at once share one,
 // and a call queued behind a busy one gets its own (up to the cap) once
 // the goroutine running the prefixes has nothing else to do and sees no
-// progress, or after a millisecond when that goroutine is itself held (in
-// a listener or an approval, say). ExecuteBatch returns once every
+// progress, or, when that goroutine is itself held (in a listener or an
+// approval, say), after a millisecond in which the workers took less work
+// than waits for them. ExecuteBatch returns once every
 // call's tools/result was emitted and every goroutine it started has
 // ended. It holds no lock while user code runs, is safe for concurrent
 // use, and a tool body may call it (or Execute) recursively.
@@ -143,9 +144,9 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 // (if any) that created it, and the next batch may run in another.
 var batchRuns sync.Pool // *batchRun
 
-// maxPooledCalls is the largest batch whose state is kept for reuse: a
-// larger one allocates its own (its calls outweigh the allocation), and
-// the pool never holds on to much memory.
+// maxPooledCalls is the largest batch whose state is kept for reuse
+// (about 300 bytes a call): a larger one allocates its own, and the pool
+// never holds on to much memory.
 const maxPooledCalls = 64
 
 // newBatchRun returns the state of a batch of calls, from batchRuns when
@@ -185,7 +186,7 @@ func (b *batchRun) recycle() {
 	entries, parked, queue := b.entries[:0], b.sched.parked[:0], b.queue[:0]
 	clear(b.entries)
 	clear(b.sched.parked)
-	clear(b.queue[:cap(b.queue)])
+	clear(b.queue) // already cleared as taken, unless a worker exited
 	*b = batchRun{entries: entries, queue: queue}
 	b.sched.parked = parked
 	batchRuns.Put(b)
@@ -250,7 +251,10 @@ type batchRun struct {
 	// wg. Under mu.
 	guard *time.Timer
 	armed bool
-	taken int // work items taken by workers so far, for lend
+	taken int // work items taken by workers so far, for lend and guardFire
+	// armTaken is taken when the guard was last set: what the workers
+	// took since tells guardFire whether they keep up.
+	armTaken int
 }
 
 // guardDelay is how long queued parallel calls wait for a busy worker
@@ -320,18 +324,20 @@ func (b *batchRun) waitingLocked() int {
 
 // armLocked sets the guard when queued work waits that no free worker
 // can take and the cap allows another worker, unless it is set: when it
-// fires (guardFire) whatever work then waits gets workers, so a batch
-// whose worker is stuck in a body (blocked, say, until a later call runs)
-// while the chain is held in user code gets the workers it needs, up to
-// the cap. It stays set until it fires or the chain ended (endChain
-// stops it): resetting it whenever work is taken would cost more than a
-// quick call, and a guard that fires while the workers keep up finds no
-// waiting work. b.mu held.
+// fires (guardFire) whatever work then waits gets workers, unless the
+// workers keep up, so a batch whose worker is stuck in a body (blocked,
+// say, until a later call runs) while the chain is held in user code gets
+// the workers it needs, up to the cap. It stays set until it fires (and
+// is not set again) or the chain ended (endChain stops it): resetting it
+// whenever work is taken would cost more than a quick call, and a guard
+// that fires while the workers keep up finds no waiting work, or less
+// than they took meanwhile. b.mu held.
 func (b *batchRun) armLocked() {
 	if b.armed || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
 		return
 	}
 	b.armed = true
+	b.armTaken = b.taken
 	b.wg.Add(1)
 	if b.guard == nil {
 		b.guard = time.AfterFunc(guardDelay, b.guardFire)
@@ -385,9 +391,20 @@ func (b *batchRun) lend() {
 const guardSpins = 8
 
 // guardFire starts a worker for each call or suffix that waited
-// guardDelay with no free worker, up to the cap.
+// guardDelay with no free worker, up to the cap; but while the chain goes
+// on, when the workers took more work since the guard was set than now
+// waits (they keep up with a stream of quick calls: the work waiting now
+// will be taken within another guardDelay), it only sets the guard again.
+// Workers stuck in bodies, or slow ones, take less than that, and the
+// work waiting behind them gets workers of its own.
 func (b *batchRun) guardFire() {
 	b.mu.Lock()
+	if w := b.waitingLocked(); w > 0 && !b.chainEnd && b.taken-b.armTaken > w {
+		b.armTaken = b.taken
+		b.guard.Reset(guardDelay) // still armed, still counted in wg
+		b.mu.Unlock()
+		return
+	}
 	b.armed = false
 	for b.waitingLocked() > 0 && b.workers < b.s.cap+1 {
 		b.spawnLocked()
