@@ -657,7 +657,13 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 			}
 		}
 	}()
-	s.wait(&s.released, e.index)
+	if s.batch == nil {
+		// ExecuteBatch's chain enters its calls one after the other, each
+		// after the one before released the entry (or on a goroutine
+		// handOff started once it had): only Code Mode's calls, each on
+		// its own goroutine, wait for their turn.
+		s.wait(&s.released, e.index)
+	}
 	r.startTrace(exec, call)
 	res, ok := r.admit(exec, call)
 	if !ok {
