@@ -157,6 +157,7 @@ func newBatchRun(r *Registry, ctx context.Context, calls []Call, results []Resul
 	if b == nil || cap(b.entries) < n {
 		if b == nil {
 			b = new(batchRun)
+			b.work, b.fire = b.worker, b.guardFire
 		}
 		b.entries, b.sched.parked = make([]entry, n), make([]bool, n)
 	}
@@ -183,11 +184,11 @@ func (b *batchRun) recycle() {
 	if cap(b.entries) > maxPooledCalls {
 		return
 	}
-	entries, parked, queue := b.entries[:0], b.sched.parked[:0], b.queue[:0]
+	entries, parked, queue, work, fire := b.entries[:0], b.sched.parked[:0], b.queue[:0], b.work, b.fire
 	clear(b.entries)
 	clear(b.sched.parked)
 	clear(b.queue) // already cleared as taken, unless a worker exited
-	*b = batchRun{entries: entries, queue: queue}
+	*b = batchRun{entries: entries, queue: queue, work: work, fire: fire}
 	b.sched.parked = parked
 	batchRuns.Put(b)
 }
@@ -255,6 +256,10 @@ type batchRun struct {
 	// armTaken is taken when the guard was last set: what the workers
 	// took since tells guardFire whether they keep up.
 	armTaken int
+
+	// work and fire are b.worker and b.guardFire, made once for every
+	// batch that reuses b (see batchRuns).
+	work, fire func()
 }
 
 // guardDelay is how long queued parallel calls wait for a busy worker
@@ -340,7 +345,7 @@ func (b *batchRun) armLocked() {
 	b.armTaken = b.taken
 	b.wg.Add(1)
 	if b.guard == nil {
-		b.guard = time.AfterFunc(guardDelay, b.guardFire)
+		b.guard = time.AfterFunc(guardDelay, b.fire)
 	} else {
 		b.guard.Reset(guardDelay)
 	}
@@ -418,7 +423,7 @@ func (b *batchRun) spawnLocked() {
 	b.workers++
 	b.free++
 	b.wg.Add(1)
-	go b.worker()
+	go b.work()
 }
 
 // worker runs queued work, suffixes first, until the chain ended and

@@ -195,3 +195,36 @@ func TestB2_GuardStartsNoWorkerWhileTheWorkersKeepUp(t *testing.T) {
 		}
 	})
 }
+
+// TestPerf24_ParallelBatchAllocations: a batch of 10 trivial parallel
+// calls allocates at most twice more than the same 10 calls made by
+// Execute: its results and its guard timer (before: 8; then 4, with its
+// worker's and its guard's closures, which the next batch now reuses with
+// its state). One CPU and the bubble make the batch's course the same
+// every time: one worker, the guard set once.
+func TestPerf24_ParallelBatchAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		par := trivial()
+		par.Name, par.Concurrency = "trivial-parallel", tools.Parallel
+		mustRegister(t, e.reg, e.root, par)
+		ctx := context.Background()
+		calls := make([]tools.Call, 10)
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: par.Name, Arguments: benchArgs}
+		}
+		seq := testing.AllocsPerRun(100, func() {
+			for _, c := range calls {
+				sink = e.reg.Execute(ctx, c)
+			}
+		})
+		batch := testing.AllocsPerRun(100, func() { sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9] })
+		if batch-seq > 2 {
+			t.Errorf("a batch of 10 parallel calls allocates %v times, 10 Executes %v: %v more, want at most 2", batch, seq, batch-seq)
+		}
+	})
+}
