@@ -256,6 +256,14 @@ type batchRun struct {
 	// armTaken is taken when the guard was last set: what the workers
 	// took since tells guardFire whether they keep up.
 	armTaken int
+	// starting counts the workers that took nothing yet: while one is
+	// starting, push leaves the guard unset, for the worker sets it when
+	// it takes its first call if work still waits (a worker stuck in that
+	// call's body is what the guard is for). lending: the chain is in
+	// lend, watching the workers itself, and nobody sets the guard
+	// (lend sets it on its way out if work still waits).
+	starting int
+	lending  bool
 
 	// work and fire are b.worker and b.guardFire, made once for every
 	// batch that reuses b (see batchRuns).
@@ -302,7 +310,8 @@ func (b *batchRun) handOff(e *entry) {
 // whatever the count (it is handed over by a goroutine that cannot run
 // it: see nextSuffix). Calls queued while every worker is busy are taken
 // by those workers as they finish, and get workers of their own only when
-// they waited guardDelay (armLocked): so trivial calls run on one worker,
+// they waited guardDelay (armLocked; set by the worker itself when it
+// is still starting: see starting): so trivial calls run on one worker,
 // and slow or blocked ones get one each, up to the cap, a moment later.
 func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
@@ -315,9 +324,10 @@ func (b *batchRun) push(q *[]*entry, e *entry) {
 		b.cond.Signal()
 	case b.free == 0 && (b.workers == 0 || q == &b.suffixes):
 		b.spawnLocked()
-	default:
+	case b.starting == 0:
 		b.armLocked()
-	}
+	} // else a worker that took nothing yet sets the guard when it takes
+	// its first call, if work still waits then (see worker)
 	b.mu.Unlock()
 }
 
@@ -338,7 +348,7 @@ func (b *batchRun) waitingLocked() int {
 // that fires while the workers keep up finds no waiting work, or less
 // than they took meanwhile. b.mu held.
 func (b *batchRun) armLocked() {
-	if b.armed || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
+	if b.armed || b.lending || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
 		return
 	}
 	b.armed = true
@@ -370,6 +380,7 @@ func (b *batchRun) disarmLocked() {
 // without the guard's delay.
 func (b *batchRun) lend() {
 	b.mu.Lock()
+	b.lending = true // it watches the workers: no guard needed meanwhile
 	for spins := 0; b.waitingLocked() > 0 && b.workers < b.s.cap+1; {
 		if spins == guardSpins || b.workers == 0 {
 			for b.waitingLocked() > 0 && b.workers < b.s.cap+1 {
@@ -387,6 +398,7 @@ func (b *batchRun) lend() {
 			spins = 0
 		}
 	}
+	b.lending = false
 	b.armLocked()
 	b.mu.Unlock()
 }
@@ -422,6 +434,7 @@ func (b *batchRun) guardFire() {
 func (b *batchRun) spawnLocked() {
 	b.workers++
 	b.free++
+	b.starting++
 	b.wg.Add(1)
 	go b.work()
 }
@@ -444,6 +457,7 @@ func (b *batchRun) worker() {
 		b.wg.Done()
 	}()
 	growStack(len(b.calls))
+	first := true // nothing taken yet: counted in b.starting
 	b.mu.Lock()
 	for {
 		// Before sleeping, yield a few times: the chain is usually about
@@ -473,6 +487,9 @@ func (b *batchRun) worker() {
 			b.queue[b.head] = nil
 			b.head++
 		default: // the chain ended and nothing is left
+			if first {
+				b.starting--
+			}
 			b.workers--
 			b.free--
 			b.mu.Unlock()
@@ -481,6 +498,10 @@ func (b *batchRun) worker() {
 		}
 		b.free--
 		b.taken++
+		if first {
+			first = false
+			b.starting--
+		}
 		b.armLocked()
 		b.mu.Unlock()
 		if dispatch {

@@ -197,11 +197,13 @@ func TestB2_GuardStartsNoWorkerWhileTheWorkersKeepUp(t *testing.T) {
 }
 
 // TestPerf24_ParallelBatchAllocations: a batch of 10 trivial parallel
-// calls allocates at most twice more than the same 10 calls made by
-// Execute: its results and its guard timer (before: 8; then 4, with its
-// worker's and its guard's closures, which the next batch now reuses with
-// its state). One CPU and the bubble make the batch's course the same
-// every time: one worker, the guard set once.
+// calls allocates at most once more than the same 10 calls made by
+// Execute: its results. Its worker's and its guard's closures are reused
+// with its state by the next batch, and its guard timer is never made:
+// the calls were all queued while the worker was starting, and the
+// goroutine running the prefixes then watched the worker itself (before:
+// 8; then 4, with those closures; then 2, with the timer). One CPU and
+// the bubble make the batch's course the same every time.
 func TestPerf24_ParallelBatchAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector changes allocation counts")
@@ -223,8 +225,8 @@ func TestPerf24_ParallelBatchAllocations(t *testing.T) {
 			}
 		})
 		batch := testing.AllocsPerRun(100, func() { sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9] })
-		if batch-seq > 2 {
-			t.Errorf("a batch of 10 parallel calls allocates %v times, 10 Executes %v: %v more, want at most 2", batch, seq, batch-seq)
+		if batch-seq > 1 {
+			t.Errorf("a batch of 10 parallel calls allocates %v times, 10 Executes %v: %v more, want at most 1", batch, seq, batch-seq)
 		}
 	})
 }
