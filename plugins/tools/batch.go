@@ -96,8 +96,9 @@ var ErrBatchStopped = errors.New("tools: the batch was stopped by its CancelWhen
 // as keep its calls moving: calls whose bodies return at once share one,
 // and a call queued behind a busy one gets its own (up to the cap) once
 // the goroutine running the prefixes has nothing else to do and sees no
-// progress, or after a millisecond when that goroutine is itself held (in
-// a listener or an approval, say). ExecuteBatch returns once every
+// progress, or, when that goroutine is itself held (in a listener or an
+// approval, say), after a millisecond in which the workers took less work
+// than waits for them. ExecuteBatch returns once every
 // call's tools/result was emitted and every goroutine it started has
 // ended. It holds no lock while user code runs, is safe for concurrent
 // use, and a tool body may call it (or Execute) recursively.
@@ -114,23 +115,13 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	if len(calls) == 0 {
 		return results
 	}
-	b := &batchRun{ctx: ctx, calls: calls, results: results, entries: make([]entry, len(calls))}
+	b := newBatchRun(r, ctx, calls, results, opts.MaxParallel)
 	if opts.CancelWhen != nil {
 		var cancel context.CancelCauseFunc
 		b.ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		b.stop, b.cancelWhen = cancel, opts.CancelWhen
 	}
-	for i := range b.entries {
-		e := &b.entries[i]
-		e.index = i
-	}
-	// The scheduler lives in the batch and calls its hooks through
-	// s.batch: no allocation for either.
-	b.sched = sched{r: r, cap: maxParallel(opts.MaxParallel), batch: b}
-	b.s = &b.sched
-	b.s.parked, b.s.entries = make([]bool, len(calls)), b.entries
-	b.cond.L = &b.mu
 	returned := false
 	defer func() {
 		if !returned {
@@ -143,7 +134,63 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 	b.chain(0)
 	b.wg.Wait()
 	returned = true
+	b.recycle()
 	return results
+}
+
+// batchRuns holds the state of finished batches for the next ones: a
+// batch's entries, parking marks and queue are reused, not allocated
+// again. Its guard timer is not: a timer belongs to the synctest bubble
+// (if any) that created it, and the next batch may run in another.
+var batchRuns sync.Pool // *batchRun
+
+// maxPooledCalls is the largest batch whose state is kept for reuse
+// (about 300 bytes a call): a larger one allocates its own, and the pool
+// never holds on to much memory.
+const maxPooledCalls = 64
+
+// newBatchRun returns the state of a batch of calls, from batchRuns when
+// it has some: every field as for a new batch, the entries numbered.
+func newBatchRun(r *Registry, ctx context.Context, calls []Call, results []Result, max int) *batchRun {
+	n := len(calls)
+	b, _ := batchRuns.Get().(*batchRun)
+	if b == nil || cap(b.entries) < n {
+		if b == nil {
+			b = new(batchRun)
+			b.work, b.fire = b.worker, b.guardFire
+		}
+		b.entries, b.sched.parked = make([]entry, n), make([]bool, n)
+	}
+	b.ctx, b.calls, b.results = ctx, calls, results
+	b.entries, b.sched.parked = b.entries[:n], b.sched.parked[:n]
+	for i := range b.entries {
+		b.entries[i].index = i
+	}
+	// The scheduler lives in the batch and calls its hooks through
+	// s.batch: no allocation for either.
+	b.sched.r, b.sched.cap, b.sched.batch, b.sched.entries = r, maxParallel(max), b, b.entries
+	b.s = &b.sched
+	b.cond.L = &b.mu
+	return b
+}
+
+// recycle puts b, whose batch returned, in batchRuns for the next batch,
+// cleared (nothing of this batch's calls stays reachable from it), unless
+// it is too large to keep. Every goroutine the batch started has ended,
+// and its guard timer is stopped or has fired (guardFire ran to its end:
+// the batch waited for it), so nothing else uses b; the timer is dropped
+// (see batchRuns).
+func (b *batchRun) recycle() {
+	if cap(b.entries) > maxPooledCalls {
+		return
+	}
+	entries, parked, queue, work, fire := b.entries[:0], b.sched.parked[:0], b.queue[:0], b.work, b.fire
+	clear(b.entries)
+	clear(b.sched.parked)
+	clear(b.queue) // already cleared as taken, unless a worker exited
+	*b = batchRun{entries: entries, queue: queue, work: work, fire: fire}
+	b.sched.parked = parked
+	batchRuns.Put(b)
 }
 
 // BatchContext returns the additional context of a batch's results, in
@@ -205,7 +252,22 @@ type batchRun struct {
 	// wg. Under mu.
 	guard *time.Timer
 	armed bool
-	taken int // work items taken by workers so far, for lend
+	taken int // work items taken by workers so far, for lend and guardFire
+	// armTaken is taken when the guard was last set: what the workers
+	// took since tells guardFire whether they keep up.
+	armTaken int
+	// starting counts the workers that took nothing yet: while one is
+	// starting, push leaves the guard unset, for the worker sets it when
+	// it takes its first call if work still waits (a worker stuck in that
+	// call's body is what the guard is for). lending: the chain is in
+	// lend, watching the workers itself, and nobody sets the guard
+	// (lend sets it on its way out if work still waits).
+	starting int
+	lending  bool
+
+	// work and fire are b.worker and b.guardFire, made once for every
+	// batch that reuses b (see batchRuns).
+	work, fire func()
 }
 
 // guardDelay is how long queued parallel calls wait for a busy worker
@@ -248,11 +310,12 @@ func (b *batchRun) handOff(e *entry) {
 // whatever the count (it is handed over by a goroutine that cannot run
 // it: see nextSuffix). Calls queued while every worker is busy are taken
 // by those workers as they finish, and get workers of their own only when
-// they waited guardDelay (armLocked): so trivial calls run on one worker,
+// they waited guardDelay (armLocked; set by the worker itself when it
+// is still starting: see starting): so trivial calls run on one worker,
 // and slow or blocked ones get one each, up to the cap, a moment later.
 func (b *batchRun) push(q *[]*entry, e *entry) {
 	b.mu.Lock()
-	if *q == nil && q == &b.queue {
+	if cap(*q) == 0 && q == &b.queue {
 		b.queue = make([]*entry, 0, len(b.calls)-e.index)
 	}
 	*q = append(*q, e)
@@ -261,9 +324,10 @@ func (b *batchRun) push(q *[]*entry, e *entry) {
 		b.cond.Signal()
 	case b.free == 0 && (b.workers == 0 || q == &b.suffixes):
 		b.spawnLocked()
-	default:
+	case b.starting == 0:
 		b.armLocked()
-	}
+	} // else a worker that took nothing yet sets the guard when it takes
+	// its first call, if work still waits then (see worker)
 	b.mu.Unlock()
 }
 
@@ -275,21 +339,23 @@ func (b *batchRun) waitingLocked() int {
 
 // armLocked sets the guard when queued work waits that no free worker
 // can take and the cap allows another worker, unless it is set: when it
-// fires (guardFire) whatever work then waits gets workers, so a batch
-// whose worker is stuck in a body (blocked, say, until a later call runs)
-// while the chain is held in user code gets the workers it needs, up to
-// the cap. It stays set until it fires or the chain ended (endChain
-// stops it): resetting it whenever work is taken would cost more than a
-// quick call, and a guard that fires while the workers keep up finds no
-// waiting work. b.mu held.
+// fires (guardFire) whatever work then waits gets workers, unless the
+// workers keep up, so a batch whose worker is stuck in a body (blocked,
+// say, until a later call runs) while the chain is held in user code gets
+// the workers it needs, up to the cap. It stays set until it fires (and
+// is not set again) or the chain ended (endChain stops it): resetting it
+// whenever work is taken would cost more than a quick call, and a guard
+// that fires while the workers keep up finds no waiting work, or less
+// than they took meanwhile. b.mu held.
 func (b *batchRun) armLocked() {
-	if b.armed || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
+	if b.armed || b.lending || b.waitingLocked() <= 0 || b.workers >= b.s.cap+1 {
 		return
 	}
 	b.armed = true
+	b.armTaken = b.taken
 	b.wg.Add(1)
 	if b.guard == nil {
-		b.guard = time.AfterFunc(guardDelay, b.guardFire)
+		b.guard = time.AfterFunc(guardDelay, b.fire)
 	} else {
 		b.guard.Reset(guardDelay)
 	}
@@ -314,6 +380,7 @@ func (b *batchRun) disarmLocked() {
 // without the guard's delay.
 func (b *batchRun) lend() {
 	b.mu.Lock()
+	b.lending = true // it watches the workers: no guard needed meanwhile
 	for spins := 0; b.waitingLocked() > 0 && b.workers < b.s.cap+1; {
 		if spins == guardSpins || b.workers == 0 {
 			for b.waitingLocked() > 0 && b.workers < b.s.cap+1 {
@@ -331,6 +398,7 @@ func (b *batchRun) lend() {
 			spins = 0
 		}
 	}
+	b.lending = false
 	b.armLocked()
 	b.mu.Unlock()
 }
@@ -340,9 +408,20 @@ func (b *batchRun) lend() {
 const guardSpins = 8
 
 // guardFire starts a worker for each call or suffix that waited
-// guardDelay with no free worker, up to the cap.
+// guardDelay with no free worker, up to the cap; but while the chain goes
+// on, when the workers took more work since the guard was set than now
+// waits (they keep up with a stream of quick calls: the work waiting now
+// will be taken within another guardDelay), it only sets the guard again.
+// Workers stuck in bodies, or slow ones, take less than that, and the
+// work waiting behind them gets workers of its own.
 func (b *batchRun) guardFire() {
 	b.mu.Lock()
+	if w := b.waitingLocked(); w > 0 && !b.chainEnd && b.taken-b.armTaken > w {
+		b.armTaken = b.taken
+		b.guard.Reset(guardDelay) // still armed, still counted in wg
+		b.mu.Unlock()
+		return
+	}
 	b.armed = false
 	for b.waitingLocked() > 0 && b.workers < b.s.cap+1 {
 		b.spawnLocked()
@@ -355,8 +434,9 @@ func (b *batchRun) guardFire() {
 func (b *batchRun) spawnLocked() {
 	b.workers++
 	b.free++
+	b.starting++
 	b.wg.Add(1)
-	go b.worker()
+	go b.work()
 }
 
 // worker runs queued work, suffixes first, until the chain ended and
@@ -377,8 +457,9 @@ func (b *batchRun) worker() {
 		b.wg.Done()
 	}()
 	growStack(len(b.calls))
+	first := true // nothing taken yet: counted in b.starting
+	b.mu.Lock()
 	for {
-		b.mu.Lock()
 		// Before sleeping, yield a few times: the chain is usually about
 		// to hand over the next call, and waking a sleeping worker costs
 		// more than a trivial call.
@@ -406,6 +487,9 @@ func (b *batchRun) worker() {
 			b.queue[b.head] = nil
 			b.head++
 		default: // the chain ended and nothing is left
+			if first {
+				b.starting--
+			}
 			b.workers--
 			b.free--
 			b.mu.Unlock()
@@ -414,6 +498,10 @@ func (b *batchRun) worker() {
 		}
 		b.free--
 		b.taken++
+		if first {
+			first = false
+			b.starting--
+		}
 		b.armLocked()
 		b.mu.Unlock()
 		if dispatch {
@@ -426,7 +514,6 @@ func (b *batchRun) worker() {
 		}
 		b.mu.Lock()
 		b.free++
-		b.mu.Unlock()
 	}
 }
 
@@ -596,7 +683,13 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 			}
 		}
 	}()
-	s.wait(&s.released, e.index)
+	if s.batch == nil {
+		// ExecuteBatch's chain enters its calls one after the other, each
+		// after the one before released the entry (or on a goroutine
+		// handOff started once it had): only Code Mode's calls, each on
+		// its own goroutine, wait for their turn.
+		s.wait(&s.released, e.index)
+	}
 	r.startTrace(exec, call)
 	res, ok := r.admit(exec, call)
 	if !ok {
@@ -615,7 +708,7 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 			// It runs alone: every earlier call finished, no later one
 			// entered.
 			st = stepDispatch
-		case s.acquire(ctx):
+		case s.acquire(ctx, e):
 			e.slot, st = true, stepDispatch
 		default:
 			res = aborted(ctx, CodeAbortedBeforeDispatch)
@@ -675,6 +768,9 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 	finished = true
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if e.slot {
+		s.releaseSlotLocked(e)
+	}
 	if s.finished < e.index {
 		s.parked[e.index] = true
 		return nil
@@ -682,15 +778,13 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 	return e
 }
 
-// dispatchOnly runs e's dispatch and gives its slot back; internal
-// reports a panic of the pipeline itself, whose INTERNAL result is final.
+// dispatchOnly runs e's dispatch (dispatchHalf then gives its slot back);
+// internal reports a panic of the pipeline itself, whose INTERNAL result
+// is final.
 func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, internal bool) {
 	internal = true
 	defer s.r.contain(e.exec, e.tool, &res)
 	res = s.r.execute(ctx, e.em, e.exec)
-	if e.slot {
-		s.releaseSlot(e)
-	}
 	return res, false
 }
 
@@ -756,9 +850,11 @@ func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string
 	return r.finalize(exec, res)
 }
 
-// acquire takes a dispatch slot, waiting for one while the cap is
-// reached; it reports false, without a slot, when ctx is done first.
-func (s *sched) acquire(ctx context.Context) bool {
+// acquire takes a dispatch slot for e, a parallel call, waiting for one
+// while the cap is reached, and releases the entry with it (one lock for
+// both); it reports false, without a slot and still holding the entry,
+// when ctx is done first.
+func (s *sched) acquire(ctx context.Context, e *entry) bool {
 	if ctx.Err() != nil {
 		return false
 	}
@@ -780,6 +876,8 @@ func (s *sched) acquire(ctx context.Context) bool {
 		s.mu.Lock()
 	}
 	s.active++
+	e.didRelease = true
+	s.moveLocked(&s.released, e.index+1)
 	s.mu.Unlock()
 	return true
 }
@@ -874,14 +972,19 @@ func (s *sched) finishEntry(e *entry, exiting bool) (next *entry) {
 
 // releaseSlot gives e's slot back and wakes whoever waits for one.
 func (s *sched) releaseSlot(e *entry) {
-	e.slot = false
 	s.mu.Lock()
+	s.releaseSlotLocked(e)
+	s.mu.Unlock()
+}
+
+// releaseSlotLocked is releaseSlot with s.mu held.
+func (s *sched) releaseSlotLocked(e *entry) {
+	e.slot = false
 	s.active--
 	if free := s.slotFree; free != nil {
 		s.slotFree = nil
 		close(free)
 	}
-	s.mu.Unlock()
 }
 
 // release lets the next call enter; exiting says that the goroutine that

@@ -8,6 +8,7 @@ import (
 	"runtime/metrics"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/tools"
@@ -135,6 +136,97 @@ func TestB2_CallBehindABlockedBodyStartsWhilePolicyWaits(t *testing.T) {
 			if r.IsError || r.CallID != calls[i].ID || text(r) != calls[i].ID {
 				t.Fatalf("result %d: %+v", i, r)
 			}
+		}
+	})
+}
+
+// TestB2_GuardStartsNoWorkerWhileTheWorkersKeepUp: the goroutine running
+// the policy prefixes is held in a listener (call 7's pre-execute) while
+// the worker, having run calls 0–4 at once, waits in call 5's body and
+// call 6 waits for it, both past the guard's millisecond. The worker took
+// more work since the guard was set than waits then, so the guard only
+// sets itself again: the batch starts its one worker and the guard's one
+// goroutine, no second worker (before: one for call 6, as if the worker
+// were stuck; a long batch of quick calls started workers up to the cap
+// every millisecond it ran). One CPU makes the order of events
+// deterministic.
+func TestB2_GuardStartsNoWorkerWhileTheWorkersKeepUp(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		const hold = 1500 * time.Microsecond // past the guard's millisecond
+		mustRegister(t, e.reg, e.root, tools.Definition{
+			Name: "stream", Description: "Call 5 takes a while.", Concurrency: tools.Parallel,
+			Parameters: json.RawMessage(`{"type":"object"}`),
+			Execute: func(_ context.Context, x *tools.Execution) (tools.Output, error) {
+				if x.CallID() == "c5" {
+					time.Sleep(hold)
+				}
+				return tools.Output{Content: []tools.Content{tools.Text(x.CallID())}}, nil
+			},
+		})
+		must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+			if x.CallID() == "c7" {
+				time.Sleep(hold)
+			}
+			return next(ctx)
+		}))
+		calls := make([]tools.Call, 10)
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: "stream"}
+		}
+		// The count is the process's: the runtime starts a goroutine of
+		// its own now and then.
+		const batches = 10
+		created := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+		metrics.Read(created)
+		before := created[0].Value.Uint64()
+		for range batches {
+			res := e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
+			for i, r := range res {
+				if r.IsError || r.CallID != calls[i].ID || text(r) != calls[i].ID {
+					t.Fatalf("result %d: %+v", i, r)
+				}
+			}
+		}
+		metrics.Read(created)
+		if n := created[0].Value.Uint64() - before; n > 2*batches+3 {
+			t.Fatalf("%d batches started %d goroutines, want %d (a worker and the guard's each; at most 3 more)", batches, n, 2*batches)
+		}
+	})
+}
+
+// TestPerf24_ParallelBatchAllocations: a batch of 10 trivial parallel
+// calls allocates at most once more than the same 10 calls made by
+// Execute: its results. Its worker's and its guard's closures are reused
+// with its state by the next batch, and its guard timer is never made:
+// the calls were all queued while the worker was starting, and the
+// goroutine running the prefixes then watched the worker itself (before:
+// 8; then 4, with those closures; then 2, with the timer). One CPU and
+// the bubble make the batch's course the same every time.
+func TestPerf24_ParallelBatchAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		par := trivial()
+		par.Name, par.Concurrency = "trivial-parallel", tools.Parallel
+		mustRegister(t, e.reg, e.root, par)
+		ctx := context.Background()
+		calls := make([]tools.Call, 10)
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: par.Name, Arguments: benchArgs}
+		}
+		seq := testing.AllocsPerRun(100, func() {
+			for _, c := range calls {
+				sink = e.reg.Execute(ctx, c)
+			}
+		})
+		batch := testing.AllocsPerRun(100, func() { sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9] })
+		if batch-seq > 1 {
+			t.Errorf("a batch of 10 parallel calls allocates %v times, 10 Executes %v: %v more, want at most 1", batch, seq, batch-seq)
 		}
 	})
 }

@@ -285,11 +285,14 @@ func TestP10_CallerAndObserversCopiesAreApart(t *testing.T) {
 
 // TestPerf24_BatchAllocations: a batch of 10 trivial exclusive calls
 // (which all run on the calling goroutine, so the count does not depend
-// on scheduling) allocates at most 4 times more than the same 10 calls
-// made by Execute: its results, its state, its entries and its parking
-// marks (before: 9; besides, the scheduler and a closure for each of its
-// four hooks).
+// on scheduling) allocates at most once more than the same 10 calls
+// made by Execute: its results (before: 4, its state, its entries and its
+// parking marks, which the next batch now reuses; before that 9: besides,
+// the scheduler and a closure for each of its four hooks).
 func TestPerf24_BatchAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
 	e := newEnv(t)
 	mustRegister(t, e.reg, e.root, trivial())
 	ctx := context.Background()
@@ -303,7 +306,7 @@ func TestPerf24_BatchAllocations(t *testing.T) {
 		}
 	})
 	batch := testing.AllocsPerRun(100, func() { sink = e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{})[9] })
-	if batch-seq > 4 {
-		t.Errorf("a batch of 10 allocates %v times, 10 Executes %v: %v more, want at most 4", batch, seq, batch-seq)
+	if batch-seq > 1 {
+		t.Errorf("a batch of 10 allocates %v times, 10 Executes %v: %v more, want at most 1", batch, seq, batch-seq)
 	}
 }
