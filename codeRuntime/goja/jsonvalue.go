@@ -18,7 +18,6 @@ const maxFastJSONDepth = 256
 // run goroutine and never calls into JavaScript.
 func decodeJSON(vm *goja.Runtime, data []byte) (v goja.Value, ok bool) {
 	d := jsonDecoder{vm: vm, data: data}
-	defer clear(d.stack) // drop references to the values
 	d.space()
 	v, ok = d.value(0)
 	if !ok {

@@ -2,6 +2,7 @@ package goja
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -194,5 +195,27 @@ func TestDecodeJSONProtoKeyIsOwnData(t *testing.T) {
 	}
 	if got, want := r.String(), `[[[true,["__proto__","name"],"n",true,true],[true,["name","__proto__"],"m",true,true]],0]`; got != want {
 		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// BenchmarkDecodeJSON: decodeJSON of the 1,000-object array of BenchmarkTypedSubCallRatio
+// (plugins/codemode), the typed side's JS value.
+func BenchmarkDecodeJSON(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i := range 1000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"name":"f` + strconv.Itoa(i) + `","size":` + strconv.Itoa(i*37) + `}`)
+	}
+	sb.WriteByte(']')
+	doc := []byte(sb.String())
+	vm := goja.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := decodeJSON(vm, doc); !ok {
+			b.Fatal("declined")
+		}
 	}
 }
