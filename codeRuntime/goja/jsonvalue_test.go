@@ -1,6 +1,8 @@
 package goja
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,4 +99,123 @@ func FuzzDecodeJSON(f *testing.F) {
 	}
 	o := newJSONOracle(f)
 	f.Fuzz(func(t *testing.T, data []byte) { o.check(t, data) })
+}
+
+// randomJSON appends a random JSON value of at most depth levels to b: the shapes decodeJSON takes
+// (objects with repeated, duplicate, index-like and __proto__ keys, arrays, short and long strings with
+// escapes and non-ASCII text, numbers) and some it declines (surrogate escapes, big numbers).
+func randomJSON(b []byte, rng *rand.Rand, depth int) []byte {
+	keys := []string{`"name"`, `"size"`, `"__proto__"`, `"constructor"`, `"toString"`, `"0"`, `"1"`, `"10"`, `"-1"`,
+		`"4294967295"`, `""`, `"é"`, `"a\"b"`, `"k\u0041"`, `"length"`, `"` + strings.Repeat("k", 70) + `"`, `"x"`}
+	strs := []string{`""`, `"f1"`, `"abc"`, `"é中😀"`, `"a\nb\\c\/"`, `"\u00e9\u0041"`, `"\ud83d\ude00"`,
+		`"` + strings.Repeat("y", 64) + `"`, `"` + strings.Repeat("z", 65) + `"`, `"` + strings.Repeat("é", 40) + `"`}
+	nums := []string{`0`, `-0`, `7`, `255`, `256`, `123456789012345`, `1234567890123456`, `-12`, `1.5`, `1e3`, `-2.5E-3`, `9007199254740993`}
+	n := rng.IntN(10)
+	if depth <= 0 {
+		n = rng.IntN(6)
+	}
+	switch n {
+	case 0:
+		return append(b, []string{"null", "true", "false"}[rng.IntN(3)]...)
+	case 1, 2:
+		return append(b, nums[rng.IntN(len(nums))]...)
+	case 3, 4, 5:
+		return append(b, strs[rng.IntN(len(strs))]...)
+	case 6, 7:
+		b = append(b, '[')
+		for i := range rng.IntN(6) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = randomJSON(b, rng, depth-1)
+		}
+		return append(b, ']')
+	default:
+		b = append(b, '{')
+		for i := range rng.IntN(6) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, keys[rng.IntN(len(keys))]...)
+			b = append(b, ':')
+			b = randomJSON(b, rng, depth-1)
+		}
+		return append(b, '}')
+	}
+}
+
+// TestDecodeJSONRandomMatchesJSONParse: decodeJSON makes the value JSON.parse makes (same
+// prototypes, own keys in order, attributes and values) for random documents, in a VM whose
+// Object.prototype and Array.prototype have setters (for __proto__, keys and indexes) that must never run.
+func TestDecodeJSONRandomMatchesJSONParse(t *testing.T) {
+	o := newJSONOracle(t)
+	if _, err := o.vm.RunString(`
+globalThis.setterCalls = 0;
+for (const k of ["__proto__", "name", "size", "0", "1", "x", "constructor", "length", ""]) {
+	Object.defineProperty(Object.prototype, k, {set(v) { setterCalls++ }, get() { return undefined }, configurable: true});
+}
+for (const k of ["0", "1", "2"]) {
+	Object.defineProperty(Array.prototype, k, {set(v) { setterCalls++ }, get() { return undefined }, configurable: true});
+}`); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	accepted := 0
+	var b []byte
+	for range 3000 {
+		b = randomJSON(b[:0], rng, 5)
+		if o.check(t, b) {
+			accepted++
+		}
+	}
+	if calls := o.vm.Get("setterCalls").ToInteger(); calls != 0 {
+		t.Fatalf("a setter on a prototype ran %d times", calls)
+	}
+	if accepted < 1000 {
+		t.Fatalf("decodeJSON accepted only %d of 3000 documents", accepted)
+	}
+}
+
+// TestDecodeJSONProtoKeyIsOwnData: a "__proto__" key is an own data property; the prototype of the
+// object is Object.prototype, and no setter on Object.prototype runs.
+func TestDecodeJSONProtoKeyIsOwnData(t *testing.T) {
+	vm := goja.New()
+	if _, err := vm.RunString(`globalThis.hit = 0; Object.defineProperty(Object.prototype, "name", {set(v) { hit++ }, configurable: true})`); err != nil {
+		t.Fatal(err)
+	}
+	v, ok := decodeJSON(vm, []byte(`[{"__proto__":{"polluted":1},"name":"n"},{"name":"m","__proto__":[]}]`))
+	if !ok {
+		t.Fatal("declined")
+	}
+	vm.Set("v", v)
+	r, err := vm.RunString(`JSON.stringify([v.map(o => [Object.getPrototypeOf(o) === Object.prototype, Object.keys(o),
+		Object.getOwnPropertyDescriptor(o, "name").value, o.polluted === undefined, Object.prototype.hasOwnProperty.call(o, "__proto__")]), hit])`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.String(), `[[[true,["__proto__","name"],"n",true,true],[true,["name","__proto__"],"m",true,true]],0]`; got != want {
+		t.Fatalf("got %s, want %s", got, want)
+	}
+}
+
+// BenchmarkDecodeJSON: decodeJSON of the 1,000-object array of BenchmarkTypedSubCallRatio
+// (plugins/codemode), the typed side's JS value.
+func BenchmarkDecodeJSON(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteByte('[')
+	for i := range 1000 {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(`{"name":"f` + strconv.Itoa(i) + `","size":` + strconv.Itoa(i*37) + `}`)
+	}
+	sb.WriteByte(']')
+	doc := []byte(sb.String())
+	vm := goja.New()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := decodeJSON(vm, doc); !ok {
+			b.Fatal("declined")
+		}
+	}
 }
