@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,41 @@ func TestForTypeDeclines(t *testing.T) {
 	}
 	if c := vs.ForType(reflect.TypeFor[[]string]()); c != nil {
 		t.Error("[]string under maxItems: a TypeCheck")
+	}
+}
+
+type benchEncEntry struct {
+	Name string `json:"name"`
+	Size int    `json:"size"`
+}
+
+type benchEncListing struct {
+	Entries []benchEncEntry `json:"entries"`
+	Total   int             `json:"total"`
+}
+
+// BenchmarkTypeCheckEncode: the typed encoder on the listing of
+// BenchmarkTypedOutputExecute (10 entries, ~350 bytes of JSON).
+func BenchmarkTypeCheckEncode(b *testing.B) {
+	typ := reflect.TypeFor[benchEncListing]()
+	js, err := Infer(typ)
+	if err != nil {
+		b.Fatal(err)
+	}
+	vs, err := CompileValueSchema(js)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := vs.ForType(typ)
+	var l benchEncListing
+	for i := range 10 {
+		l.Entries = append(l.Entries, benchEncEntry{Name: "file" + strconv.Itoa(i) + ".go", Size: 1000 + i})
+		l.Total += 1000 + i
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, ok := EncodeValue(c, &l); !ok {
+			b.Fatal("declined")
+		}
 	}
 }
