@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
@@ -167,11 +168,11 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		OutputSchema:    body.schema,
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
-			v := &decoded[A, S]{by: dec}
-			if vs := dec.decode(exec.argBytes(), &v.value); len(vs) > 0 {
+			v := &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+			if vs := dec.decode(exec.argBytes(), exec.args, &v.value); len(vs) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
-			exec.decoded.Store(v)
+			exec.decoded.Store(&v.decodedHead)
 			return nil
 		},
 	}
@@ -181,7 +182,7 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 				return body(ctx, v.value, &v.out, exec)
 			}
 			var a A
-			if vs := dec.decode(exec.argBytes(), &a); len(vs) > 0 {
+			if vs := dec.decode(exec.argBytes(), exec.args, &a); len(vs) > 0 {
 				// Unreachable through the pipeline, which validated these
 				// bytes; a caller running Execute directly gets the same
 				// refusal.
@@ -227,9 +228,16 @@ type typedDecoder[A, S any] struct {
 // out is where the body that takes it puts its value for encoding (on the
 // heap already, so that encoding it needs no allocation of its own).
 type decoded[A, S any] struct {
-	by    *typedDecoder[A, S]
+	decodedHead
 	value A
 	out   S
+}
+
+// decodedHead begins every decoded[A, S]: by is its *typedDecoder[A, S],
+// which tells A and S. An execution holds a decoded value by its head
+// (one atomic pointer, whatever A and S are).
+type decodedHead struct {
+	by unsafe.Pointer
 }
 
 // take returns the value the validation of exec by d decoded, and removes
@@ -237,18 +245,21 @@ type decoded[A, S any] struct {
 // a body run took the value already). Of concurrent takers at most one
 // gets the value.
 func (d *typedDecoder[A, S]) take(exec *Execution) *decoded[A, S] {
-	v, ok := exec.decoded.Load().(*decoded[A, S])
-	if !ok || v == nil || v.by != d || !exec.decoded.CompareAndSwap(v, (*decoded[A, S])(nil)) {
+	h := exec.decoded.Load()
+	if h == nil || h.by != unsafe.Pointer(d) || !exec.decoded.CompareAndSwap(h, nil) {
 		return nil
 	}
-	return v
+	// h begins a decoded[A, S]: only d's validation stores a head naming d.
+	return (*decoded[A, S])(unsafe.Pointer(h))
 }
 
 // decode validates canonical arguments against the spec and A's keys and
-// decodes them into *a, which must be A's zero value.
-func (d *typedDecoder[A, S]) decode(args []byte, a *A) []schema.Violation {
+// decodes them into *a, which must be A's zero value; frozen is args as
+// an immutable string, if there is one (an execution's), for the decoded
+// strings to share.
+func (d *typedDecoder[A, S]) decode(args []byte, frozen string, a *A) []schema.Violation {
 	if d.inferred != nil {
-		return d.inferred.Decode(args, a)
+		return d.inferred.DecodeShared(args, frozen, a)
 	}
 	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
@@ -263,7 +274,7 @@ func (d *typedDecoder[A, S]) soft(args json.RawMessage) (a A, ok bool) {
 	if err != nil {
 		return a, false
 	}
-	return a, len(d.decode(canon, &a)) == 0
+	return a, len(d.decode(canon, "", &a)) == 0
 }
 
 // MustDefine is [Define] that panics on error, for package-level tool

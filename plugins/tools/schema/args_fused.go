@@ -179,13 +179,15 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				v.Set(reflect.MakeSlice(t, 0, 0))
 				j++
 			} else {
+				if v.Cap() != 0 {
+					v.SetZero() // the elements are then all fresh zero values
+				}
 				for {
 					if count == v.Cap() {
 						v.Grow(max(4, count)) // as encoding/json grows a slice
 					}
 					v.SetLen(count + 1)
-					ev := v.Index(count)
-					ev.SetZero()
+					ev := v.Index(count) // zero: beyond the length so far
 					if j = (*elem)(f, j, ev); j < 0 || j >= len(bs) {
 						return -1
 					}
@@ -400,9 +402,20 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 // When the schema covers the Target's key checks (see ArgsCheck), valid
 // arguments are checked and decoded in one pass over their bytes.
 func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
+	return c.DecodeShared(args, "", v)
+}
+
+// DecodeShared is [ArgsCheck.Decode] for arguments also held as an
+// immutable string, frozen (the same bytes; "" or any other string: none):
+// the strings decoded in one pass are slices of frozen instead of a copy of
+// args.
+func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation {
 	if c.fused != nil && len(args) > 0 && args[0] == '{' {
 		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type().Elem() == c.t.typ {
-			if c.fusedDecode(args, rv.Elem()) {
+			if frozen != string(args) {
+				frozen = ""
+			}
+			if c.fusedDecode(args, frozen, rv.Elem()) {
 				return nil
 			}
 			rv.Elem().SetZero()
@@ -414,14 +427,14 @@ func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
 	return c.t.DecodeCanonical(args, v)
 }
 
-func (c *ArgsCheck) fusedDecode(args []byte, v reflect.Value) (ok bool) {
+func (c *ArgsCheck) fusedDecode(args []byte, frozen string, v reflect.Value) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
 	f := fusedStates.Get().(*fusedState)
-	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args, s: frozen}}
 	ok = (*c.fused)(f, 0, v) == len(args)
 	*f = fusedState{} // keeps no argument bytes or strings
 	fusedStates.Put(f)

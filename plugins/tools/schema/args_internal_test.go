@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
@@ -258,7 +259,7 @@ func TestArgsDecodeOnePass(t *testing.T) {
 		t.Fatal("no fused plan for a covered type")
 	}
 	var a, want argsCovered
-	if !c.fusedDecode(args, reflect.ValueOf(&a).Elem()) {
+	if !c.fusedDecode(args, "", reflect.ValueOf(&a).Elem()) {
 		t.Fatal("the fused pass declined valid arguments")
 	}
 	if vs := tg.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
@@ -274,6 +275,54 @@ func TestArgsDecodeOnePass(t *testing.T) {
 	// env map 2 + key + 2 strings, path 1: 12.
 	if n > 12 {
 		t.Errorf("Decode of valid arguments allocates %v times, want ≤ 12", n)
+	}
+}
+
+// TestArgsDecodeShared: given the arguments as an immutable string too,
+// the one pass decodes the same value, its strings (values and map keys)
+// slices of that string: one allocation fewer than Decode, which copies
+// the bytes. A string that is not the arguments is not used.
+func TestArgsDecodeShared(t *testing.T) {
+	c, _, _ := argsCheckFor[argsCovered](t, true)
+	args := []byte(`{"edits":[{"new":"b","old":"a"}],"env":{"HOME":{"new":"/u","old":"/root"}},"limit":200,"offset":10,"path":"/a"}`)
+	frozen := string(args)
+	var a, want argsCovered
+	if vs := c.DecodeShared(args, frozen, &a); vs != nil {
+		t.Fatal(vs)
+	}
+	if vs := c.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
+		t.Fatalf("DecodeShared %#v, Decode %#v %v", a, want, vs)
+	}
+	in := func(s string) bool {
+		lo := uintptr(unsafe.Pointer(unsafe.StringData(frozen)))
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return lo <= p && p+uintptr(len(s)) <= lo+uintptr(len(frozen))
+	}
+	var key string
+	for k := range a.Env {
+		key = k
+	}
+	for _, s := range []string{a.Path, a.Edits[0].Old, a.Env["HOME"].New, key} {
+		if !in(s) {
+			t.Errorf("%q is not a slice of the frozen arguments", s)
+		}
+	}
+	var b argsCovered
+	other := strings.Clone(frozen)
+	other = strings.Replace(other, "/a", "/b", 1)
+	if vs := c.DecodeShared(args, other, &b); vs != nil || !reflect.DeepEqual(b, want) || b.Path != "/a" {
+		t.Fatalf("with another string: %#v %v", b, vs)
+	}
+	shared := testing.AllocsPerRun(50, func() {
+		var a argsCovered
+		c.DecodeShared(args, frozen, &a)
+	})
+	copied := testing.AllocsPerRun(50, func() {
+		var a argsCovered
+		c.Decode(args, &a)
+	})
+	if shared != copied-1 {
+		t.Errorf("DecodeShared allocates %v times, Decode %v", shared, copied)
 	}
 }
 
