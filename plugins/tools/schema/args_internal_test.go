@@ -313,6 +313,9 @@ func TestArgsDecodeShared(t *testing.T) {
 	if vs := c.DecodeShared(args, other, &b); vs != nil || !reflect.DeepEqual(b, want) || b.Path != "/a" {
 		t.Fatalf("with another string: %#v %v", b, vs)
 	}
+	if raceEnabled {
+		return // sync.Pool drops items at random: the counts vary
+	}
 	shared := testing.AllocsPerRun(50, func() {
 		var a argsCovered
 		c.DecodeShared(args, frozen, &a)
