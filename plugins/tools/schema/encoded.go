@@ -75,7 +75,7 @@ func (s *ValueSchema) ForType(t reflect.Type) *TypeCheck {
 		return nil
 	}
 	c := &TypeCheck{s: s, t: t, nullRisk: p.nullRisk, zero: reflect.New(t).UnsafePointer()}
-	if f := (&encoders{built: map[planKey]*encoder{}}).of(t, s.root); f != nil {
+	if f := (&encoders{built: map[planKey]*encoder{}, structs: map[planKey]*structEncoder{}}).of(t, s.root); f != nil {
 		c.enc = *f
 	}
 	return c
@@ -457,7 +457,8 @@ func (c *TypeCheck) encodeAt(p unsafe.Pointer, twin bool) ([]byte, string, bool)
 
 // encoders builds the encoders of the types reachable from one root.
 type encoders struct {
-	built map[planKey]*encoder
+	built   map[planKey]*encoder
+	structs map[planKey]*structEncoder // the struct encoders among built
 }
 
 // anyNode is the schema of a place no schema constrains.
@@ -590,14 +591,33 @@ func appendInt(dst []byte, n int64) ([]byte, bool) {
 	if n > canonjson.MaxSafeInteger || n < -canonjson.MaxSafeInteger {
 		return dst, false
 	}
-	return strconv.AppendInt(dst, n, 10), true
+	if n < 0 {
+		return strconv.AppendInt(dst, n, 10), true
+	}
+	return appendDigits(dst, uint64(n)), true
 }
 
 func appendUint(dst []byte, n uint64) ([]byte, bool) {
 	if n > canonjson.MaxSafeInteger {
 		return dst, false
 	}
-	return strconv.AppendUint(dst, n, 10), true
+	return appendDigits(dst, n), true
+}
+
+// appendDigits writes n in decimal (strconv.AppendUint's output), below
+// 10000 without a call.
+func appendDigits(dst []byte, n uint64) []byte {
+	switch {
+	case n < 10:
+		return append(dst, byte('0'+n))
+	case n < 100:
+		return append(dst, byte('0'+n/10), byte('0'+n%10))
+	case n < 1000:
+		return append(dst, byte('0'+n/100), byte('0'+n/10%10), byte('0'+n%10))
+	case n < 10000:
+		return append(dst, byte('0'+n/1000), byte('0'+n/100%10), byte('0'+n/10%10), byte('0'+n%10))
+	}
+	return strconv.AppendUint(dst, n, 10)
 }
 
 // plainASCII[c] says the byte c stands for itself inside a canonical
@@ -659,6 +679,7 @@ func appendString(dst []byte, s string) ([]byte, bool) {
 type elemEncoder struct {
 	size uintptr
 	k    scalar
+	st   *structEncoder // a struct element: called directly
 	enc  *encoder
 }
 
@@ -673,9 +694,12 @@ func (e *elemEncoder) list(dst []byte, depth int, p unsafe.Pointer, n int) ([]by
 			dst = append(dst, ',')
 		}
 		ep := unsafe.Add(p, uintptr(i)*e.size)
-		if e.k != notScalar {
+		switch {
+		case e.k != notScalar:
 			dst, ok = appendScalar(dst, e.k, ep)
-		} else {
+		case e.st != nil:
+			dst, ok = e.st.encode(dst, depth, ep)
+		default:
 			dst, ok = (*e.enc)(dst, depth, ep)
 		}
 		if !ok {
@@ -811,44 +835,54 @@ func (b *encoders) build(t reflect.Type, n *node) (encoder, bool) {
 			}
 			fs = append(fs, ef)
 		}
-		return func(dst []byte, depth int, p unsafe.Pointer) ([]byte, bool) {
-			if depth++; depth > fastMaxDepth {
-				return dst, false
-			}
-			dst = append(dst, '{')
-			first := true
-			var ok bool
-		fields:
-			for i := range fs {
-				f := &fs[i]
-				fp := p
-				for _, s := range f.steps {
-					if fp = *(*unsafe.Pointer)(unsafe.Add(fp, s)); fp == nil {
-						continue fields // behind a nil embedded pointer: omitted
-					}
-				}
-				fp = unsafe.Add(fp, f.off)
-				if f.empty != nil && f.empty(fp) {
-					continue
-				}
-				if !first {
-					dst = append(dst, ',')
-				}
-				first = false
-				dst = append(dst, f.key...)
-				if f.k != notScalar {
-					dst, ok = appendScalar(dst, f.k, fp)
-				} else {
-					dst, ok = (*f.enc)(dst, depth, fp)
-				}
-				if !ok {
-					return dst, false
-				}
-			}
-			return append(dst, '}'), true
-		}, true
+		st := &structEncoder{fields: fs}
+		b.structs[planKey{t, n}] = st
+		return st.encode, true
 	}
 	return nil, false
+}
+
+// structEncoder writes a struct: its fields in order, each read at its
+// offset (through the embedded pointers on its path).
+type structEncoder struct {
+	fields []encField
+}
+
+func (st *structEncoder) encode(dst []byte, depth int, p unsafe.Pointer) ([]byte, bool) {
+	if depth++; depth > fastMaxDepth {
+		return dst, false
+	}
+	dst = append(dst, '{')
+	first := true
+	var ok bool
+fields:
+	for i := range st.fields {
+		f := &st.fields[i]
+		fp := p
+		for _, s := range f.steps {
+			if fp = *(*unsafe.Pointer)(unsafe.Add(fp, s)); fp == nil {
+				continue fields // behind a nil embedded pointer: omitted
+			}
+		}
+		fp = unsafe.Add(fp, f.off)
+		if f.empty != nil && f.empty(fp) {
+			continue
+		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		first = false
+		dst = append(dst, f.key...)
+		if f.k != notScalar {
+			dst, ok = appendScalar(dst, f.k, fp)
+		} else {
+			dst, ok = (*f.enc)(dst, depth, fp)
+		}
+		if !ok {
+			return dst, false
+		}
+	}
+	return append(dst, '}'), true
 }
 
 // elem returns the element encoder of a slice or array of et at a place
@@ -862,6 +896,10 @@ func (b *encoders) elem(et reflect.Type, items *node) (*elemEncoder, bool) {
 	if et != timeType {
 		e.k = scalarOf(et)
 	}
+	if items == nil {
+		items = anyNode
+	}
+	e.st = b.structs[planKey{et, items}]
 	return e, true
 }
 

@@ -508,3 +508,25 @@ func BenchmarkTypeCheckEncode(b *testing.B) {
 		}
 	}
 }
+
+// TestAppendDigits: the encoder's integer writer is strconv's, around
+// each of its branches.
+func TestAppendDigits(t *testing.T) {
+	for _, n := range []uint64{0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 1009, 9999, 10000, 10001, 123456789, 9007199254740991} {
+		for _, m := range []uint64{n, n + 1} {
+			if got, want := string(appendDigits([]byte("x"), m)), "x"+strconv.FormatUint(m, 10); got != want {
+				t.Errorf("appendDigits(%d) = %q, want %q", m, got, want)
+			}
+		}
+	}
+	for n := range uint64(20000) {
+		if got := string(appendDigits(nil, n)); got != strconv.FormatUint(n, 10) {
+			t.Fatalf("appendDigits(%d) = %q", n, got)
+		}
+	}
+	for _, n := range []int64{0, -1, -9, -10, -9999, -9007199254740991, 42} {
+		if got, ok := appendInt(nil, n); !ok || string(got) != strconv.FormatInt(n, 10) {
+			t.Errorf("appendInt(%d) = %q %v", n, got, ok)
+		}
+	}
+}
