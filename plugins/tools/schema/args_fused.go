@@ -68,6 +68,44 @@ func leaf(dec *argDecoder, n *node) fusedPlan {
 	}
 }
 
+// shortInt reads the integer token at b[i] when it is 1 to 15 digits
+// (after a '-' when signed) ending where scalarEnd ends a token: its
+// value, as strconv.ParseInt reads it, and the offset after it; else
+// end -1.
+func shortInt(b []byte, i int, signed bool) (n int64, end int) {
+	j := i
+	neg := false
+	if j < len(b) && b[j] == '-' {
+		if !signed {
+			return 0, -1
+		}
+		neg = true
+		j++
+	}
+	start := j
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		if j-start == 15 {
+			return 0, -1
+		}
+		n = n*10 + int64(b[j]-'0')
+		j++
+	}
+	if j == start {
+		return 0, -1
+	}
+	if j < len(b) {
+		switch b[j] {
+		case ',', ']', '}', ':', ' ', '\t', '\n', '\r':
+		default:
+			return 0, -1 // a fraction, an exponent, or not a number
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return n, j
+}
+
 // containerOK reports whether n lets a container of kind k through
 // without a violation of its own (type, enum, const, false).
 func containerOK(n *node, k uint8) bool {
@@ -122,9 +160,27 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			return lf
 		}
 		// The decoder parses integers only: what it accepts is an
-		// integer, which both number and integer allow.
+		// integer, which both number and integer allow. A token of at
+		// most 15 digits (and a sign for a signed kind) is read here, as
+		// the decoder would read it.
+		signed := t.Kind() <= reflect.Int64
 		return func(f *fusedState, i int, v reflect.Value) int {
-			if i < len(f.d.b) && (f.d.b[i] == '-' || '0' <= f.d.b[i] && f.d.b[i] <= '9') {
+			b := f.d.b
+			if i < len(b) && (b[i] == '-' || '0' <= b[i] && b[i] <= '9') {
+				if n, end := shortInt(b, i, signed); end >= 0 {
+					if signed {
+						if v.OverflowInt(n) {
+							return -1
+						}
+						v.SetInt(n)
+					} else {
+						if v.OverflowUint(uint64(n)) {
+							return -1
+						}
+						v.SetUint(uint64(n))
+					}
+					return end
+				}
 				return (*dec)(&f.d, i, v)
 			}
 			return lf(f, i, v)

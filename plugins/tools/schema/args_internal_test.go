@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -353,4 +354,35 @@ func BenchmarkArgsDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestShortInt: the fused integer reader reads what the decoder's
+// strconv.ParseInt of the token reads, or leaves the token to it.
+func TestShortInt(t *testing.T) {
+	for _, tok := range []string{"0", "-0", "7", "-7", "42", "007", "123456789012345", "-123456789012345",
+		"1234567890123456", "1.5", "1e3", "-", "", "12,", "12}", "12]", "12:", "12 ", "12x", "9007199254740991"} {
+		for _, signed := range []bool{true, false} {
+			b := []byte(tok)
+			n, end := shortInt(b, 0, signed)
+			if end < 0 {
+				continue // declined: the decoder reads it
+			}
+			se := scalarEnd(b, 0)
+			var want int64
+			var err error
+			if signed {
+				want, err = strconv.ParseInt(tok[:se], 10, 64)
+			} else {
+				var u uint64
+				u, err = strconv.ParseUint(tok[:se], 10, 64)
+				want = int64(u)
+			}
+			if err != nil || end != se || n != want {
+				t.Errorf("shortInt(%q, %v) = %d %d; ParseInt of %q: %d %v", tok, signed, n, end, tok[:se], want, err)
+			}
+		}
+	}
+	if _, end := shortInt([]byte("42,"), 0, true); end != 2 {
+		t.Errorf("shortInt declined 42")
+	}
 }
