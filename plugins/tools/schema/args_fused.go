@@ -3,6 +3,7 @@ package schema
 import (
 	"reflect"
 	"sync"
+	"unsafe"
 )
 
 var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
@@ -468,8 +469,8 @@ func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
 func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation {
 	if c.fused != nil && len(args) > 0 && args[0] == '{' {
 		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type().Elem() == c.t.typ {
-			if frozen != string(args) {
-				frozen = ""
+			if len(frozen) != len(args) || unsafe.StringData(frozen) != unsafe.SliceData(args) && frozen != string(args) {
+				frozen = "" // not the same bytes (the same memory: surely)
 			}
 			if c.fusedDecode(args, frozen, rv.Elem()) {
 				return nil

@@ -308,6 +308,13 @@ func TestArgsDecodeShared(t *testing.T) {
 			t.Errorf("%q is not a slice of the frozen arguments", s)
 		}
 	}
+	// The arguments' own memory as the string (as an execution holds
+	// them): shared without a comparison.
+	same := unsafe.String(unsafe.SliceData(args), len(args))
+	var c2 argsCovered
+	if vs := c.DecodeShared(args, same, &c2); vs != nil || !reflect.DeepEqual(c2, want) || unsafe.StringData(c2.Path) != unsafe.StringData(same[strings.Index(same, "/a"):]) {
+		t.Fatalf("with the arguments' memory: %#v %v", c2, vs)
+	}
 	var b argsCovered
 	other := strings.Clone(frozen)
 	other = strings.Replace(other, "/a", "/b", 1)
