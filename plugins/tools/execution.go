@@ -169,9 +169,9 @@ type Execution struct {
 	// goroutine running the call touches them.
 	twin *Content
 	// decoded hands a typed tool's arguments, decoded while they were
-	// validated, to the body: a *decoded[A] that the body takes once (see
-	// Define). Policy code cannot reach it.
-	decoded atomic.Value
+	// validated, to the body: the head of a *decoded[A, S] that the body
+	// takes once (see Define). Policy code cannot reach it.
+	decoded atomic.Pointer[decodedHead]
 	// trace follows the call when a tracer is registered (trace.go); set
 	// in stage 1, before the call runs anything else.
 	trace *callTraceBox

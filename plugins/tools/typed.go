@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/internal/safeerr"
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
@@ -113,10 +114,20 @@ type TypedTool[In, Out any] struct {
 // a body called on an execution that was not validated by this
 // definition.
 func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
+	if reflect.TypeFor[Out]() == outputType {
+		return define[A, Out, struct{}](t)
+	}
+	return define[A, Out, Out](t)
+}
+
+// define is [Define] with S, the type of the slot in which the body's
+// value waits to be encoded: Out, or struct{} for Out = [Output], whose
+// value is not encoded.
+func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 	if t.Timeout < 0 {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
-	dec := &typedDecoder[A]{spec: t.Parameters, target: schema.TargetFor[A]()}
+	dec := &typedDecoder[A, S]{spec: t.Parameters, target: schema.TargetFor[A]()}
 	var params []byte
 	rt := reflect.TypeFor[A]()
 	for rt.Kind() == reflect.Pointer {
@@ -142,7 +153,7 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 		params = js
 	}
 	name := t.Name
-	body, err := typedBody(t)
+	body, err := typedBody[A, Out, S](t)
 	if err != nil {
 		return Definition{}, err
 	}
@@ -157,27 +168,27 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 		OutputSchema:    body.schema,
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
-			v := &decoded[A]{by: dec}
-			if vs := dec.decode(exec.argBytes(), &v.value); len(vs) > 0 {
+			v := &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+			if vs := dec.decode(exec.argBytes(), exec.args, &v.value); len(vs) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
-			exec.decoded.Store(v)
+			exec.decoded.Store(&v.decodedHead)
 			return nil
 		},
 	}
 	if body := body.run; body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
-				return body(ctx, v.value, exec)
+				return body(ctx, v.value, &v.out, exec)
 			}
 			var a A
-			if vs := dec.decode(exec.argBytes(), &a); len(vs) > 0 {
+			if vs := dec.decode(exec.argBytes(), exec.args, &a); len(vs) > 0 {
 				// Unreachable through the pipeline, which validated these
 				// bytes; a caller running Execute directly gets the same
 				// refusal.
 				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Err: &schema.ArgsError{Tool: name, Violations: vs}}
 			}
-			return body(ctx, a, exec)
+			return body(ctx, a, nil, exec)
 		}
 	}
 	if pc := t.PresentCall; pc != nil {
@@ -204,37 +215,51 @@ func Define[A, Out any](t TypedTool[A, Out]) (Definition, error) {
 	return d, nil
 }
 
-// typedDecoder checks and decodes the arguments of one typed tool.
-type typedDecoder[A any] struct {
+// typedDecoder checks and decodes the arguments of one typed tool (S:
+// see define).
+type typedDecoder[A, S any] struct {
 	spec     schema.Spec
 	inferred *schema.ArgsCheck // the schema inferred from A, or nil: spec
 	target   *schema.Target
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
-// arguments during validation, waiting on the execution for its body.
-type decoded[A any] struct {
-	by    *typedDecoder[A]
+// arguments during validation, waiting on the execution for its body;
+// out is where the body that takes it puts its value for encoding (on the
+// heap already, so that encoding it needs no allocation of its own).
+type decoded[A, S any] struct {
+	decodedHead
 	value A
+	out   S
+}
+
+// decodedHead begins every decoded[A, S]: by is its *typedDecoder[A, S],
+// which tells A and S. An execution holds a decoded value by its head
+// (one atomic pointer, whatever A and S are).
+type decodedHead struct {
+	by unsafe.Pointer
 }
 
 // take returns the value the validation of exec by d decoded, and removes
 // it from exec, or nil when there is none (exec was not validated by d, or
 // a body run took the value already). Of concurrent takers at most one
 // gets the value.
-func (d *typedDecoder[A]) take(exec *Execution) *decoded[A] {
-	v, ok := exec.decoded.Load().(*decoded[A])
-	if !ok || v == nil || v.by != d || !exec.decoded.CompareAndSwap(v, (*decoded[A])(nil)) {
+func (d *typedDecoder[A, S]) take(exec *Execution) *decoded[A, S] {
+	h := exec.decoded.Load()
+	if h == nil || h.by != unsafe.Pointer(d) || !exec.decoded.CompareAndSwap(h, nil) {
 		return nil
 	}
-	return v
+	// h begins a decoded[A, S]: only d's validation stores a head naming d.
+	return (*decoded[A, S])(unsafe.Pointer(h))
 }
 
 // decode validates canonical arguments against the spec and A's keys and
-// decodes them into *a, which must be A's zero value.
-func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
+// decodes them into *a, which must be A's zero value; frozen is args as
+// an immutable string, if there is one (an execution's), for the decoded
+// strings to share.
+func (d *typedDecoder[A, S]) decode(args []byte, frozen string, a *A) []schema.Violation {
 	if d.inferred != nil {
-		return d.inferred.Decode(args, a)
+		return d.inferred.DecodeShared(args, frozen, a)
 	}
 	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
@@ -244,12 +269,12 @@ func (d *typedDecoder[A]) decode(args []byte, a *A) []schema.Violation {
 
 // soft decodes presenter arguments, reporting false instead of failing
 // when they would not pass validation.
-func (d *typedDecoder[A]) soft(args json.RawMessage) (a A, ok bool) {
+func (d *typedDecoder[A, S]) soft(args json.RawMessage) (a A, ok bool) {
 	canon, err := canonjson.CanonicalizeObject(args, canonjson.Options{})
 	if err != nil {
 		return a, false
 	}
-	return a, len(d.decode(canon, &a)) == 0
+	return a, len(d.decode(canon, "", &a)) == 0
 }
 
 // MustDefine is [Define] that panics on error, for package-level tool
@@ -269,9 +294,11 @@ func IsArgsError(err error) bool {
 	return safeerr.Is(err, schema.ErrInvalidArgs) || safeerr.AsAny(err, &c) && ErrorCode(c.Code()) == CodeInvalidArgs
 }
 
-// typed is the output half of a typed tool, as a [Definition] takes it.
-type typed[A any] struct {
-	run    func(ctx context.Context, args A, exec *Execution) (Output, error)
+// typed is the output half of a typed tool, as a [Definition] takes it:
+// run calls the body, and encodes its value in *out when out is not nil
+// (S: see define).
+type typed[A, S any] struct {
+	run    func(ctx context.Context, args A, out *S, exec *Execution) (Output, error)
 	schema json.RawMessage
 	render func(json.RawMessage) ([]Content, error)
 }
@@ -282,29 +309,29 @@ var outputType = reflect.TypeFor[Output]()
 // Output as they are; otherwise the declared schema (t.OutputSchema, or
 // derived from Out), a body that encodes its value, and a render that
 // decodes it for t.Render.
-func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
+func typedBody[A, Out, S any](t TypedTool[A, Out]) (typed[A, S], error) {
 	invalid := func(format string, a ...any) error {
 		return fmt.Errorf("%w %q: %s", ErrInvalidDefinition, t.Name, fmt.Sprintf(format, a...))
 	}
 	ot := reflect.TypeFor[Out]()
 	if ot == outputType {
 		if t.Render != nil {
-			return typed[A]{}, invalid("Render with Out = tools.Output (set Content in the Output, or declare a typed Out)")
+			return typed[A, S]{}, invalid("Render with Out = tools.Output (set Content in the Output, or declare a typed Out)")
 		}
-		var run func(context.Context, A, *Execution) (Output, error)
-		if body := t.Execute; body != nil {
-			run = func(ctx context.Context, a A, exec *Execution) (Output, error) {
-				o, err := body(ctx, a, exec)
-				return any(o).(Output), err
-			}
+		var run func(context.Context, A, *S, *Execution) (Output, error)
+		if body, ok := any(t.Execute).(func(context.Context, A, *Execution) (Output, error)); ok && body != nil {
+			run = func(ctx context.Context, a A, _ *S, exec *Execution) (Output, error) { return body(ctx, a, exec) }
 		}
-		return typed[A]{run: run, schema: t.OutputSchema}, nil
+		return typed[A, S]{run: run, schema: t.OutputSchema}, nil
 	}
-	out := typed[A]{schema: t.OutputSchema}
+	if reflect.TypeFor[S]() != ot {
+		panic("tools: typedBody: the slot type is not Out") // define's choice
+	}
+	out := typed[A, S]{schema: t.OutputSchema}
 	if len(out.schema) == 0 {
 		s, err := schema.Infer(ot)
 		if err != nil {
-			return typed[A]{}, invalid("deriving the output schema from %v: %v", ot, err)
+			return typed[A, S]{}, invalid("deriving the output schema from %v: %v", ot, err)
 		}
 		out.schema = s
 	}
@@ -322,17 +349,27 @@ func typedBody[A, Out any](t TypedTool[A, Out]) (typed[A], error) {
 		elemZero = reflect.Zero(ot.Elem()).Interface()
 	}
 	if body := t.Execute; body != nil {
-		out.run = func(ctx context.Context, a A, exec *Execution) (Output, error) {
+		out.run = func(ctx context.Context, a A, slot *S, exec *Execution) (Output, error) {
 			o, err := body(ctx, a, exec)
 			if err != nil {
 				return Output{}, err
 			}
-			var v any = o
 			if check != nil {
-				if b, ok := check.Encode(v); ok {
-					return Output{Value: b, checked: checkedValue{by: check.Schema(), text: string(b)}}, nil
+				// S is Out: the value is encoded where it waits (on the
+				// heap, in the arguments' holder, or in a new slot).
+				if slot == nil {
+					slot = new(S)
+				}
+				p, _ := any(slot).(*Out)
+				*p = o
+				b, text, ok := schema.EncodeValue(check, p)
+				var zero Out
+				*p = zero // the holder keeps nothing of the value
+				if ok {
+					return Output{Value: b, checked: checkedValue{by: check.Schema(), text: text}}, nil
 				}
 			}
+			var v any = o
 			if elemZero != nil && reflect.ValueOf(v).IsNil() {
 				v = elemZero
 			}

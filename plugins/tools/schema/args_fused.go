@@ -3,6 +3,7 @@ package schema
 import (
 	"reflect"
 	"sync"
+	"unsafe"
 )
 
 var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
@@ -68,6 +69,44 @@ func leaf(dec *argDecoder, n *node) fusedPlan {
 	}
 }
 
+// shortInt reads the integer token at b[i] when it is 1 to 15 digits
+// (after a '-' when signed) ending where scalarEnd ends a token: its
+// value, as strconv.ParseInt reads it, and the offset after it; else
+// end -1.
+func shortInt(b []byte, i int, signed bool) (n int64, end int) {
+	j := i
+	neg := false
+	if j < len(b) && b[j] == '-' {
+		if !signed {
+			return 0, -1
+		}
+		neg = true
+		j++
+	}
+	start := j
+	for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+		if j-start == 15 {
+			return 0, -1
+		}
+		n = n*10 + int64(b[j]-'0')
+		j++
+	}
+	if j == start {
+		return 0, -1
+	}
+	if j < len(b) {
+		switch b[j] {
+		case ',', ']', '}', ':', ' ', '\t', '\n', '\r':
+		default:
+			return 0, -1 // a fraction, an exponent, or not a number
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return n, j
+}
+
 // containerOK reports whether n lets a container of kind k through
 // without a violation of its own (type, enum, const, false).
 func containerOK(n *node, k uint8) bool {
@@ -122,9 +161,27 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			return lf
 		}
 		// The decoder parses integers only: what it accepts is an
-		// integer, which both number and integer allow.
+		// integer, which both number and integer allow. A token of at
+		// most 15 digits (and a sign for a signed kind) is read here, as
+		// the decoder would read it.
+		signed := t.Kind() <= reflect.Int64
 		return func(f *fusedState, i int, v reflect.Value) int {
-			if i < len(f.d.b) && (f.d.b[i] == '-' || '0' <= f.d.b[i] && f.d.b[i] <= '9') {
+			b := f.d.b
+			if i < len(b) && (b[i] == '-' || '0' <= b[i] && b[i] <= '9') {
+				if n, end := shortInt(b, i, signed); end >= 0 {
+					if signed {
+						if v.OverflowInt(n) {
+							return -1
+						}
+						v.SetInt(n)
+					} else {
+						if v.OverflowUint(uint64(n)) {
+							return -1
+						}
+						v.SetUint(uint64(n))
+					}
+					return end
+				}
 				return (*dec)(&f.d, i, v)
 			}
 			return lf(f, i, v)
@@ -179,13 +236,15 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				v.Set(reflect.MakeSlice(t, 0, 0))
 				j++
 			} else {
+				if v.Cap() != 0 {
+					v.SetZero() // the elements are then all fresh zero values
+				}
 				for {
 					if count == v.Cap() {
 						v.Grow(max(4, count)) // as encoding/json grows a slice
 					}
 					v.SetLen(count + 1)
-					ev := v.Index(count)
-					ev.SetZero()
+					ev := v.Index(count) // zero: beyond the length so far
 					if j = (*elem)(f, j, ev); j < 0 || j >= len(bs) {
 						return -1
 					}
@@ -400,9 +459,20 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 // When the schema covers the Target's key checks (see ArgsCheck), valid
 // arguments are checked and decoded in one pass over their bytes.
 func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
+	return c.DecodeShared(args, "", v)
+}
+
+// DecodeShared is [ArgsCheck.Decode] for arguments also held as an
+// immutable string, frozen (the same bytes; "" or any other string: none):
+// the strings decoded in one pass are slices of frozen instead of a copy of
+// args.
+func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation {
 	if c.fused != nil && len(args) > 0 && args[0] == '{' {
 		if rv := reflect.ValueOf(v); rv.IsValid() && rv.Kind() == reflect.Pointer && !rv.IsNil() && rv.Type().Elem() == c.t.typ {
-			if c.fusedDecode(args, rv.Elem()) {
+			if len(frozen) != len(args) || unsafe.StringData(frozen) != unsafe.SliceData(args) && frozen != string(args) {
+				frozen = "" // not the same bytes (the same memory: surely)
+			}
+			if c.fusedDecode(args, frozen, rv.Elem()) {
 				return nil
 			}
 			rv.Elem().SetZero()
@@ -414,14 +484,14 @@ func (c *ArgsCheck) Decode(args []byte, v any) []Violation {
 	return c.t.DecodeCanonical(args, v)
 }
 
-func (c *ArgsCheck) fusedDecode(args []byte, v reflect.Value) (ok bool) {
+func (c *ArgsCheck) fusedDecode(args []byte, frozen string, v reflect.Value) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
 	f := fusedStates.Get().(*fusedState)
-	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args, s: frozen}}
 	ok = (*c.fused)(f, 0, v) == len(args)
 	*f = fusedState{} // keeps no argument bytes or strings
 	fusedStates.Put(f)

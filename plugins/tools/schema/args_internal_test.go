@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
@@ -258,7 +260,7 @@ func TestArgsDecodeOnePass(t *testing.T) {
 		t.Fatal("no fused plan for a covered type")
 	}
 	var a, want argsCovered
-	if !c.fusedDecode(args, reflect.ValueOf(&a).Elem()) {
+	if !c.fusedDecode(args, "", reflect.ValueOf(&a).Elem()) {
 		t.Fatal("the fused pass declined valid arguments")
 	}
 	if vs := tg.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
@@ -274,6 +276,64 @@ func TestArgsDecodeOnePass(t *testing.T) {
 	// env map 2 + key + 2 strings, path 1: 12.
 	if n > 12 {
 		t.Errorf("Decode of valid arguments allocates %v times, want ≤ 12", n)
+	}
+}
+
+// TestArgsDecodeShared: given the arguments as an immutable string too,
+// the one pass decodes the same value, its strings (values and map keys)
+// slices of that string: one allocation fewer than Decode, which copies
+// the bytes. A string that is not the arguments is not used.
+func TestArgsDecodeShared(t *testing.T) {
+	c, _, _ := argsCheckFor[argsCovered](t, true)
+	args := []byte(`{"edits":[{"new":"b","old":"a"}],"env":{"HOME":{"new":"/u","old":"/root"}},"limit":200,"offset":10,"path":"/a"}`)
+	frozen := string(args)
+	var a, want argsCovered
+	if vs := c.DecodeShared(args, frozen, &a); vs != nil {
+		t.Fatal(vs)
+	}
+	if vs := c.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
+		t.Fatalf("DecodeShared %#v, Decode %#v %v", a, want, vs)
+	}
+	in := func(s string) bool {
+		lo := uintptr(unsafe.Pointer(unsafe.StringData(frozen)))
+		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+		return lo <= p && p+uintptr(len(s)) <= lo+uintptr(len(frozen))
+	}
+	var key string
+	for k := range a.Env {
+		key = k
+	}
+	for _, s := range []string{a.Path, a.Edits[0].Old, a.Env["HOME"].New, key} {
+		if !in(s) {
+			t.Errorf("%q is not a slice of the frozen arguments", s)
+		}
+	}
+	// The arguments' own memory as the string (as an execution holds
+	// them): shared without a comparison.
+	same := unsafe.String(unsafe.SliceData(args), len(args))
+	var c2 argsCovered
+	if vs := c.DecodeShared(args, same, &c2); vs != nil || !reflect.DeepEqual(c2, want) || unsafe.StringData(c2.Path) != unsafe.StringData(same[strings.Index(same, "/a"):]) {
+		t.Fatalf("with the arguments' memory: %#v %v", c2, vs)
+	}
+	var b argsCovered
+	other := strings.Clone(frozen)
+	other = strings.Replace(other, "/a", "/b", 1)
+	if vs := c.DecodeShared(args, other, &b); vs != nil || !reflect.DeepEqual(b, want) || b.Path != "/a" {
+		t.Fatalf("with another string: %#v %v", b, vs)
+	}
+	if raceEnabled {
+		return // sync.Pool drops items at random: the counts vary
+	}
+	shared := testing.AllocsPerRun(50, func() {
+		var a argsCovered
+		c.DecodeShared(args, frozen, &a)
+	})
+	copied := testing.AllocsPerRun(50, func() {
+		var a argsCovered
+		c.Decode(args, &a)
+	})
+	if shared != copied-1 {
+		t.Errorf("DecodeShared allocates %v times, Decode %v", shared, copied)
 	}
 }
 
@@ -301,4 +361,35 @@ func BenchmarkArgsDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestShortInt: the fused integer reader reads what the decoder's
+// strconv.ParseInt of the token reads, or leaves the token to it.
+func TestShortInt(t *testing.T) {
+	for _, tok := range []string{"0", "-0", "7", "-7", "42", "007", "123456789012345", "-123456789012345",
+		"1234567890123456", "1.5", "1e3", "-", "", "12,", "12}", "12]", "12:", "12 ", "12x", "9007199254740991"} {
+		for _, signed := range []bool{true, false} {
+			b := []byte(tok)
+			n, end := shortInt(b, 0, signed)
+			if end < 0 {
+				continue // declined: the decoder reads it
+			}
+			se := scalarEnd(b, 0)
+			var want int64
+			var err error
+			if signed {
+				want, err = strconv.ParseInt(tok[:se], 10, 64)
+			} else {
+				var u uint64
+				u, err = strconv.ParseUint(tok[:se], 10, 64)
+				want = int64(u)
+			}
+			if err != nil || end != se || n != want {
+				t.Errorf("shortInt(%q, %v) = %d %d; ParseInt of %q: %d %v", tok, signed, n, end, tok[:se], want, err)
+			}
+		}
+	}
+	if _, end := shortInt([]byte("42,"), 0, true); end != 2 {
+		t.Errorf("shortInt declined 42")
+	}
 }

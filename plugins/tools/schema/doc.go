@@ -37,7 +37,10 @@
 // A value of a Go type whose schema was inferred from it ([Infer]) is
 // valid by construction for most keywords: [ValueSchema.ForType] compiles
 // a [TypeCheck] that encodes such a value canonically in one pass
-// ([TypeCheck.Encode]) or recognizes json.Marshal's output as canonical
+// ([TypeCheck.Encode], or [EncodeValue] without boxing it: an encoder
+// compiled once per Go type and schema node reads struct fields at their
+// offsets and writes scalars without reflect.Value) or recognizes
+// json.Marshal's output as canonical
 // and valid by one scan, checking only what the type cannot guarantee,
 // with exactly the results of [ValueSchema.ValidateEncoded].
 //
@@ -51,7 +54,9 @@
 // valid arguments of a type whose schema covers its key checks are
 // checked and decoded in a single pass over their bytes (a plan per Go
 // type and schema node, built once), and anything else (every invalid
-// argument) takes the separate paths, whose violations it returns.
+// argument) takes the separate paths, whose violations it returns;
+// [ArgsCheck.DecodeShared] slices the decoded strings from an immutable
+// copy of the arguments the caller already holds.
 //
 // Every argument and schema here is lossless JSON, as package canonjson
 // defines it. Every function is safe for concurrent use and total on
