@@ -51,7 +51,9 @@
 // A binding call crosses the processes twice and, in the parent, does not pass through Run's
 // goroutine: the goroutine reading the worker's pipe accepts the call and, when it is the only
 // call in flight (a program awaiting its calls one by one), runs the binding itself and writes the
-// answer, so no goroutine or thread is woken for it. A call still running after 100 µs hands the
+// answer, so no goroutine or thread is woken for it. That goroutine reads with blocking reads: the
+// worker's message wakes the thread waiting in the read itself, rather than a thread in the
+// runtime's poller that then hands the goroutine over (and wakes another to poll meanwhile). A call still running after 100 µs hands the
 // reading over to a new goroutine, so further calls start and the run's settlement cancels it
 // without waiting; concurrent calls run on binding goroutines that write their answers themselves.
 //

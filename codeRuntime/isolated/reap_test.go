@@ -160,3 +160,24 @@ func TestIsolatedWorkerPipesNonblocking(t *testing.T) {
 		t.Fatalf("worker pipes non-blocking: %s", res.Value)
 	}
 }
+
+// TestIsolatedParentReadsBlocking: the parent reads a worker's pipe in blocking mode (a thread
+// waits in the read itself, which the worker's message wakes, instead of the runtime's poller),
+// while its writes to the worker stay non-blocking, so that a kill's Close still unblocks a writer.
+func TestIsolatedParentReadsBlocking(t *testing.T) {
+	if !isolationSupported {
+		t.Skip("no isolation here")
+	}
+	iso := newIsolatedT(t, isoConfig())
+	w, err := iso.start() // returns once the reader read the hello
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.kill(killClosed); w.release() }()
+	if nb, err := fileNonblocking(w.out); err != nil || nb {
+		t.Errorf("the parent's read end non-blocking: %v, %v", nb, err)
+	}
+	if nb, err := fileNonblocking(w.in); err != nil || !nb {
+		t.Errorf("the parent's write end non-blocking: %v, %v", nb, err)
+	}
+}
