@@ -190,7 +190,11 @@ type bodies struct {
 	over    bool // the stage is over: no body may start
 	started bool // a body started (ABORTED, not ABORTED_BEFORE_DISPATCH)
 	goexit  bool // a body called runtime.Goexit
-	running int  // bodies started and not yet returned
+	// direct says a body dispatched without wrappers (dispatchDirect) is
+	// running: not under mu, since only the goroutine running the stage,
+	// which calls the body itself, touches it.
+	direct  bool
+	running int // bodies started and not yet returned
 	// cancels holds what cancels each running body's context (nil in a
 	// free slot); buf backs it for the usual single body.
 	cancels []bodyCanceler
@@ -394,7 +398,7 @@ func (c *bodyCtx) cancelBody(cause error) {
 func (b *bodies) goexited() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.goexit
+	return b.goexit || b.direct
 }
 
 // Token returns the execution's opaque identity.

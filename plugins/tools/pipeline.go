@@ -334,7 +334,17 @@ func (r *Registry) gate(ctx context.Context, em host.Emitter, exec *Execution, b
 	// failed because ctx is done).
 	exec.stage = stagePreExecute
 	sctx, st := exec.beginStage(ctx, TracePreExecute)
-	dec, err := waterfall(sctx, em, PreExecute, exec, base)
+	var (
+		dec PreDecision
+		err error
+	)
+	if r.h.Listening(PreExecute.Descriptor()) == 0 {
+		// What the host's dispatch would do, without the dispatch: no
+		// listener, the base decides (the pipeline's bases cannot fail).
+		dec, err = base(sctx)
+	} else {
+		dec, err = waterfall(sctx, em, PreExecute, exec, base)
+	}
 	if err != nil {
 		return dec, st.fail(listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)), false
 	}
@@ -388,20 +398,27 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 	// wrapper short-circuited, or its next was refused).
 	exec.stage = stageExecute
 	ctx, st := exec.beginStage(ctx, TraceExecute)
-	var (
-		res Result
-		err error
-	)
 	if r.h.Listening(ExecuteEvent.Descriptor()) == 0 {
 		// No wrapper anywhere: dispatch is called once, here, under the
-		// caller's own context.
-		res = r.dispatch(ctx, nil, exec)
-	} else {
-		res, err = waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
-			return r.dispatch(ctx, wctx, exec), nil
-		})
+		// caller's own context, and nothing else can start a body.
+		return st.result(endDirect(ctx, r.dispatchDirect(ctx, exec)))
 	}
+	res, err := waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
+		return r.dispatch(ctx, wctx, exec), nil
+	})
 	return st.result(endExecute(ctx, exec, res, err))
+}
+
+// endDirect is endExecute for a dispatch without wrappers
+// (dispatchDirect), which has returned: no body is running, nothing can
+// start one, and a success means the body ran.
+func endDirect(ctx context.Context, res Result) Result {
+	if !res.IsError && ctx.Err() != nil {
+		a := aborted(ctx, CodeAborted)
+		a.AdditionalContext = res.AdditionalContext
+		return a
+	}
+	return res
 }
 
 // endExecute ends stage 6 with what the wrappers returned: the stage is
@@ -507,7 +524,7 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
-		return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)
+		return unknownTool(exec)
 	}
 	// Read directly: the merge below delivers ctx's cancellation to the
 	// body's context asynchronously.
@@ -550,6 +567,48 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	res := budget.expired(body, r.runBody(sctx, t, exec))
 	returned = true
 	return st.result(res)
+}
+
+// dispatchDirect is dispatch with no tools/execute wrapper registered,
+// called once by the stage itself on the goroutine running it: the body
+// runs under ctx, the caller's own context, and returns before the stage
+// does, so no other goroutine ever touches exec.bodies for it and none of
+// the wrapped case's bookkeeping is needed. While the body runs,
+// bodies.direct is set (a plain write: only this goroutine reads it), so
+// that a runtime.Goexit in the body, which skips the rest, is the tool's
+// (goexitResult).
+func (r *Registry) dispatchDirect(ctx context.Context, exec *Execution) Result {
+	t := exec.tool
+	if t == nil {
+		return unknownTool(exec)
+	}
+	if ctx.Err() != nil {
+		return aborted(ctx, CodeAbortedBeforeDispatch)
+	}
+	if t.timeout > 0 {
+		return r.dispatchBudgeted(ctx, exec, t)
+	}
+	sctx, st := exec.beginStage(ctx, TraceDispatch)
+	exec.bodies.direct = true
+	res := r.runBody(sctx, t, exec)
+	exec.bodies.direct = false
+	return st.result(res)
+}
+
+// dispatchBudgeted is dispatchDirect for a tool that declares a Timeout.
+func (r *Registry) dispatchBudgeted(ctx context.Context, exec *Execution, t *Tool) Result {
+	body, budget, stop := withBudget(ctx, t)
+	defer stop()
+	sctx, st := exec.beginStage(body, TraceDispatch)
+	exec.bodies.direct = true
+	res := budget.expired(body, r.runBody(sctx, t, exec))
+	exec.bodies.direct = false
+	return st.result(res)
+}
+
+// unknownTool is the UNKNOWN_TOOL result of exec's call.
+func unknownTool(exec *Execution) Result {
+	return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)
 }
 
 // runBody calls the body and turns what it returned into a Result; the
@@ -627,6 +686,12 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode Err
 func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, res Result) Result {
 	exec.stage = stagePostExecute
 	sctx, st := exec.beginStage(ctx, TracePostExecute)
+	if r.h.Listening(PostExecute.Descriptor()) == 0 {
+		// What the waterfall's base decides (accept, nothing replaced),
+		// without the dispatch.
+		st.done(StageEnd{Outcome: string(Accept)})
+		return res
+	}
 	exec.post = res
 	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: &exec.post}, acceptBase)
 	if err != nil {

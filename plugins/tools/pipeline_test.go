@@ -476,6 +476,30 @@ func TestP8_Cancellation(t *testing.T) {
 			t.Errorf("%+v", res)
 		}
 	})
+	// Without a tools/execute wrapper the stage calls the body itself;
+	// the caller's cancellation is still read between the stage's start
+	// and the body (here: in the tracer's BeginStage of execute), and once
+	// more when the stage ends (here: in the dispatch stage's end).
+	t.Run("cancelled as execute begins, no wrapper", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		off := must2(t)(e.reg.Trace(e.root, stageHook{stage: tools.TraceExecute, begin: cancel}))
+		defer off()
+		before := ran
+		if res := e.reg.Execute(ctx, call("t", `{}`)); code(res) != tools.CodeAbortedBeforeDispatch || ran != before {
+			t.Errorf("%+v ran=%d", res, ran-before)
+		}
+	})
+	t.Run("cancelled as dispatch ends, no wrapper", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		off := must2(t)(e.reg.Trace(e.root, stageHook{stage: tools.TraceDispatch, end: cancel}))
+		defer off()
+		before := ran
+		if res := e.reg.Execute(ctx, call("t", `{}`)); code(res) != tools.CodeAborted || ran != before+1 {
+			t.Errorf("%+v ran=%d", res, ran-before)
+		}
+	})
 	t.Run("tool error kept", func(t *testing.T) {
 		started = make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
@@ -488,6 +512,30 @@ func TestP8_Cancellation(t *testing.T) {
 		}
 	})
 }
+
+// stageHook is a tracer that calls begin as stage begins and end as it
+// ends (either may be nil).
+type stageHook struct {
+	stage      string
+	begin, end func()
+}
+
+func (h stageHook) StartCall(tools.Call) tools.CallTrace { return h }
+
+func (h stageHook) BeginStage(ctx context.Context, _ *tools.Execution, stage string) (context.Context, func(tools.StageEnd)) {
+	if stage != h.stage {
+		return ctx, nil
+	}
+	if h.begin != nil {
+		h.begin()
+	}
+	if h.end == nil {
+		return ctx, nil
+	}
+	return ctx, func(tools.StageEnd) { h.end() }
+}
+
+func (stageHook) End(context.Context, *tools.Execution, tools.Result) {}
 
 type quotaErr struct{}
 
