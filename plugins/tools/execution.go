@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/host"
 )
@@ -127,10 +128,9 @@ type Execution struct {
 	token  Token
 	callID string
 	name   string
-	args   string // canonical JSON; "" when the input was rejected
-	// raw is the canonical JSON args was copied from, for this package's
-	// own decoders (argBytes); it is never handed to user code.
-	raw    []byte
+	// args is the canonical JSON ("" when the input was rejected), whose
+	// bytes this package's own decoders read in place (argBytes).
+	args   string
 	agent  host.ScopeKey
 	parent Token
 	tool   *Tool
@@ -140,13 +140,11 @@ type Execution struct {
 	// stage is the pipeline stage (an index into Stages) the goroutine
 	// running Execute is in; only that goroutine reads and writes it (to
 	// report a runtime.Goexit).
-	stage int
-	// final is the call's final result once stage is stageResult (set by
-	// observe before the trace ends), and emitting says that tools/result
-	// is being emitted: a runtime.Goexit in a tracer's End still emits
-	// final, one in an observer ends that one delivery. Only the goroutine
-	// running the call touches them.
-	final    Result
+	stage uint8
+	// emitting says that tools/result is being emitted (stage is
+	// stageResult by then): a runtime.Goexit in a tracer's End, before,
+	// still emits the call's final result, one in an observer ends that
+	// one delivery. Only the goroutine running the call touches it.
 	emitting bool
 	twinLen  uint32
 	// out is the state of the call's declared output (outputs.go).
@@ -175,6 +173,9 @@ type Execution struct {
 	// trace follows the call when a tracer is registered (trace.go); set
 	// in stage 1, before the call runs anything else.
 	trace *callTraceBox
+	// argBuf holds args when they are short enough (set once, in stage
+	// 1, and never written again), saving their own allocation.
+	argBuf [32]byte
 }
 
 // bodies is the dispatch state of one execution: a small state machine,
@@ -423,13 +424,10 @@ func (e *Execution) Args() json.RawMessage {
 // argBytes returns the canonical arguments as bytes ("{}" when the input
 // was rejected), for this package's own decoders, which only read them.
 func (e *Execution) argBytes() []byte {
-	if e.raw != nil {
-		return e.raw
-	}
 	if e.args == "" {
 		return []byte("{}")
 	}
-	return []byte(e.args)
+	return unsafe.Slice(unsafe.StringData(e.args), len(e.args))
 }
 
 // ArgsString returns the canonical arguments as a string, without copying.

@@ -121,14 +121,16 @@ var ErrAbandoned = errors.New("tools: the tools/execute stage returned while the
 // call's own result.
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	exec := &Execution{}
+	var res Result
 	finished := false
 	defer func() {
 		if !finished {
 			// Reached only by runtime.Goexit: run contains every panic.
-			r.goexit(ctx, exec)
+			// res is the final result once observe began.
+			r.goexit(ctx, exec, &res)
 		}
 	}()
-	res := r.run(ctx, exec, call)
+	res = r.run(ctx, exec, call)
 
 	// Stage 10, tools/result: observe-only, exactly once per call.
 	// res is already detached (finalize). Observers get their own copy so
@@ -207,13 +209,21 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 		return failure(CodeInvalidCall, "InvalidCall", fmt.Sprintf("invalid call to tool %q: the call id %s", call.Name, why)), false
 	}
 	exec.tool, exec.hint = resolve(call)
-	canon, err := canonjson.CanonicalizeObject(call.Arguments, canonjson.Options{})
-	if err != nil {
-		return argsFailure(call.Name, err), false
+	var canon []byte
+	if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
+		// Small and canonical already (what CanonicalizeObject would
+		// copy): copied into the execution's own allocation.
+		canon = append(exec.argBuf[:0], a...)
+	} else {
+		var err error
+		if canon, err = canonjson.CanonicalizeObject(a, canonjson.Options{}); err != nil {
+			return argsFailure(call.Name, err), false
+		}
 	}
 	// canon is fresh and never written again (the package's decoders only
-	// read exec.raw), so args shares its bytes, as strings.Builder does.
-	exec.args, exec.raw = unsafe.String(unsafe.SliceData(canon), len(canon)), canon
+	// read it, through argBytes), so args shares its bytes, as
+	// strings.Builder does.
+	exec.args = unsafe.String(unsafe.SliceData(canon), len(canon))
 
 	// Stage 2, validate-args: a typed tool (Define) checks the arguments
 	// against its schema; every violation is listed in the INVALID_ARGS
@@ -805,7 +815,7 @@ func validateResult(res Result) (json.RawMessage, error) {
 // fails the call (see resumeResult): in a tracer's End it still emits res,
 // in an observer it ends that one delivery.
 func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
-	exec.stage, exec.final = stageResult, res
+	exec.stage = stageResult
 	exec.endTrace(ctx, res)
 	r.emitResult(ctx, exec, res)
 }
@@ -881,10 +891,10 @@ func withoutCancel(ctx context.Context) context.Context {
 // goexit completes a call whose goroutine is exiting through
 // runtime.Goexit (see Execute): bodies still running are waited for, and
 // the call's one result is emitted, unless the Goexit happened while it was
-// being emitted.
-func (r *Registry) goexit(ctx context.Context, exec *Execution) {
+// being emitted. final is the result observe was given, once it was.
+func (r *Registry) goexit(ctx context.Context, exec *Execution, final *Result) {
 	exec.bodies.settle(ErrAbandoned)
-	if r.resumeResult(ctx, exec) {
+	if r.resumeResult(ctx, exec, final) {
 		return
 	}
 	if f := exec.out.finalizing; f != nil {
@@ -904,12 +914,12 @@ func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 // tracer's End, before tools/result was emitted, which it emits now with
 // the call's final result (End is not called again); or from a
 // tools/result observer, which ends that one delivery.
-func (r *Registry) resumeResult(ctx context.Context, exec *Execution) bool {
+func (r *Registry) resumeResult(ctx context.Context, exec *Execution, final *Result) bool {
 	if exec.stage != stageResult {
 		return false
 	}
 	if !exec.emitting {
-		r.emitResult(ctx, exec, exec.final)
+		r.emitResult(ctx, exec, *final)
 	}
 	return true
 }

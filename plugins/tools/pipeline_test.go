@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +100,42 @@ func TestP2_OneTokenOneSnapshotPerCall(t *testing.T) {
 	}
 	if len(seen) != 5 {
 		t.Errorf("phases %v", seen)
+	}
+}
+
+// TestP2_TheSnapshotIsTheCallsOwn: arguments already canonical, short
+// (kept inside the execution) or long, are copied: the caller writing
+// its buffer, during the call or after it, changes nothing a stage or a
+// kept execution sees.
+func TestP2_TheSnapshotIsTheCallsOwn(t *testing.T) {
+	for _, args := range []string{`{"x":1}`, `{"k":"` + strings.Repeat("a", 24) + `"}`, `{"k":"` + strings.Repeat("a", 25) + `"}`, `{"k":"` + strings.Repeat("a", 200) + `"}`} {
+		e := newEnv(t)
+		buf := []byte(args)
+		var body string
+		var kept *tools.Execution
+		d := echo("t", "ok")
+		d.Execute = func(_ context.Context, x *tools.Execution) (tools.Output, error) {
+			body = x.ArgsString()
+			kept = x
+			return tools.Output{}, nil
+		}
+		mustRegister(t, e.reg, e.root, d)
+		off := must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+			for i := range buf {
+				buf[i] = ' '
+			}
+			return next(ctx)
+		}))
+		e.reg.Execute(context.Background(), tools.Call{ID: "c", Name: "t", Arguments: buf})
+		off()
+		if body != args {
+			t.Errorf("%d bytes: the body saw %q", len(args), body)
+		}
+		copy(buf, `{"k":"z"}`)
+		var got, want map[string]any
+		if err := kept.Decode(&got); err != nil || json.Unmarshal([]byte(args), &want) != nil || !reflect.DeepEqual(got, want) || kept.ArgsString() != args {
+			t.Errorf("%d bytes: kept execution has %q, decodes to %v (%v)", len(args), kept.ArgsString(), got, err)
+		}
 	}
 }
 
