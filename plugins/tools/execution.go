@@ -545,7 +545,7 @@ func (r Result) Data() ResultData {
 // Validate reports whether r is losslessly JSON-serializable: valid content
 // blocks, meta that is lossless JSON, no error info on a success.
 func (r Result) Validate() error {
-	if _, err := validateResult(r); err != nil {
+	if _, err := validateResult(&r); err != nil {
 		return fmt.Errorf("tools: invalid result: %w", err)
 	}
 	return nil

@@ -156,9 +156,18 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 	if res, ok = r.policy(ctx, em, exec); ok {
 		res = r.execute(ctx, em, exec)
 	}
-	res = r.post(ctx, em, exec, res)
+	if r.postHeard(exec) {
+		res = r.post(ctx, em, exec, res)
+	}
 	exec.stage = stageFinalize
 	return r.finalize(exec, res)
+}
+
+// postHeard reports whether post has anything to do for exec: a trace to
+// report the stage to, or listeners. Otherwise the base accepts the
+// result unchanged, and run skips the stage (and two copies of it).
+func (r *Registry) postHeard(exec *Execution) bool {
+	return exec.trace != nil || r.h.Listening(PostExecute.Descriptor()) != 0
 }
 
 // contain, deferred, turns a panic of the pipeline itself into an
@@ -411,7 +420,13 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 	if r.h.Listening(ExecuteEvent.Descriptor()) == 0 {
 		// No wrapper anywhere: dispatch is called once, here, under the
 		// caller's own context, and nothing else can start a body.
-		return st.result(endDirect(ctx, r.dispatchDirect(ctx, exec)))
+		res := r.dispatchDirect(ctx, exec)
+		if !res.IsError && ctx.Err() != nil {
+			// As endExecute: nothing is running, nothing can start a
+			// body, and a success means the body ran.
+			res = abortedAfter(ctx, res.AdditionalContext)
+		}
+		return st.result(res)
 	}
 	res, err := waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
 		return r.dispatch(ctx, wctx, exec), nil
@@ -419,16 +434,12 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 	return st.result(endExecute(ctx, exec, res, err))
 }
 
-// endDirect is endExecute for a dispatch without wrappers
-// (dispatchDirect), which has returned: no body is running, nothing can
-// start one, and a success means the body ran.
-func endDirect(ctx context.Context, res Result) Result {
-	if !res.IsError && ctx.Err() != nil {
-		a := aborted(ctx, CodeAborted)
-		a.AdditionalContext = res.AdditionalContext
-		return a
-	}
-	return res
+// abortedAfter is the ABORTED result replacing a success that carried
+// additional context ac.
+func abortedAfter(ctx context.Context, ac []string) Result {
+	a := aborted(ctx, CodeAborted)
+	a.AdditionalContext = ac
+	return a
 }
 
 // endExecute ends stage 6 with what the wrappers returned: the stage is
@@ -768,7 +779,7 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 		// Goexit), which costs an allocation.
 		res = r.finalizeContent(exec, res)
 	}
-	if meta, err := validateResult(res); err != nil {
+	if meta, err := validateResult(&res); err != nil {
 		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
 		res.Meta = meta
@@ -783,7 +794,7 @@ func (r *Registry) finalize(exec *Execution, res Result) Result {
 
 // validateResult checks res and returns its meta in canonical form (nil
 // when absent).
-func validateResult(res Result) (json.RawMessage, error) {
+func validateResult(res *Result) (json.RawMessage, error) {
 	for i, c := range res.Content {
 		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
