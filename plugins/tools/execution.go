@@ -517,6 +517,12 @@ type Result struct {
 
 // Clone returns a deep copy of r.
 func (r Result) Clone() Result {
+	r.cloneIn()
+	return r
+}
+
+// cloneIn makes *r a deep copy of itself.
+func (r *Result) cloneIn() {
 	r.Content = slices.Clone(r.Content)
 	r.AdditionalContext = slices.Clone(r.AdditionalContext)
 	r.Meta = slices.Clone(r.Meta)
@@ -525,7 +531,6 @@ func (r Result) Clone() Result {
 		e := *r.Error
 		r.Error = &e
 	}
-	return r
 }
 
 // cloneOrZero is r.Clone(), or the zero Result when r is nil.

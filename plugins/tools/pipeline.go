@@ -135,7 +135,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	// Stage 10, tools/result: observe-only, exactly once per call.
 	// res is already detached (finalize). Observers get their own copy so
 	// that what the caller does with its result can never reach them.
-	r.observe(ctx, exec, res)
+	r.observeRef(ctx, exec, &res)
 	finished = true
 	return res
 }
@@ -150,7 +150,8 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 	r.startTrace(exec, call)
 	res, ok := r.admit(exec, call)
 	if !ok {
-		return r.finalize(exec, res)
+		r.finalizeIn(exec, &res)
+		return res
 	}
 	em := r.h.Emitter(exec.agent)
 	if res, ok = r.policy(ctx, em, exec); ok {
@@ -160,7 +161,8 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 		res = r.post(ctx, em, exec, res)
 	}
 	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+	r.finalizeIn(exec, &res)
+	return res
 }
 
 // postHeard reports whether post has anything to do for exec: a trace to
@@ -767,29 +769,34 @@ func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kin
 // info: one that a wrapper made without any gets TOOL_ERROR, and without
 // ConcludeTurn (only a success may end the turn).
 func (r *Registry) finalize(exec *Execution, res Result) Result {
-	if res.IsError && res.Error == nil {
-		res.Error = &ErrorInfo{Name: "ToolError", Code: CodeToolError}
-	}
+	r.finalizeIn(exec, &res)
+	return res
+}
+
+// finalizeIn is finalize in place, without copying the result in and out.
+func (r *Registry) finalizeIn(exec *Execution, res *Result) {
 	if res.IsError {
+		if res.Error == nil {
+			res.Error = &ErrorInfo{Name: "ToolError", Code: CodeToolError}
+		}
 		res.ConcludeTurn = false
 	}
-	res = checkOutput(exec, exec.tool, res)
+	*res = checkOutput(exec, exec.tool, *res)
 	if t := exec.tool; t != nil && t.finalizeC != nil {
 		// Only then: finalizeContent keeps a pointer to its result (for a
 		// Goexit), which costs an allocation.
-		res = r.finalizeContent(exec, res)
+		*res = r.finalizeContent(exec, *res)
 	}
-	if meta, err := validateResult(&res); err != nil {
-		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
+	if meta, err := validateResult(res); err != nil {
+		*res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
 		res.Meta = meta
 	}
 	res.CallID = exec.callID
-	res = r.detach(exec, res)
+	r.detach(exec, res)
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
-	return res
 }
 
 // validateResult checks res and returns its meta in canonical form (nil
@@ -826,6 +833,12 @@ func validateResult(res *Result) (json.RawMessage, error) {
 // fails the call (see resumeResult): in a tracer's End it still emits res,
 // in an observer it ends that one delivery.
 func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
+	r.observeRef(ctx, exec, &res)
+}
+
+// observeRef is observe with the final result in *res, which it does not
+// change.
+func (r *Registry) observeRef(ctx context.Context, exec *Execution, res *Result) {
 	exec.stage = stageResult
 	exec.endTrace(ctx, res)
 	r.emitResult(ctx, exec, res)
@@ -834,7 +847,7 @@ func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
 // emitResult emits tools/result. The host contains observer failures; a
 // panic escaping the dispatcher itself (logging a hostile error value) is
 // contained here.
-func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) {
+func (r *Registry) emitResult(ctx context.Context, exec *Execution, res *Result) {
 	exec.emitting = true
 	if r.h.Listening(ResultEvent.Descriptor()) == 0 {
 		return
@@ -847,29 +860,29 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 			}
 		}
 	}()
-	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: noticeCopy(exec, res)})
+	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: noticeCopy(exec, *res)})
 	returned = true
 }
 
-// detach returns res.Clone(), the call's result detached from every
-// slice a tool or listener might still hold. When tools/result has
+// detach makes *res a clone of itself (Result.Clone): the call's result,
+// detached from every slice a tool or listener might still hold. When tools/result has
 // observers, who get a copy of their own (noticeCopy), the content is
 // copied for them too, in the same allocation: the caller's copy is the
 // first half of exec.twin, the observers' the second, each with its
 // capacity cut at its end, so that neither can reach the other's.
-func (r *Registry) detach(exec *Execution, res Result) Result {
+func (r *Registry) detach(exec *Execution, res *Result) {
 	n := len(res.Content)
 	if n == 0 || uint64(n) > math.MaxUint32 || r.h == nil || r.h.Listening(ResultEvent.Descriptor()) == 0 {
-		return res.Clone()
+		res.cloneIn()
+		return
 	}
 	twin := make([]Content, 2*n)
 	copy(twin, res.Content)
 	copy(twin[n:], res.Content)
 	exec.twin, exec.twinLen = &twin[0], uint32(n)
 	res.Content = nil
-	res = res.Clone()
+	res.cloneIn()
 	res.Content = twin[:n:n]
-	return res
 }
 
 // noticeCopy returns the copy of res that the tools/result observers get:
@@ -930,7 +943,7 @@ func (r *Registry) resumeResult(ctx context.Context, exec *Execution, final *Res
 		return false
 	}
 	if !exec.emitting {
-		r.emitResult(ctx, exec, *final)
+		r.emitResult(ctx, exec, final)
 	}
 	return true
 }

@@ -282,7 +282,7 @@ func (s stageTrace) endWith(res *Result) {
 }
 
 // endTrace ends exec's trace with its final result.
-func (exec *Execution) endTrace(ctx context.Context, res Result) {
+func (exec *Execution) endTrace(ctx context.Context, res *Result) {
 	if exec.trace == nil {
 		return
 	}
