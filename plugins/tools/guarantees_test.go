@@ -623,3 +623,29 @@ func TestP10_InvalidCallIDIsRejectedAndRepaired(t *testing.T) {
 		}
 	}
 }
+
+// TestG4_GoexitAsDispatchBeginsIsTheTools: a runtime.Goexit from the
+// moment the body is dispatched (here: in a tracer's BeginStage of
+// dispatch, with no tools/execute wrapper, for a tool with and without a
+// declared Timeout) is reported as the tool's, TOOL_ERROR, as for a body
+// behind wrappers.
+func TestG4_GoexitAsDispatchBeginsIsTheTools(t *testing.T) {
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		e := newEnv(t)
+		d := echo("t", "ok")
+		d.Timeout = timeout
+		mustRegister(t, e.reg, e.root, d)
+		must2(t)(e.reg.Trace(e.root, stageHook{stage: tools.TraceDispatch, begin: runtime.Goexit}))
+		var notices []tools.Result
+		must2(t)(host.On(e.root, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
+			notices = append(notices, n.Result())
+			return nil
+		}))
+		exited := make(chan struct{})
+		go func() { defer close(exited); e.reg.Execute(context.Background(), call("t", `{}`)) }()
+		<-exited
+		if len(notices) != 1 || code(notices[0]) != tools.CodeToolError || notices[0].Error.Name != "Goexit" {
+			t.Errorf("timeout %v: results %+v", timeout, notices)
+		}
+	}
+}

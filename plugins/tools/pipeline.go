@@ -611,8 +611,8 @@ func (r *Registry) dispatchDirect(ctx context.Context, exec *Execution) Result {
 	if t.timeout > 0 {
 		return r.dispatchBudgeted(ctx, exec, t)
 	}
+	exec.bodies.direct = true // from here on, as dispatch's bodies.begin
 	sctx, st := exec.beginStage(ctx, TraceDispatch)
-	exec.bodies.direct = true
 	res := r.runBody(sctx, t, exec)
 	exec.bodies.direct = false
 	return st.result(res)
@@ -620,10 +620,10 @@ func (r *Registry) dispatchDirect(ctx context.Context, exec *Execution) Result {
 
 // dispatchBudgeted is dispatchDirect for a tool that declares a Timeout.
 func (r *Registry) dispatchBudgeted(ctx context.Context, exec *Execution, t *Tool) Result {
+	exec.bodies.direct = true
 	body, budget, stop := withBudget(ctx, t)
 	defer stop()
 	sctx, st := exec.beginStage(body, TraceDispatch)
-	exec.bodies.direct = true
 	res := budget.expired(body, r.runBody(sctx, t, exec))
 	exec.bodies.direct = false
 	return st.result(res)
