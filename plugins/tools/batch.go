@@ -1046,6 +1046,7 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 // Goexit happened while it was being emitted; one in a tracer's End, just
 // before, emits the call's own result), and then the call
 // finishes as any other (an exclusive call keeps the entry until then).
+// res is the call's result so far: its final result once observe began.
 func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Result) {
 	exec.bodies.settle(ErrAbandoned)
 	if e.slot {
@@ -1055,8 +1056,7 @@ func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Resul
 		s.release(e, true)
 	}
 	defer func() { _ = s.finish(ctx, e, exec, res, true) }()
-	if s.r.resumeResult(ctx, exec) {
-		res = exec.final
+	if s.r.resumeResult(ctx, exec, &res) {
 		return
 	}
 	res = s.r.goexitResult(exec)

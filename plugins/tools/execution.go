@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dsh-go/dsh/host"
 )
@@ -127,10 +128,9 @@ type Execution struct {
 	token  Token
 	callID string
 	name   string
-	args   string // canonical JSON; "" when the input was rejected
-	// raw is the canonical JSON args was copied from, for this package's
-	// own decoders (argBytes); it is never handed to user code.
-	raw    []byte
+	// args is the canonical JSON ("" when the input was rejected), whose
+	// bytes this package's own decoders read in place (argBytes).
+	args   string
 	agent  host.ScopeKey
 	parent Token
 	tool   *Tool
@@ -140,13 +140,11 @@ type Execution struct {
 	// stage is the pipeline stage (an index into Stages) the goroutine
 	// running Execute is in; only that goroutine reads and writes it (to
 	// report a runtime.Goexit).
-	stage int
-	// final is the call's final result once stage is stageResult (set by
-	// observe before the trace ends), and emitting says that tools/result
-	// is being emitted: a runtime.Goexit in a tracer's End still emits
-	// final, one in an observer ends that one delivery. Only the goroutine
-	// running the call touches them.
-	final    Result
+	stage uint8
+	// emitting says that tools/result is being emitted (stage is
+	// stageResult by then): a runtime.Goexit in a tracer's End, before,
+	// still emits the call's final result, one in an observer ends that
+	// one delivery. Only the goroutine running the call touches it.
 	emitting bool
 	twinLen  uint32
 	// out is the state of the call's declared output (outputs.go).
@@ -175,6 +173,9 @@ type Execution struct {
 	// trace follows the call when a tracer is registered (trace.go); set
 	// in stage 1, before the call runs anything else.
 	trace *callTraceBox
+	// argBuf holds args when they are short enough (set once, in stage
+	// 1, and never written again), saving their own allocation.
+	argBuf [32]byte
 }
 
 // bodies is the dispatch state of one execution: a small state machine,
@@ -190,7 +191,11 @@ type bodies struct {
 	over    bool // the stage is over: no body may start
 	started bool // a body started (ABORTED, not ABORTED_BEFORE_DISPATCH)
 	goexit  bool // a body called runtime.Goexit
-	running int  // bodies started and not yet returned
+	// direct says a body dispatched without wrappers (dispatchDirect) is
+	// running: not under mu, since only the goroutine running the stage,
+	// which calls the body itself, touches it.
+	direct  bool
+	running int // bodies started and not yet returned
 	// cancels holds what cancels each running body's context (nil in a
 	// free slot); buf backs it for the usual single body.
 	cancels []bodyCanceler
@@ -394,7 +399,7 @@ func (c *bodyCtx) cancelBody(cause error) {
 func (b *bodies) goexited() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.goexit
+	return b.goexit || b.direct
 }
 
 // Token returns the execution's opaque identity.
@@ -419,13 +424,10 @@ func (e *Execution) Args() json.RawMessage {
 // argBytes returns the canonical arguments as bytes ("{}" when the input
 // was rejected), for this package's own decoders, which only read them.
 func (e *Execution) argBytes() []byte {
-	if e.raw != nil {
-		return e.raw
-	}
 	if e.args == "" {
 		return []byte("{}")
 	}
-	return []byte(e.args)
+	return unsafe.Slice(unsafe.StringData(e.args), len(e.args))
 }
 
 // ArgsString returns the canonical arguments as a string, without copying.
@@ -515,6 +517,12 @@ type Result struct {
 
 // Clone returns a deep copy of r.
 func (r Result) Clone() Result {
+	r.cloneIn()
+	return r
+}
+
+// cloneIn makes *r a deep copy of itself.
+func (r *Result) cloneIn() {
 	r.Content = slices.Clone(r.Content)
 	r.AdditionalContext = slices.Clone(r.AdditionalContext)
 	r.Meta = slices.Clone(r.Meta)
@@ -523,7 +531,6 @@ func (r Result) Clone() Result {
 		e := *r.Error
 		r.Error = &e
 	}
-	return r
 }
 
 // cloneOrZero is r.Clone(), or the zero Result when r is nil.
@@ -543,7 +550,7 @@ func (r Result) Data() ResultData {
 // Validate reports whether r is losslessly JSON-serializable: valid content
 // blocks, meta that is lossless JSON, no error info on a success.
 func (r Result) Validate() error {
-	if _, err := validateResult(r); err != nil {
+	if _, err := validateResult(&r); err != nil {
 		return fmt.Errorf("tools: invalid result: %w", err)
 	}
 	return nil

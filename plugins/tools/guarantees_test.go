@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/dsh-go/dsh/host"
@@ -412,21 +413,37 @@ func TestG4_GoexitInUserCodeStillYieldsExactlyOneResult(t *testing.T) {
 	for _, tc := range []struct {
 		where string
 		code  tools.ErrorCode
+		// bare registers no listener, wrapper or guard: the stage calls
+		// the body itself.
+		bare bool
+		// timeout is the tool's declared Timeout.
+		timeout time.Duration
 	}{
-		{"body", tools.CodeToolError},
-		{"validate", tools.CodeInvalidArgs},
-		{"pre-execute", tools.CodeListenerError},
-		{"approver", tools.CodeApprovalFailed},
-		{"guard", tools.CodeGuardFailed},
-		{"wrapper", tools.CodeListenerError},
-		{"wrapper with a body running", tools.CodeListenerError},
-		{"post-execute", tools.CodeListenerError},
+		{where: "body", code: tools.CodeToolError},
+		{where: "body", code: tools.CodeToolError, bare: true},
+		{where: "body", code: tools.CodeToolError, bare: true, timeout: time.Hour},
+		{where: "body", code: tools.CodeToolError, timeout: time.Hour},
+		{where: "validate", code: tools.CodeInvalidArgs},
+		{where: "pre-execute", code: tools.CodeListenerError},
+		{where: "approver", code: tools.CodeApprovalFailed},
+		{where: "guard", code: tools.CodeGuardFailed},
+		{where: "wrapper", code: tools.CodeListenerError},
+		{where: "wrapper with a body running", code: tools.CodeListenerError},
+		{where: "post-execute", code: tools.CodeListenerError},
 	} {
-		t.Run(tc.where, func(t *testing.T) {
+		name := tc.where
+		if tc.bare {
+			name += ", no listeners"
+		}
+		if tc.timeout > 0 {
+			name += ", declared timeout"
+		}
+		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			var bodyDone atomic.Bool
 			started := make(chan struct{})
 			d := echo("t", "ok")
+			d.Timeout = tc.timeout
 			d.Execute = func(ctx context.Context, _ *tools.Execution) (tools.Output, error) {
 				switch tc.where {
 				case "body":
@@ -447,34 +464,36 @@ func TestG4_GoexitInUserCodeStillYieldsExactlyOneResult(t *testing.T) {
 					runtime.Goexit()
 				}
 			}
-			must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
-				goexitIn("pre-execute")
-				if tc.where == "approver" {
-					return tools.Asked("check"), nil
-				}
-				return next(ctx)
-			}))
-			must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
-				goexitIn("approver")
-				return tools.AllowedOnce, nil
-			})))
-			must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { goexitIn("guard"); return nil }))
 			var spawned sync.WaitGroup
-			must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
-				goexitIn("wrapper")
-				if tc.where == "wrapper with a body running" {
-					spawned.Go(func() { _, _ = next(ctx) })
-					<-started
-					runtime.Goexit()
-				}
-				return next(ctx)
-			}))
 			postRan := false
-			must2(t)(host.OnWaterfall(e.root, tools.PostExecute, func(ctx context.Context, _ tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
-				postRan = true
-				goexitIn("post-execute")
-				return next(ctx)
-			}))
+			if !tc.bare {
+				must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+					goexitIn("pre-execute")
+					if tc.where == "approver" {
+						return tools.Asked("check"), nil
+					}
+					return next(ctx)
+				}))
+				must2(t)(tools.ApprovalService.Provide(e.root, tools.ApproverFunc(func(context.Context, tools.ApprovalRequest) (tools.ApprovalOutcome, error) {
+					goexitIn("approver")
+					return tools.AllowedOnce, nil
+				})))
+				must2(t)(e.reg.Guard(e.root, func(*tools.Execution) error { goexitIn("guard"); return nil }))
+				must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, _ *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
+					goexitIn("wrapper")
+					if tc.where == "wrapper with a body running" {
+						spawned.Go(func() { _, _ = next(ctx) })
+						<-started
+						runtime.Goexit()
+					}
+					return next(ctx)
+				}))
+				must2(t)(host.OnWaterfall(e.root, tools.PostExecute, func(ctx context.Context, _ tools.PostInput, next tools.PostNext) (tools.PostDecision, error) {
+					postRan = true
+					goexitIn("post-execute")
+					return next(ctx)
+				}))
+			}
 			var notices []tools.Result
 			var doneAtResult bool
 			must2(t)(host.On(e.root, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
@@ -601,6 +620,32 @@ func TestP10_InvalidCallIDIsRejectedAndRepaired(t *testing.T) {
 		c.ID = id
 		if res := e.reg.Execute(context.Background(), c); res.IsError || res.CallID != id {
 			t.Errorf("valid id %q: %+v", id, res)
+		}
+	}
+}
+
+// TestG4_GoexitAsDispatchBeginsIsTheTools: a runtime.Goexit from the
+// moment the body is dispatched (here: in a tracer's BeginStage of
+// dispatch, with no tools/execute wrapper, for a tool with and without a
+// declared Timeout) is reported as the tool's, TOOL_ERROR, as for a body
+// behind wrappers.
+func TestG4_GoexitAsDispatchBeginsIsTheTools(t *testing.T) {
+	for _, timeout := range []time.Duration{0, time.Hour} {
+		e := newEnv(t)
+		d := echo("t", "ok")
+		d.Timeout = timeout
+		mustRegister(t, e.reg, e.root, d)
+		must2(t)(e.reg.Trace(e.root, stageHook{stage: tools.TraceDispatch, begin: runtime.Goexit}))
+		var notices []tools.Result
+		must2(t)(host.On(e.root, tools.ResultEvent, func(_ context.Context, n tools.ResultNotice) error {
+			notices = append(notices, n.Result())
+			return nil
+		}))
+		exited := make(chan struct{})
+		go func() { defer close(exited); e.reg.Execute(context.Background(), call("t", `{}`)) }()
+		<-exited
+		if len(notices) != 1 || code(notices[0]) != tools.CodeToolError || notices[0].Error.Name != "Goexit" {
+			t.Errorf("timeout %v: results %+v", timeout, notices)
 		}
 	}
 }

@@ -121,19 +121,21 @@ var ErrAbandoned = errors.New("tools: the tools/execute stage returned while the
 // call's own result.
 func (r *Registry) Execute(ctx context.Context, call Call) Result {
 	exec := &Execution{}
+	var res Result
 	finished := false
 	defer func() {
 		if !finished {
 			// Reached only by runtime.Goexit: run contains every panic.
-			r.goexit(ctx, exec)
+			// res is the final result once observe began.
+			r.goexit(ctx, exec, &res)
 		}
 	}()
-	res := r.run(ctx, exec, call)
+	res = r.run(ctx, exec, call)
 
 	// Stage 10, tools/result: observe-only, exactly once per call.
 	// res is already detached (finalize). Observers get their own copy so
 	// that what the caller does with its result can never reach them.
-	r.observe(ctx, exec, res)
+	r.observeRef(ctx, exec, &res)
 	finished = true
 	return res
 }
@@ -148,15 +150,26 @@ func (r *Registry) run(ctx context.Context, exec *Execution, call Call) (res Res
 	r.startTrace(exec, call)
 	res, ok := r.admit(exec, call)
 	if !ok {
-		return r.finalize(exec, res)
+		r.finalizeIn(exec, &res)
+		return res
 	}
 	em := r.h.Emitter(exec.agent)
 	if res, ok = r.policy(ctx, em, exec); ok {
 		res = r.execute(ctx, em, exec)
 	}
-	res = r.post(ctx, em, exec, res)
+	if r.postHeard(exec) {
+		res = r.post(ctx, em, exec, res)
+	}
 	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+	r.finalizeIn(exec, &res)
+	return res
+}
+
+// postHeard reports whether post has anything to do for exec: a trace to
+// report the stage to, or listeners. Otherwise the base accepts the
+// result unchanged, and run skips the stage (and two copies of it).
+func (r *Registry) postHeard(exec *Execution) bool {
+	return exec.trace != nil || r.h.Listening(PostExecute.Descriptor()) != 0
 }
 
 // contain, deferred, turns a panic of the pipeline itself into an
@@ -207,13 +220,21 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 		return failure(CodeInvalidCall, "InvalidCall", fmt.Sprintf("invalid call to tool %q: the call id %s", call.Name, why)), false
 	}
 	exec.tool, exec.hint = resolve(call)
-	canon, err := canonjson.CanonicalizeObject(call.Arguments, canonjson.Options{})
-	if err != nil {
-		return argsFailure(call.Name, err), false
+	var canon []byte
+	if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
+		// Small and canonical already (what CanonicalizeObject would
+		// copy): copied into the execution's own allocation.
+		canon = append(exec.argBuf[:0], a...)
+	} else {
+		var err error
+		if canon, err = canonjson.CanonicalizeObject(a, canonjson.Options{}); err != nil {
+			return argsFailure(call.Name, err), false
+		}
 	}
 	// canon is fresh and never written again (the package's decoders only
-	// read exec.raw), so args shares its bytes, as strings.Builder does.
-	exec.args, exec.raw = unsafe.String(unsafe.SliceData(canon), len(canon)), canon
+	// read it, through argBytes), so args shares its bytes, as
+	// strings.Builder does.
+	exec.args = unsafe.String(unsafe.SliceData(canon), len(canon))
 
 	// Stage 2, validate-args: a typed tool (Define) checks the arguments
 	// against its schema; every violation is listed in the INVALID_ARGS
@@ -334,7 +355,17 @@ func (r *Registry) gate(ctx context.Context, em host.Emitter, exec *Execution, b
 	// failed because ctx is done).
 	exec.stage = stagePreExecute
 	sctx, st := exec.beginStage(ctx, TracePreExecute)
-	dec, err := waterfall(sctx, em, PreExecute, exec, base)
+	var (
+		dec PreDecision
+		err error
+	)
+	if r.h.Listening(PreExecute.Descriptor()) == 0 {
+		// What the host's dispatch would do, without the dispatch: no
+		// listener, the base decides (the pipeline's bases cannot fail).
+		dec, err = base(sctx)
+	} else {
+		dec, err = waterfall(sctx, em, PreExecute, exec, base)
+	}
 	if err != nil {
 		return dec, st.fail(listenerFailure(ctx, "tools/pre-execute", err, CodeAbortedBeforeDispatch)), false
 	}
@@ -388,20 +419,29 @@ func (r *Registry) execute(ctx context.Context, em host.Emitter, exec *Execution
 	// wrapper short-circuited, or its next was refused).
 	exec.stage = stageExecute
 	ctx, st := exec.beginStage(ctx, TraceExecute)
-	var (
-		res Result
-		err error
-	)
 	if r.h.Listening(ExecuteEvent.Descriptor()) == 0 {
 		// No wrapper anywhere: dispatch is called once, here, under the
-		// caller's own context.
-		res = r.dispatch(ctx, nil, exec)
-	} else {
-		res, err = waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
-			return r.dispatch(ctx, wctx, exec), nil
-		})
+		// caller's own context, and nothing else can start a body.
+		res := r.dispatchDirect(ctx, exec)
+		if !res.IsError && ctx.Err() != nil {
+			// As endExecute: nothing is running, nothing can start a
+			// body, and a success means the body ran.
+			res = abortedAfter(ctx, res.AdditionalContext)
+		}
+		return st.result(res)
 	}
+	res, err := waterfall(ctx, em, ExecuteEvent, exec, func(wctx context.Context) (Result, error) {
+		return r.dispatch(ctx, wctx, exec), nil
+	})
 	return st.result(endExecute(ctx, exec, res, err))
+}
+
+// abortedAfter is the ABORTED result replacing a success that carried
+// additional context ac.
+func abortedAfter(ctx context.Context, ac []string) Result {
+	a := aborted(ctx, CodeAborted)
+	a.AdditionalContext = ac
+	return a
 }
 
 // endExecute ends stage 6 with what the wrappers returned: the stage is
@@ -507,7 +547,7 @@ func runGuard(g Guard, exec *Execution) (res Result, denied bool) {
 func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	t := exec.tool
 	if t == nil {
-		return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)
+		return unknownTool(exec)
 	}
 	// Read directly: the merge below delivers ctx's cancellation to the
 	// body's context asynchronously.
@@ -550,6 +590,48 @@ func (r *Registry) dispatch(ctx, wctx context.Context, exec *Execution) Result {
 	res := budget.expired(body, r.runBody(sctx, t, exec))
 	returned = true
 	return st.result(res)
+}
+
+// dispatchDirect is dispatch with no tools/execute wrapper registered,
+// called once by the stage itself on the goroutine running it: the body
+// runs under ctx, the caller's own context, and returns before the stage
+// does, so no other goroutine ever touches exec.bodies for it and none of
+// the wrapped case's bookkeeping is needed. While the body runs,
+// bodies.direct is set (a plain write: only this goroutine reads it), so
+// that a runtime.Goexit in the body, which skips the rest, is the tool's
+// (goexitResult).
+func (r *Registry) dispatchDirect(ctx context.Context, exec *Execution) Result {
+	t := exec.tool
+	if t == nil {
+		return unknownTool(exec)
+	}
+	if ctx.Err() != nil {
+		return aborted(ctx, CodeAbortedBeforeDispatch)
+	}
+	if t.timeout > 0 {
+		return r.dispatchBudgeted(ctx, exec, t)
+	}
+	exec.bodies.direct = true // from here on, as dispatch's bodies.begin
+	sctx, st := exec.beginStage(ctx, TraceDispatch)
+	res := r.runBody(sctx, t, exec)
+	exec.bodies.direct = false
+	return st.result(res)
+}
+
+// dispatchBudgeted is dispatchDirect for a tool that declares a Timeout.
+func (r *Registry) dispatchBudgeted(ctx context.Context, exec *Execution, t *Tool) Result {
+	exec.bodies.direct = true
+	body, budget, stop := withBudget(ctx, t)
+	defer stop()
+	sctx, st := exec.beginStage(body, TraceDispatch)
+	res := budget.expired(body, r.runBody(sctx, t, exec))
+	exec.bodies.direct = false
+	return st.result(res)
+}
+
+// unknownTool is the UNKNOWN_TOOL result of exec's call.
+func unknownTool(exec *Execution) Result {
+	return failure(CodeUnknownTool, "UnknownTool", fmt.Sprintf("Unknown tool %q", exec.name)+exec.hint)
 }
 
 // runBody calls the body and turns what it returned into a Result; the
@@ -627,6 +709,12 @@ func listenerFailure(ctx context.Context, event string, err error, abortCode Err
 func (r *Registry) post(ctx context.Context, em host.Emitter, exec *Execution, res Result) Result {
 	exec.stage = stagePostExecute
 	sctx, st := exec.beginStage(ctx, TracePostExecute)
+	if r.h.Listening(PostExecute.Descriptor()) == 0 {
+		// What the waterfall's base decides (accept, nothing replaced),
+		// without the dispatch.
+		st.done(StageEnd{Outcome: string(Accept)})
+		return res
+	}
 	exec.post = res
 	dec, err := waterfall(sctx, em, PostExecute, PostInput{exec: exec, result: &exec.post}, acceptBase)
 	if err != nil {
@@ -681,34 +769,39 @@ func acceptBase(context.Context) (PostDecision, error) { return PostDecision{Kin
 // info: one that a wrapper made without any gets TOOL_ERROR, and without
 // ConcludeTurn (only a success may end the turn).
 func (r *Registry) finalize(exec *Execution, res Result) Result {
-	if res.IsError && res.Error == nil {
-		res.Error = &ErrorInfo{Name: "ToolError", Code: CodeToolError}
-	}
+	r.finalizeIn(exec, &res)
+	return res
+}
+
+// finalizeIn is finalize in place, without copying the result in and out.
+func (r *Registry) finalizeIn(exec *Execution, res *Result) {
 	if res.IsError {
+		if res.Error == nil {
+			res.Error = &ErrorInfo{Name: "ToolError", Code: CodeToolError}
+		}
 		res.ConcludeTurn = false
 	}
-	res = checkOutput(exec, exec.tool, res)
+	*res = checkOutput(exec, exec.tool, *res)
 	if t := exec.tool; t != nil && t.finalizeC != nil {
 		// Only then: finalizeContent keeps a pointer to its result (for a
 		// Goexit), which costs an allocation.
-		res = r.finalizeContent(exec, res)
+		*res = r.finalizeContent(exec, *res)
 	}
 	if meta, err := validateResult(res); err != nil {
-		res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
+		*res = failure(CodeInvalidResult, "InvalidResult", fmt.Sprintf("tool %q produced an invalid result: %v", exec.name, err))
 	} else {
 		res.Meta = meta
 	}
 	res.CallID = exec.callID
-	res = r.detach(exec, res)
+	r.detach(exec, res)
 	if res.Content == nil {
 		res.Content = []Content{}
 	}
-	return res
 }
 
 // validateResult checks res and returns its meta in canonical form (nil
 // when absent).
-func validateResult(res Result) (json.RawMessage, error) {
+func validateResult(res *Result) (json.RawMessage, error) {
 	for i, c := range res.Content {
 		if err := c.check(); err != nil {
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
@@ -740,7 +833,13 @@ func validateResult(res Result) (json.RawMessage, error) {
 // fails the call (see resumeResult): in a tracer's End it still emits res,
 // in an observer it ends that one delivery.
 func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
-	exec.stage, exec.final = stageResult, res
+	r.observeRef(ctx, exec, &res)
+}
+
+// observeRef is observe with the final result in *res, which it does not
+// change.
+func (r *Registry) observeRef(ctx context.Context, exec *Execution, res *Result) {
+	exec.stage = stageResult
 	exec.endTrace(ctx, res)
 	r.emitResult(ctx, exec, res)
 }
@@ -748,7 +847,7 @@ func (r *Registry) observe(ctx context.Context, exec *Execution, res Result) {
 // emitResult emits tools/result. The host contains observer failures; a
 // panic escaping the dispatcher itself (logging a hostile error value) is
 // contained here.
-func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) {
+func (r *Registry) emitResult(ctx context.Context, exec *Execution, res *Result) {
 	exec.emitting = true
 	if r.h.Listening(ResultEvent.Descriptor()) == 0 {
 		return
@@ -761,29 +860,29 @@ func (r *Registry) emitResult(ctx context.Context, exec *Execution, res Result) 
 			}
 		}
 	}()
-	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: noticeCopy(exec, res)})
+	_ = host.Emit(withoutCancel(ctx), r.h.Emitter(exec.agent), ResultEvent, ResultNotice{exec: exec, result: noticeCopy(exec, *res)})
 	returned = true
 }
 
-// detach returns res.Clone(), the call's result detached from every
-// slice a tool or listener might still hold. When tools/result has
+// detach makes *res a clone of itself (Result.Clone): the call's result,
+// detached from every slice a tool or listener might still hold. When tools/result has
 // observers, who get a copy of their own (noticeCopy), the content is
 // copied for them too, in the same allocation: the caller's copy is the
 // first half of exec.twin, the observers' the second, each with its
 // capacity cut at its end, so that neither can reach the other's.
-func (r *Registry) detach(exec *Execution, res Result) Result {
+func (r *Registry) detach(exec *Execution, res *Result) {
 	n := len(res.Content)
 	if n == 0 || uint64(n) > math.MaxUint32 || r.h == nil || r.h.Listening(ResultEvent.Descriptor()) == 0 {
-		return res.Clone()
+		res.cloneIn()
+		return
 	}
 	twin := make([]Content, 2*n)
 	copy(twin, res.Content)
 	copy(twin[n:], res.Content)
 	exec.twin, exec.twinLen = &twin[0], uint32(n)
 	res.Content = nil
-	res = res.Clone()
+	res.cloneIn()
 	res.Content = twin[:n:n]
-	return res
 }
 
 // noticeCopy returns the copy of res that the tools/result observers get:
@@ -816,10 +915,10 @@ func withoutCancel(ctx context.Context) context.Context {
 // goexit completes a call whose goroutine is exiting through
 // runtime.Goexit (see Execute): bodies still running are waited for, and
 // the call's one result is emitted, unless the Goexit happened while it was
-// being emitted.
-func (r *Registry) goexit(ctx context.Context, exec *Execution) {
+// being emitted. final is the result observe was given, once it was.
+func (r *Registry) goexit(ctx context.Context, exec *Execution, final *Result) {
 	exec.bodies.settle(ErrAbandoned)
-	if r.resumeResult(ctx, exec) {
+	if r.resumeResult(ctx, exec, final) {
 		return
 	}
 	if f := exec.out.finalizing; f != nil {
@@ -839,12 +938,12 @@ func (r *Registry) goexit(ctx context.Context, exec *Execution) {
 // tracer's End, before tools/result was emitted, which it emits now with
 // the call's final result (End is not called again); or from a
 // tools/result observer, which ends that one delivery.
-func (r *Registry) resumeResult(ctx context.Context, exec *Execution) bool {
+func (r *Registry) resumeResult(ctx context.Context, exec *Execution, final *Result) bool {
 	if exec.stage != stageResult {
 		return false
 	}
 	if !exec.emitting {
-		r.emitResult(ctx, exec, exec.final)
+		r.emitResult(ctx, exec, final)
 	}
 	return true
 }

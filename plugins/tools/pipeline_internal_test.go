@@ -1,6 +1,9 @@
 package tools
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 // TestStageIndexesMatchStages keeps the stage constants (Execution.stage,
 // which names the stage of a runtime.Goexit) in step with the Stages
@@ -39,5 +42,16 @@ func TestSchedFinishKeepsLaterReleases(t *testing.T) {
 	s.finishEntry(e1, false)
 	if s.released != 2 || s.finished != 2 {
 		t.Errorf("released, finished = %d, %d; want 2, 2", s.released, s.finished)
+	}
+}
+
+// TestPerf24_ExecutionFitsASmallObject: an Execution, allocated once per
+// call, stays at most 512 bytes, the largest size the runtime allocates
+// without a per-object type header (above it, every call pays for the
+// header and the next size class, 576 bytes). Fields only listeners need
+// belong elsewhere once it would not fit.
+func TestPerf24_ExecutionFitsASmallObject(t *testing.T) {
+	if n := unsafe.Sizeof(Execution{}); n > 512 {
+		t.Errorf("Execution is %d bytes, want at most 512", n)
 	}
 }

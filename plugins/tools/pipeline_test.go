@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -99,6 +100,42 @@ func TestP2_OneTokenOneSnapshotPerCall(t *testing.T) {
 	}
 	if len(seen) != 5 {
 		t.Errorf("phases %v", seen)
+	}
+}
+
+// TestP2_TheSnapshotIsTheCallsOwn: arguments already canonical, short
+// (kept inside the execution) or long, are copied: the caller writing
+// its buffer, during the call or after it, changes nothing a stage or a
+// kept execution sees.
+func TestP2_TheSnapshotIsTheCallsOwn(t *testing.T) {
+	for _, args := range []string{`{"x":1}`, `{"k":"` + strings.Repeat("a", 24) + `"}`, `{"k":"` + strings.Repeat("a", 25) + `"}`, `{"k":"` + strings.Repeat("a", 200) + `"}`} {
+		e := newEnv(t)
+		buf := []byte(args)
+		var body string
+		var kept *tools.Execution
+		d := echo("t", "ok")
+		d.Execute = func(_ context.Context, x *tools.Execution) (tools.Output, error) {
+			body = x.ArgsString()
+			kept = x
+			return tools.Output{}, nil
+		}
+		mustRegister(t, e.reg, e.root, d)
+		off := must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, _ *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+			for i := range buf {
+				buf[i] = ' '
+			}
+			return next(ctx)
+		}))
+		e.reg.Execute(context.Background(), tools.Call{ID: "c", Name: "t", Arguments: buf})
+		off()
+		if body != args {
+			t.Errorf("%d bytes: the body saw %q", len(args), body)
+		}
+		copy(buf, `{"k":"z"}`)
+		var got, want map[string]any
+		if err := kept.Decode(&got); err != nil || json.Unmarshal([]byte(args), &want) != nil || !reflect.DeepEqual(got, want) || kept.ArgsString() != args {
+			t.Errorf("%d bytes: kept execution has %q, decodes to %v (%v)", len(args), kept.ArgsString(), got, err)
+		}
 	}
 }
 
@@ -476,6 +513,30 @@ func TestP8_Cancellation(t *testing.T) {
 			t.Errorf("%+v", res)
 		}
 	})
+	// Without a tools/execute wrapper the stage calls the body itself;
+	// the caller's cancellation is still read between the stage's start
+	// and the body (here: in the tracer's BeginStage of execute), and once
+	// more when the stage ends (here: in the dispatch stage's end).
+	t.Run("cancelled as execute begins, no wrapper", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		off := must2(t)(e.reg.Trace(e.root, stageHook{stage: tools.TraceExecute, begin: cancel}))
+		defer off()
+		before := ran
+		if res := e.reg.Execute(ctx, call("t", `{}`)); code(res) != tools.CodeAbortedBeforeDispatch || ran != before {
+			t.Errorf("%+v ran=%d", res, ran-before)
+		}
+	})
+	t.Run("cancelled as dispatch ends, no wrapper", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		off := must2(t)(e.reg.Trace(e.root, stageHook{stage: tools.TraceDispatch, end: cancel}))
+		defer off()
+		before := ran
+		if res := e.reg.Execute(ctx, call("t", `{}`)); code(res) != tools.CodeAborted || ran != before+1 {
+			t.Errorf("%+v ran=%d", res, ran-before)
+		}
+	})
 	t.Run("tool error kept", func(t *testing.T) {
 		started = make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
@@ -488,6 +549,30 @@ func TestP8_Cancellation(t *testing.T) {
 		}
 	})
 }
+
+// stageHook is a tracer that calls begin as stage begins and end as it
+// ends (either may be nil).
+type stageHook struct {
+	stage      string
+	begin, end func()
+}
+
+func (h stageHook) StartCall(tools.Call) tools.CallTrace { return h }
+
+func (h stageHook) BeginStage(ctx context.Context, _ *tools.Execution, stage string) (context.Context, func(tools.StageEnd)) {
+	if stage != h.stage {
+		return ctx, nil
+	}
+	if h.begin != nil {
+		h.begin()
+	}
+	if h.end == nil {
+		return ctx, nil
+	}
+	return ctx, func(tools.StageEnd) { h.end() }
+}
+
+func (stageHook) End(context.Context, *tools.Execution, tools.Result) {}
 
 type quotaErr struct{}
 

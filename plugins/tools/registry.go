@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dsh-go/dsh/host"
 	"github.com/dsh-go/dsh/plugins/systemprompt"
@@ -102,13 +103,20 @@ type Registry struct {
 
 	mu     sync.RWMutex
 	layers map[host.ScopeKey]*layer
+	// global is layers[""], which is never dropped (its fields are
+	// guarded by mu like every layer's).
+	global *layer
+	// guarded counts the guards registered in every layer, written under
+	// mu: a call reads no guard list while it is 0.
+	guarded atomic.Int32
 
 	// tracers follow every call (trace.go).
 	tracers tracers
 }
 
 func newRegistry(c *host.Context) *Registry {
-	return &Registry{c: c, h: c.Host(), mode: Native, layers: map[host.ScopeKey]*layer{"": {tools: map[string]*Tool{}}}}
+	global := &layer{tools: map[string]*Tool{}}
+	return &Registry{c: c, h: c.Host(), mode: Native, layers: map[host.ScopeKey]*layer{"": global}, global: global}
 }
 
 // New returns a registry that works through c (approval lookups, event
@@ -354,6 +362,7 @@ func (r *Registry) Guard(c *host.Context, g Guard) (host.Disposer, error) {
 		if l := r.layers[scope]; l != nil {
 			if i := slices.Index(l.guards, entry); i >= 0 {
 				l.guards = slices.Delete(slices.Clone(l.guards), i, i+1)
+				r.guarded.Add(-1)
 				r.dropLocked(scope)
 			}
 		}
@@ -370,6 +379,7 @@ func (r *Registry) Guard(c *host.Context, g Guard) (host.Disposer, error) {
 	}
 	l := r.layerLocked(scope)
 	l.guards = append(slices.Clip(l.guards), entry)
+	r.guarded.Add(1)
 	r.mu.Unlock()
 	return d, nil
 }
@@ -392,7 +402,7 @@ func (r *Registry) resolveLocked(name string, scope host.ScopeKey) *Tool {
 			}
 		}
 	}
-	t := r.layers[""].tools[name]
+	t := r.global.tools[name]
 	if t == nil || sl == nil {
 		return t
 	}
@@ -522,10 +532,14 @@ func (r *Registry) Schemas(scope host.ScopeKey) []systemprompt.ToolSchema {
 
 // guards returns the guards for an execution: global first, then the
 // agent's own, each in registration order. The slices are copy-on-write,
-// so they stay valid after unlocking.
+// so they stay valid after unlocking. While no layer has a guard it takes
+// no lock.
 func (r *Registry) guards(scope host.ScopeKey) (global, scoped []*guardEntry) {
+	if r.guarded.Load() == 0 {
+		return nil, nil
+	}
 	r.mu.RLock()
-	global = r.layers[""].guards
+	global = r.global.guards
 	if scope != "" {
 		if l := r.layers[scope]; l != nil {
 			scoped = l.guards

@@ -370,9 +370,15 @@ func TestR6_Guards(t *testing.T) {
 	if res := e.reg.Execute(context.Background(), c); code(res) != tools.CodeGuardFailed || ran != 2 {
 		t.Errorf("panicking guard: %+v ran=%d", res, ran)
 	}
-	_, _, _ = offPanic(), offScoped(), offGlobal()
+	// Disposing one guard (twice: idempotent) leaves the others in force.
+	_, _ = offPanic(), offPanic()
 	order = nil
 	c.Agent = "agent"
+	if res := e.reg.Execute(context.Background(), c); res.IsError || !slices.Equal(order, []string{"global", "scoped"}) {
+		t.Errorf("after disposing one guard: %+v, order = %v", res, order)
+	}
+	_, _ = offScoped(), offGlobal()
+	order = nil
 	e.reg.Execute(context.Background(), c)
 	if len(order) != 0 {
 		t.Errorf("disposed guards ran: %v", order)

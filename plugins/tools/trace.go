@@ -168,9 +168,9 @@ func (r *Registry) startTraceSlow(exec *Execution, call Call, list []*tracerEntr
 	switch len(traces) {
 	case 0:
 	case 1:
-		exec.trace = &callTraceBox{r: r, ct: traces[0]}
+		exec.trace = &callTraceBox{r: r, exec: exec, ct: traces[0]}
 	default:
-		exec.trace = &callTraceBox{r: r, ct: multiTrace(traces)}
+		exec.trace = &callTraceBox{r: r, exec: exec, ct: multiTrace(traces)}
 	}
 }
 
@@ -193,8 +193,9 @@ func (r *Registry) tracePanic(method, tool string, v any) {
 // callTraceBox is an execution's trace: the tracer's CallTrace, with the
 // registry to log a tracer's panic through.
 type callTraceBox struct {
-	r  *Registry
-	ct CallTrace
+	r    *Registry
+	exec *Execution
+	ct   CallTrace
 }
 
 // stageTrace is one traced stage in progress; the zero value (an untraced
@@ -207,14 +208,16 @@ type stageTrace struct {
 
 // beginStage begins stage name of exec's trace, returning the context to
 // run it under.
+// Untraced, it is inlined to a nil check.
 func (exec *Execution) beginStage(ctx context.Context, name string) (context.Context, stageTrace) {
 	if exec.trace == nil {
 		return ctx, stageTrace{}
 	}
-	return exec.trace.begin(ctx, exec, name)
+	return exec.trace.begin(ctx, name)
 }
 
-func (b *callTraceBox) begin(ctx context.Context, exec *Execution, name string) (out context.Context, st stageTrace) {
+func (b *callTraceBox) begin(ctx context.Context, name string) (out context.Context, st stageTrace) {
+	exec := b.exec
 	defer func() {
 		if v := recover(); v != nil {
 			b.r.tracePanic("BeginStage", exec.name, v)
@@ -228,11 +231,16 @@ func (b *callTraceBox) begin(ctx context.Context, exec *Execution, name string) 
 	return c, stageTrace{box: b, name: name, end: end}
 }
 
-// done ends the stage with e.
+// done ends the stage with e. It, fail and result are inlined to a nil
+// check for an untraced stage.
 func (s stageTrace) done(e StageEnd) {
-	if s.end == nil {
-		return
+	if s.end != nil {
+		s.callEnd(e)
 	}
+}
+
+// callEnd calls the stage's end with e, containing a panic.
+func (s stageTrace) callEnd(e StageEnd) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.box.r.tracePanic("stage end ("+s.name+")", "", v)
@@ -244,24 +252,37 @@ func (s stageTrace) done(e StageEnd) {
 // fail ends the stage with res's error info and returns res.
 func (s stageTrace) fail(res Result) Result {
 	if s.end != nil {
-		s.done(StageEnd{Error: res.Error.clone()})
+		s.failWith(&res)
 	}
 	return res
+}
+
+// failWith ends the stage with *res's error info.
+//
+//go:noinline
+func (s stageTrace) failWith(res *Result) {
+	s.callEnd(StageEnd{Error: res.Error.clone()})
 }
 
 // result ends the stage with res: its error info when it is an isError.
 func (s stageTrace) result(res Result) Result {
 	if s.end != nil {
-		if res.IsError {
-			return s.fail(res)
-		}
-		s.done(StageEnd{})
+		s.endWith(&res)
 	}
 	return res
 }
 
+// endWith ends the stage with *res: its error info when it is an isError.
+func (s stageTrace) endWith(res *Result) {
+	if res.IsError {
+		s.failWith(res)
+		return
+	}
+	s.callEnd(StageEnd{})
+}
+
 // endTrace ends exec's trace with its final result.
-func (exec *Execution) endTrace(ctx context.Context, res Result) {
+func (exec *Execution) endTrace(ctx context.Context, res *Result) {
 	if exec.trace == nil {
 		return
 	}
