@@ -242,7 +242,10 @@ func (w *argJSON) array(o *goja.Object, depth int) {
 	w.buf = append(w.buf, ']')
 }
 
-// toLength is goja's ToLength.
+// maxLength is goja's ToLength bound (2^53, its maxInt).
+const maxLength = 1 << 53
+
+// toLength is goja's ToLength: the integer of v clamped to [0, 2^53-1].
 func toLength(v goja.Value) int64 {
 	if v == nil {
 		return 0
@@ -251,8 +254,8 @@ func toLength(v goja.Value) int64 {
 	if i < 0 {
 		return 0
 	}
-	if i >= math.MaxInt64 {
-		return math.MaxInt64 - 1
+	if i >= maxLength {
+		return maxLength - 1
 	}
 	return i
 }

@@ -378,3 +378,24 @@ func BenchmarkArgumentJSON(b *testing.B) {
 		}
 	})
 }
+
+// TestArgJSONToLengthIsGojas: a Proxy's length is clamped as goja's ToLength clamps it (to 2^53-1),
+// not to the int64 range.
+func TestArgJSONToLengthIsGojas(t *testing.T) {
+	vm := goja.New()
+	for _, c := range []struct {
+		in   goja.Value
+		want int64
+	}{
+		{vm.ToValue(-5), 0},
+		{vm.ToValue(7.9), 7},
+		{vm.ToValue(float64(1 << 53)), 1<<53 - 1},
+		{vm.ToValue(1e300), 1<<53 - 1},
+		{vm.ToValue(float64(1<<53 - 1)), 1<<53 - 1},
+		{nil, 0},
+	} {
+		if got := toLength(c.in); got != c.want {
+			t.Errorf("toLength(%v) = %d, want %d", c.in, got, c.want)
+		}
+	}
+}
