@@ -131,6 +131,13 @@ func (r *Registry) classify(exec *Execution) Concurrency {
 	if t == nil || t.concurrency == nil {
 		return Exclusive
 	}
+	if c, ok := t.concurrency.(Concurrency); ok {
+		// A fixed rule answers itself, without a call to contain.
+		if c != Parallel {
+			return Exclusive
+		}
+		return Parallel
+	}
 	c, err := askRule(t.concurrency, exec)
 	if err != nil {
 		r.c.Logger().Warn().Str("tool", exec.name).Str("call", exec.callID).Str("error", err.Error()).
