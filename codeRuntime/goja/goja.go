@@ -3,6 +3,7 @@ package goja
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -320,6 +321,11 @@ func (r *run) prepare() error {
 	}
 
 	global := vm.GlobalObject()
+	// goja builds Promise and its prototype on first use, which every program makes (its body is
+	// an async function): built here, ahead of the program, like the rest of the setup.
+	if _, ok := global.Get("Promise").(*goja.Object); !ok {
+		return errors.New("coderuntime: no Promise")
+	}
 	for _, name := range removedGlobals {
 		_ = global.Delete(name)
 	}

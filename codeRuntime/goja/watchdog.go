@@ -3,6 +3,7 @@ package goja
 import (
 	"runtime"
 	"runtime/metrics"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,35 +28,55 @@ var (
 // over the ceiling. A sample over the ceiling may be garbage the collector has not reached yet (the
 // collector lets the heap grow to about twice the live heap before it runs), so the watchdog then
 // runs a collection and judges by the live heap it marked: a program whose live data stays under
-// the ceiling is not stopped for the garbage it made, and one whose live data is over it is. The
-// sampler waits for each collection, so it forces at most one per HeapCheckInterval. The returned
-// stop waits for the sampler to exit.
+// the ceiling is not stopped for the garbage it made, and one whose live data is over it is. Each
+// sample is a timer's function that arms the next one only when it is done, so the watchdog forces
+// at most one collection per HeapCheckInterval; no goroutine waits between samples, so starting and
+// stopping it hands nothing to another goroutine. The returned stop waits for a sample in progress
+// and disarms the next.
 func (r *run) startWatchdog() (stop func()) {
 	if r.cfg.MaxHeapBytes <= 0 {
 		return func() {}
 	}
-	quit, exited := make(chan struct{}), make(chan struct{})
-	limit, vm, every := uint64(r.cfg.MaxHeapBytes), r.vm, r.cfg.HeapCheckInterval
-	go func() {
-		defer close(exited)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-				if !overHeapCeiling(limit) {
-					continue
-				}
-				heapCeilingHit.Add(1)
-				r.interrupted.Store(true)
-				vm.Interrupt(coderuntime.ErrHeapLimit)
-				return
-			}
-		}
-	}()
-	return func() { close(quit); <-exited }
+	w := &watchdog{limit: uint64(r.cfg.MaxHeapBytes), every: r.cfg.HeapCheckInterval, r: r}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.t = time.AfterFunc(w.every, w.sample)
+	return w.stop
+}
+
+// watchdog is the state of a run's heap sampler (see startWatchdog).
+type watchdog struct {
+	limit uint64
+	every time.Duration
+	r     *run
+
+	mu      sync.Mutex // held by a sample in progress
+	t       *time.Timer
+	stopped bool
+}
+
+// sample checks the heap once, and interrupts the run or arms the next sample.
+func (w *watchdog) sample() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	if !overHeapCeiling(w.limit) {
+		w.t.Reset(w.every)
+		return
+	}
+	heapCeilingHit.Add(1)
+	w.r.interrupted.Store(true)
+	w.r.vm.Interrupt(coderuntime.ErrHeapLimit)
+}
+
+// stop waits for a sample in progress and disarms the next.
+func (w *watchdog) stop() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	w.t.Stop()
 }
 
 // overHeapCeiling reports whether the process's live heap is over limit bytes: the heap objects

@@ -5,8 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/dop251/goja"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 )
@@ -63,5 +68,20 @@ while (true) {
 	}
 	if string(res.Value) != "16" {
 		t.Fatalf("result = %s, want 16", res.Value)
+	}
+}
+
+// TestWatchdogRunsNoGoroutineBetweenSamples: the heap watchdog of a run is a timer, not a
+// goroutine waiting for ticks, so starting and stopping it hands nothing to another goroutine
+// (before, a sampler goroutine started with each run, and stop waited for it to be scheduled and
+// exit: a hand-off in every run, most costly after an idle period).
+func TestWatchdogRunsNoGoroutineBetweenSamples(t *testing.T) {
+	r := &run{cfg: coderuntime.Config{MaxHeapBytes: 1 << 40, HeapCheckInterval: time.Hour}, vm: goja.New()}
+	stop := r.startWatchdog()
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	stop()
+	if strings.Contains(stacks, "goja.(*run).startWatchdog") || strings.Contains(stacks, "goja.(*watchdog)") {
+		t.Fatalf("a goroutine of the watchdog is running:\n%s", stacks)
 	}
 }
