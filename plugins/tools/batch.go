@@ -539,8 +539,8 @@ func (b *batchRun) endChain() {
 }
 
 // done records a call's result and asks the stop policy.
-func (b *batchRun) done(_ context.Context, e *entry, _ *Execution, res Result) {
-	b.results[e.index] = res
+func (b *batchRun) done(_ context.Context, e *entry, _ *Execution, res *Result) {
+	b.results[e.index] = *res
 	if b.cancelWhen != nil && stopAsked(b.cancelWhen, res.Clone()) {
 		b.stop(ErrBatchStopped)
 	}
@@ -734,13 +734,13 @@ func (s *sched) complete(ctx context.Context, e *entry, exec *Execution, tool st
 			s.goexit(ctx, e, exec, res)
 		}
 	}()
-	res = s.tail(ctx, e, exec, tool, res, st)
+	s.tail(ctx, e, exec, tool, &res, st)
 	if e.slot { // a panic of the pipeline left it
 		s.releaseSlot(e)
 	}
 	s.suffixTurn(e)
-	s.r.observe(ctx, exec, res)
-	if next := s.finish(ctx, e, exec, res, false); next != nil {
+	s.r.observeRef(ctx, exec, &res)
+	if next := s.finish(ctx, e, exec, &res, false); next != nil {
 		s.batch.nextSuffix(next)
 	}
 	finished = true
@@ -808,46 +808,48 @@ func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
 	}
 	e.suffixReady = true
 	if !e.internal {
-		res = s.suffixStages(ctx, e, exec, res)
+		s.suffixStages(ctx, e, exec, &res)
 	}
-	s.r.observe(ctx, exec, res)
-	next = s.finish(ctx, e, exec, res, false)
+	s.r.observeRef(ctx, exec, &res)
+	next = s.finish(ctx, e, exec, &res, false)
 	finished = true
 	return next
 }
 
-// suffixStages is stages 8–9 of a call (finalize only for a final
-// result); it contains any panic of the pipeline itself.
-func (s *sched) suffixStages(ctx context.Context, e *entry, exec *Execution, in Result) (res Result) {
+// suffixStages is stages 8–9 of a call, in place on *res (finalize only
+// for a final result); it contains any panic of the pipeline itself. As
+// run does, it skips post-execute when nothing hears it (postHeard).
+func (s *sched) suffixStages(ctx context.Context, e *entry, exec *Execution, res *Result) {
 	r := s.r
-	defer r.contain(exec, e.tool, &res)
-	if e.st == stepFinal {
-		return r.finalize(exec, in)
+	defer r.contain(exec, e.tool, res)
+	if e.st != stepFinal {
+		if r.postHeard(exec) {
+			*res = r.post(ctx, e.em, exec, *res)
+		}
+		exec.stage = stageFinalize
 	}
-	res = r.post(ctx, e.em, exec, in)
-	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+	r.finalizeIn(exec, res)
 }
 
-// tail is stages 6–9 of a call after enter; it contains any panic of the
-// pipeline itself.
-func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string, in Result, st step) (res Result) {
+// tail is stages 6–9 of a call after enter, in place on *res (the result
+// enter returned); it contains any panic of the pipeline itself.
+func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string, res *Result, st step) {
 	r := s.r
-	defer r.contain(exec, tool, &res)
-	res = in
+	defer r.contain(exec, tool, res)
 	if st == stepDispatch {
-		res = r.execute(ctx, e.em, exec)
+		*res = r.execute(ctx, e.em, exec)
 		if e.slot {
 			s.releaseSlot(e)
 		}
 	}
 	s.suffixTurn(e)
-	if st == stepFinal {
-		return r.finalize(exec, res)
+	if st != stepFinal {
+		if r.postHeard(exec) {
+			*res = r.post(ctx, e.em, exec, *res)
+		}
+		exec.stage = stageFinalize
 	}
-	res = r.post(ctx, e.em, exec, res)
-	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+	r.finalizeIn(exec, res)
 }
 
 // acquire takes a dispatch slot for e, a parallel call, waiting for one
@@ -1018,7 +1020,7 @@ func (s *sched) suffixTurn(e *entry) {
 // and suffix turns pass on (even when the hook calls runtime.Goexit).
 // exiting says that the goroutine is exiting (runtime.Goexit). It returns
 // the parked call whose suffix is now to run (see finishEntry), if any.
-func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result, exiting bool) (next *entry) {
+func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res *Result, exiting bool) (next *entry) {
 	returned := false
 	defer func() {
 		if e.over {
@@ -1032,7 +1034,7 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 		if s.batch != nil {
 			s.batch.done(ctx, e, exec, res)
 		} else if s.done != nil {
-			s.done(ctx, e, exec, res)
+			s.done(ctx, e, exec, *res)
 		}
 	}
 	returned = true
@@ -1055,7 +1057,7 @@ func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Resul
 	if e.class == Parallel {
 		s.release(e, true)
 	}
-	defer func() { _ = s.finish(ctx, e, exec, res, true) }()
+	defer func() { _ = s.finish(ctx, e, exec, &res, true) }()
 	if s.r.resumeResult(ctx, exec, &res) {
 		return
 	}
