@@ -763,7 +763,7 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 		}
 	}()
 	if e.st == stepDispatch {
-		e.res, e.internal = s.dispatchOnly(ctx, e)
+		s.dispatchOnly(ctx, e)
 	}
 	finished = true
 	s.mu.Lock()
@@ -778,14 +778,14 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 	return e
 }
 
-// dispatchOnly runs e's dispatch (dispatchHalf then gives its slot back);
-// internal reports a panic of the pipeline itself, whose INTERNAL result
-// is final.
-func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, internal bool) {
-	internal = true
-	defer s.r.contain(e.exec, e.tool, &res)
-	res = s.r.execute(ctx, e.em, e.exec)
-	return res, false
+// dispatchOnly runs e's dispatch (dispatchHalf then gives its slot
+// back), its result left in e.res; e.internal reports a panic of the
+// pipeline itself, whose INTERNAL result is final.
+func (s *sched) dispatchOnly(ctx context.Context, e *entry) {
+	e.internal = true
+	defer s.r.contain(e.exec, e.tool, &e.res)
+	e.res = s.r.execute(ctx, e.em, e.exec)
+	e.internal = false
 }
 
 // suffixHalf is the second half of complete for a parallel call of
@@ -794,13 +794,13 @@ func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, interna
 // parked (its suffix is to run now). On runtime.Goexit the call is
 // completed (see goexit) and the goroutine exits.
 func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
-	exec, res := e.exec, e.res
+	exec, res := e.exec, &e.res // the result, in place
 	finished := false
 	defer func() {
 		if !finished {
 			// Reached only by runtime.Goexit: suffixStages contains
 			// every panic.
-			s.goexit(ctx, e, exec, res)
+			s.goexit(ctx, e, exec, *res)
 		}
 	}()
 	if e.slot { // a panic of the pipeline left it
@@ -808,10 +808,10 @@ func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
 	}
 	e.suffixReady = true
 	if !e.internal {
-		s.suffixStages(ctx, e, exec, &res)
+		s.suffixStages(ctx, e, exec, res)
 	}
-	s.r.observeRef(ctx, exec, &res)
-	next = s.finish(ctx, e, exec, &res, false)
+	s.r.observeRef(ctx, exec, res)
+	next = s.finish(ctx, e, exec, res, false)
 	finished = true
 	return next
 }
