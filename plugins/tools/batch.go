@@ -697,7 +697,9 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 		return res, stepFinal
 	}
 	if e.class = r.classify(exec); e.class == Exclusive {
-		s.wait(&s.finished, e.index)
+		if !s.finishedBefore(e) {
+			s.wait(&s.finished, e.index)
+		}
 		e.suffixReady = true
 	}
 	e.em = r.h.Emitter(exec.agent)
@@ -719,6 +721,18 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 	}
 	entered = true
 	return res, st
+}
+
+// finishedBefore reports, without the lock, whether every call before e
+// is known to have finished on the goroutine running ExecuteBatch's chain,
+// which is entering e: e is the batch's first call, or the call before it
+// is not parallel, so the chain completed it (finishEntry moved s.finished
+// past it) before it entered e, or a goroutine that did started this one
+// (handOff). Nothing else moves s.finished meanwhile: the calls before
+// that one finished before it did, and no later call entered. Code Mode's
+// calls, each on its own goroutine, always wait.
+func (s *sched) finishedBefore(e *entry) bool {
+	return s.batch != nil && (e.index == 0 || s.entries[e.index-1].class != Parallel)
 }
 
 // complete is the rest of a call after enter: dispatch (stages 6–7) when
