@@ -285,7 +285,10 @@ func (b *batchRun) chain(i int) {
 		exec := &Execution{}
 		res, st := b.s.enter(b.ctx, e, exec, c)
 		if e.class == Parallel {
-			e.exec, e.res, e.st, e.tool = exec, res, st, c.Name
+			e.exec, e.st, e.tool = exec, st, c.Name
+			if st != stepDispatch { // else res is empty, as e.res is
+				e.res = res
+			}
 			b.push(&b.queue, e)
 			continue
 		}
@@ -531,6 +534,13 @@ func (b *batchRun) endChain() {
 	b.mu.Lock()
 	b.chainEnd = true
 	b.cond.Broadcast()
+	if b.waitingLocked() <= 0 {
+		// Nothing waits for a worker (and nothing more comes): lend
+		// would have nothing to do.
+		b.disarmLocked()
+		b.mu.Unlock()
+		return
+	}
 	b.mu.Unlock()
 	b.lend()
 	b.mu.Lock()
