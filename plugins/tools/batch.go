@@ -285,7 +285,10 @@ func (b *batchRun) chain(i int) {
 		exec := &Execution{}
 		res, st := b.s.enter(b.ctx, e, exec, c)
 		if e.class == Parallel {
-			e.exec, e.res, e.st, e.tool = exec, res, st, c.Name
+			e.exec, e.st, e.tool = exec, st, c.Name
+			if st != stepDispatch { // else res is empty, as e.res is
+				e.res = res
+			}
 			b.push(&b.queue, e)
 			continue
 		}
@@ -531,6 +534,13 @@ func (b *batchRun) endChain() {
 	b.mu.Lock()
 	b.chainEnd = true
 	b.cond.Broadcast()
+	if b.waitingLocked() <= 0 {
+		// Nothing waits for a worker (and nothing more comes): lend
+		// would have nothing to do.
+		b.disarmLocked()
+		b.mu.Unlock()
+		return
+	}
 	b.mu.Unlock()
 	b.lend()
 	b.mu.Lock()
@@ -539,8 +549,8 @@ func (b *batchRun) endChain() {
 }
 
 // done records a call's result and asks the stop policy.
-func (b *batchRun) done(_ context.Context, e *entry, _ *Execution, res Result) {
-	b.results[e.index] = res
+func (b *batchRun) done(_ context.Context, e *entry, _ *Execution, res *Result) {
+	b.results[e.index] = *res
 	if b.cancelWhen != nil && stopAsked(b.cancelWhen, res.Clone()) {
 		b.stop(ErrBatchStopped)
 	}
@@ -697,7 +707,9 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 		return res, stepFinal
 	}
 	if e.class = r.classify(exec); e.class == Exclusive {
-		s.wait(&s.finished, e.index)
+		if !s.finishedBefore(e) {
+			s.wait(&s.finished, e.index)
+		}
 		e.suffixReady = true
 	}
 	e.em = r.h.Emitter(exec.agent)
@@ -721,6 +733,18 @@ func (s *sched) enter(ctx context.Context, e *entry, exec *Execution, call Call)
 	return res, st
 }
 
+// finishedBefore reports, without the lock, whether every call before e
+// is known to have finished on the goroutine running ExecuteBatch's chain,
+// which is entering e: e is the batch's first call, or the call before it
+// is not parallel, so the chain completed it (finishEntry moved s.finished
+// past it) before it entered e, or a goroutine that did started this one
+// (handOff). Nothing else moves s.finished meanwhile: the calls before
+// that one finished before it did, and no later call entered. Code Mode's
+// calls, each on its own goroutine, always wait.
+func (s *sched) finishedBefore(e *entry) bool {
+	return s.batch != nil && (e.index == 0 || s.entries[e.index-1].class != Parallel)
+}
+
 // complete is the rest of a call after enter: dispatch (stages 6–7) when
 // it holds a slot, then, after the previous call's tools/result,
 // post-execute, finalize and tools/result, and the done hook. It returns
@@ -734,13 +758,13 @@ func (s *sched) complete(ctx context.Context, e *entry, exec *Execution, tool st
 			s.goexit(ctx, e, exec, res)
 		}
 	}()
-	res = s.tail(ctx, e, exec, tool, res, st)
+	s.tail(ctx, e, exec, tool, &res, st)
 	if e.slot { // a panic of the pipeline left it
 		s.releaseSlot(e)
 	}
 	s.suffixTurn(e)
-	s.r.observe(ctx, exec, res)
-	if next := s.finish(ctx, e, exec, res, false); next != nil {
+	s.r.observeRef(ctx, exec, &res)
+	if next := s.finish(ctx, e, exec, &res, false); next != nil {
 		s.batch.nextSuffix(next)
 	}
 	finished = true
@@ -763,7 +787,7 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 		}
 	}()
 	if e.st == stepDispatch {
-		e.res, e.internal = s.dispatchOnly(ctx, e)
+		s.dispatchOnly(ctx, e)
 	}
 	finished = true
 	s.mu.Lock()
@@ -778,14 +802,14 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 	return e
 }
 
-// dispatchOnly runs e's dispatch (dispatchHalf then gives its slot back);
-// internal reports a panic of the pipeline itself, whose INTERNAL result
-// is final.
-func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, internal bool) {
-	internal = true
-	defer s.r.contain(e.exec, e.tool, &res)
-	res = s.r.execute(ctx, e.em, e.exec)
-	return res, false
+// dispatchOnly runs e's dispatch (dispatchHalf then gives its slot
+// back), its result left in e.res; e.internal reports a panic of the
+// pipeline itself, whose INTERNAL result is final.
+func (s *sched) dispatchOnly(ctx context.Context, e *entry) {
+	e.internal = true
+	defer s.r.contain(e.exec, e.tool, &e.res)
+	e.res = s.r.execute(ctx, e.em, e.exec)
+	e.internal = false
 }
 
 // suffixHalf is the second half of complete for a parallel call of
@@ -794,13 +818,13 @@ func (s *sched) dispatchOnly(ctx context.Context, e *entry) (res Result, interna
 // parked (its suffix is to run now). On runtime.Goexit the call is
 // completed (see goexit) and the goroutine exits.
 func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
-	exec, res := e.exec, e.res
+	exec, res := e.exec, &e.res // the result, in place
 	finished := false
 	defer func() {
 		if !finished {
 			// Reached only by runtime.Goexit: suffixStages contains
 			// every panic.
-			s.goexit(ctx, e, exec, res)
+			s.goexit(ctx, e, exec, *res)
 		}
 	}()
 	if e.slot { // a panic of the pipeline left it
@@ -808,46 +832,48 @@ func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
 	}
 	e.suffixReady = true
 	if !e.internal {
-		res = s.suffixStages(ctx, e, exec, res)
+		s.suffixStages(ctx, e, exec, res)
 	}
-	s.r.observe(ctx, exec, res)
+	s.r.observeRef(ctx, exec, res)
 	next = s.finish(ctx, e, exec, res, false)
 	finished = true
 	return next
 }
 
-// suffixStages is stages 8–9 of a call (finalize only for a final
-// result); it contains any panic of the pipeline itself.
-func (s *sched) suffixStages(ctx context.Context, e *entry, exec *Execution, in Result) (res Result) {
+// suffixStages is stages 8–9 of a call, in place on *res (finalize only
+// for a final result); it contains any panic of the pipeline itself. As
+// run does, it skips post-execute when nothing hears it (postHeard).
+func (s *sched) suffixStages(ctx context.Context, e *entry, exec *Execution, res *Result) {
 	r := s.r
-	defer r.contain(exec, e.tool, &res)
-	if e.st == stepFinal {
-		return r.finalize(exec, in)
+	defer r.contain(exec, e.tool, res)
+	if e.st != stepFinal {
+		if r.postHeard(exec) {
+			*res = r.post(ctx, e.em, exec, *res)
+		}
+		exec.stage = stageFinalize
 	}
-	res = r.post(ctx, e.em, exec, in)
-	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+	r.finalizeIn(exec, res)
 }
 
-// tail is stages 6–9 of a call after enter; it contains any panic of the
-// pipeline itself.
-func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string, in Result, st step) (res Result) {
+// tail is stages 6–9 of a call after enter, in place on *res (the result
+// enter returned); it contains any panic of the pipeline itself.
+func (s *sched) tail(ctx context.Context, e *entry, exec *Execution, tool string, res *Result, st step) {
 	r := s.r
-	defer r.contain(exec, tool, &res)
-	res = in
+	defer r.contain(exec, tool, res)
 	if st == stepDispatch {
-		res = r.execute(ctx, e.em, exec)
+		*res = r.execute(ctx, e.em, exec)
 		if e.slot {
 			s.releaseSlot(e)
 		}
 	}
 	s.suffixTurn(e)
-	if st == stepFinal {
-		return r.finalize(exec, res)
+	if st != stepFinal {
+		if r.postHeard(exec) {
+			*res = r.post(ctx, e.em, exec, *res)
+		}
+		exec.stage = stageFinalize
 	}
-	res = r.post(ctx, e.em, exec, res)
-	exec.stage = stageFinalize
-	return r.finalize(exec, res)
+	r.finalizeIn(exec, res)
 }
 
 // acquire takes a dispatch slot for e, a parallel call, waiting for one
@@ -1018,7 +1044,7 @@ func (s *sched) suffixTurn(e *entry) {
 // and suffix turns pass on (even when the hook calls runtime.Goexit).
 // exiting says that the goroutine is exiting (runtime.Goexit). It returns
 // the parked call whose suffix is now to run (see finishEntry), if any.
-func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Result, exiting bool) (next *entry) {
+func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res *Result, exiting bool) (next *entry) {
 	returned := false
 	defer func() {
 		if e.over {
@@ -1032,7 +1058,7 @@ func (s *sched) finish(ctx context.Context, e *entry, exec *Execution, res Resul
 		if s.batch != nil {
 			s.batch.done(ctx, e, exec, res)
 		} else if s.done != nil {
-			s.done(ctx, e, exec, res)
+			s.done(ctx, e, exec, *res)
 		}
 	}
 	returned = true
@@ -1055,7 +1081,7 @@ func (s *sched) goexit(ctx context.Context, e *entry, exec *Execution, res Resul
 	if e.class == Parallel {
 		s.release(e, true)
 	}
-	defer func() { _ = s.finish(ctx, e, exec, res, true) }()
+	defer func() { _ = s.finish(ctx, e, exec, &res, true) }()
 	if s.r.resumeResult(ctx, exec, &res) {
 		return
 	}
