@@ -26,7 +26,21 @@ type fusedPlan func(f *fusedState, i int, v reflect.Value) int
 type fusedState struct {
 	w canonWalker
 	d decState
+	// maps holds the scratch key and value of the map plans this pooled
+	// state ran, zero between entries' use; busy while a plan uses one
+	// (a recursive type re-enters its plan).
+	maps []mapScratch
 }
+
+// mapScratch is one map plan's scratch key and value (see fusedState).
+type mapScratch struct {
+	of     *mapPlanID
+	kv, ev reflect.Value
+	busy   bool
+}
+
+// mapPlanID names one map plan (not of size zero: each is distinct).
+type mapPlanID struct{ _ byte }
 
 type fusedKey struct {
 	t reflect.Type
@@ -284,11 +298,10 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		ok := containerOK(n, kObject)
 		all := allRequired(n)
 		// The key and the value of each entry are decoded into scratch
-		// values that SetMapIndex copies from, reused across calls.
-		type scratch struct{ kv, ev reflect.Value }
-		pool := &sync.Pool{New: func() any {
-			return &scratch{reflect.New(kt).Elem(), reflect.New(et).Elem()}
-		}}
+		// values that SetMapIndex copies from, kept in the pooled
+		// fusedState for the next call (a sync.Pool of their own cost
+		// more).
+		id := new(mapPlanID) // names this plan's scratch in a fusedState
 		return func(f *fusedState, i int, v reflect.Value) int {
 			bs := f.d.b
 			if i >= len(bs) {
@@ -301,13 +314,24 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				return -1
 			}
 			m := reflect.MakeMap(t)
-			sc := pool.Get().(*scratch)
+			x := -1
+			for y := range f.maps {
+				if f.maps[y].of == id && !f.maps[y].busy {
+					x = y
+					break
+				}
+			}
+			if x < 0 {
+				x = len(f.maps)
+				f.maps = append(f.maps, mapScratch{of: id, kv: reflect.New(kt).Elem(), ev: reflect.New(et).Elem()})
+			}
+			f.maps[x].busy = true
+			kv, ev := f.maps[x].kv, f.maps[x].ev
 			defer func() {
-				sc.kv.SetZero() // keeps no decoded value alive
-				sc.ev.SetZero()
-				pool.Put(sc)
+				kv.SetZero() // keeps no decoded value alive
+				ev.SetZero()
+				f.maps[x].busy = false
 			}()
-			kv, ev := sc.kv, sc.ev
 			var seen uint64
 			j := i + 1
 			if j < len(bs) && bs[j] == '}' {
@@ -491,9 +515,18 @@ func (c *ArgsCheck) fusedDecode(args []byte, frozen string, v reflect.Value) (ok
 		}
 	}()
 	f := fusedStates.Get().(*fusedState)
-	*f = fusedState{w: canonWalker{b: args}, d: decState{b: args, s: frozen}}
+	// A pooled state is zero but for its maps' scratch (zero values):
+	// only the fields a call sets are set, and cleared after (all of w
+	// when a scan used its scratch).
+	f.w.b, f.d.b, f.d.s = args, args, frozen
 	ok = (*c.fused)(f, 0, v) == len(args)
-	*f = fusedState{} // keeps no argument bytes or strings
+	if f.w.vs != nil || f.w.segs != nil || f.w.strict || f.w.notCanon || f.w.depth != 0 {
+		f.w = canonWalker{}
+	}
+	f.w.b, f.d.b, f.d.s = nil, nil, "" // keeps no argument bytes or strings
+	if len(f.maps) > 8 {
+		f.maps = nil // a few plans' scratch (other tools': a fresh one)
+	}
 	fusedStates.Put(f)
 	return ok
 }

@@ -393,3 +393,40 @@ func TestShortInt(t *testing.T) {
 		t.Errorf("shortInt declined 42")
 	}
 }
+
+// fusedTree is a map type that holds itself, for a plan that re-enters
+// itself.
+type fusedTree map[string]fusedTree
+
+// TestFusedMapPlanReentered: a map plan that runs inside itself (a
+// schema node that is its own additionalProperties, which only a cyclic
+// node makes) takes scratch of its own at each depth, so the outer
+// entry's key and value survive the inner map's decoding, and a pooled
+// state keeps no decoded value.
+func TestFusedMapPlanReentered(t *testing.T) {
+	vs, err := CompileValueSchema([]byte(`{"type":"object"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := vs.root
+	n.addl = n // cyclic: every value is an object of the same schema
+	b := &fusedBuilder{dec: &decoders{built: map[reflect.Type]*argDecoder{}}, built: map[fusedKey]*fusedPlan{}}
+	p := b.of(reflect.TypeFor[fusedTree](), n)
+	args := []byte(`{"a":{"b":{},"c":{"d":{"e":{}}}},"f":{},"g":{"h":{}}}`)
+	want := fusedTree{"a": {"b": {}, "c": {"d": {"e": {}}}}, "f": {}, "g": {"h": {}}}
+	f := &fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	for range 2 { // the second run on the same state reuses its scratch
+		var got fusedTree
+		if end := (*p)(f, 0, reflect.ValueOf(&got).Elem()); end != len(args) {
+			t.Fatalf("plan ended at %d, want %d", end, len(args))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded %#v, want %#v", got, want)
+		}
+		for i, m := range f.maps {
+			if m.busy || !m.kv.IsZero() || !m.ev.IsZero() {
+				t.Fatalf("scratch %d after the call: busy %v, key %v, value %v", i, m.busy, m.kv, m.ev)
+			}
+		}
+	}
+}
