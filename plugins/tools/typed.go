@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -264,7 +265,9 @@ func (d *typedDecoder[A, S]) decode(args []byte, frozen string, a *A) []schema.V
 	if vs := schema.ValidateArgsWith(d.spec, args, schema.ArgsOptions{Target: d.target}); len(vs) > 0 {
 		return vs
 	}
-	return d.target.DecodeCanonical(args, a)
+	// A copy: args may be the execution's immutable argument string, and
+	// DecodeCanonical may hand it to a type's own UnmarshalJSON.
+	return d.target.DecodeCanonical(bytes.Clone(args), a)
 }
 
 // soft decodes presenter arguments, reporting false instead of failing

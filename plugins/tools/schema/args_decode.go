@@ -53,13 +53,17 @@ func (b *decoders) of(t reflect.Type) *argDecoder {
 	return f
 }
 
-// viaUnmarshal decodes the value at b[i] with json.Unmarshal, into v.
+// viaUnmarshal decodes the value at b[i] with json.Unmarshal, into v. It
+// hands json.Unmarshal a copy: the value may reach a type's own
+// UnmarshalJSON or UnmarshalText, which may write into what it is given,
+// and b may be the memory of an immutable string (an execution's
+// arguments, which observers and the decoded strings share).
 func viaUnmarshal(d *decState, i int, v reflect.Value) int {
 	end := valueEnd(d.b, i)
 	if end < 0 || !v.CanAddr() {
 		return -1
 	}
-	if json.Unmarshal(d.b[i:end], v.Addr().Interface()) != nil {
+	if json.Unmarshal(bytes.Clone(d.b[i:end]), v.Addr().Interface()) != nil {
 		return -1
 	}
 	return end

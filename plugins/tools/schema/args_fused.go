@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"bytes"
 	"reflect"
 	"sync"
 	"unsafe"
@@ -505,7 +506,10 @@ func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation 
 	if vs := c.Validate(args); len(vs) > 0 || c.t == nil {
 		return vs
 	}
-	return c.t.DecodeCanonical(args, v)
+	// A copy: DecodeCanonical may hand the bytes to a type's own
+	// UnmarshalJSON, which may write into them, and args may be an
+	// immutable string's memory (see viaUnmarshal).
+	return c.t.DecodeCanonical(bytes.Clone(args), v)
 }
 
 func (c *ArgsCheck) fusedDecode(args []byte, frozen string, v reflect.Value) (ok bool) {

@@ -430,3 +430,43 @@ func TestFusedMapPlanReentered(t *testing.T) {
 		}
 	}
 }
+
+// scribbler is a type whose own UnmarshalJSON writes into the bytes it is
+// given (legal for json.Unmarshaler, which must only copy what it keeps).
+type scribbler struct{ S string }
+
+func (s *scribbler) UnmarshalJSON(b []byte) error {
+	s.S = string(b)
+	for i := range b {
+		b[i] = 'X'
+	}
+	return nil
+}
+
+type argsWithScribbler struct {
+	Name string    `json:"name"`
+	Note scribbler `json:"note"`
+}
+
+// TestArgsDecodeSharedNeverLendsTheArguments: a type's own UnmarshalJSON
+// gets a copy, so it cannot write into the arguments' memory, which an
+// execution holds as an immutable string that observers and the decoded
+// strings share. Fails when the decoder hands it the arguments themselves.
+func TestArgsDecodeSharedNeverLendsTheArguments(t *testing.T) {
+	c, _, _ := argsCheckFor[argsWithScribbler](t, true)
+	for _, doc := range []string{
+		`{"name":"a","note":{"S":"x"}}`,
+		`{"name":"a","note":{"S":"x y \" z"}}`,
+	} {
+		args := []byte(doc)
+		same := unsafe.String(unsafe.SliceData(args), len(args))
+		var v argsWithScribbler
+		vs := c.DecodeShared(args, same, &v)
+		if string(args) != doc {
+			t.Fatalf("the arguments were written to: %s (violations %v)", args, vs)
+		}
+		if vs != nil || v.Name != "a" || v.Note.S == "" {
+			t.Fatalf("decoded %#v", v)
+		}
+	}
+}
