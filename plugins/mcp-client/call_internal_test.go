@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dsh-go/dsh/plugins/tools"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,5 +51,60 @@ func TestACallRacingItsSessionsCloseIsCancelled(t *testing.T) {
 	}
 	if len(s.inflight) != 0 {
 		t.Fatalf("calls left in flight: %d", len(s.inflight))
+	}
+}
+
+// A call whose caller's context can never be cancelled has no context of
+// its own: it is the session's context with the caller's values. Its
+// cancellation is the session's, with the session's cause, and a context
+// derived from it is cancelled with the session, at once (it is the
+// session context's child, not a goroutine's watch).
+func TestACallWithoutAContextOfItsOwnIsTheSessionsWithTheCallersValues(t *testing.T) {
+	type key struct{}
+	cur := &conn{}
+	cur.ctx, cur.cancel = context.WithCancelCause(context.Background())
+	in := &inflight{parent: context.WithValue(context.Background(), key{}, "v"), cur: cur}
+	if in.Value(inflightKey{}) != in || in.Value(key{}) != "v" || in.Value("other") != nil {
+		t.Fatalf("values: %v %v %v", in.Value(inflightKey{}), in.Value(key{}), in.Value("other"))
+	}
+	if _, ok := in.Deadline(); ok || in.Err() != nil || in.Done() != cur.ctx.Done() {
+		t.Fatalf("a running call: deadline %v, err %v", ok, in.Err())
+	}
+	child, cancel := context.WithCancel(in)
+	defer cancel()
+	cur.cancel(errSessionClosed)
+	if in.Err() != context.Canceled || context.Cause(in) != errSessionClosed {
+		t.Fatalf("after the session's close: err %v, cause %v", in.Err(), context.Cause(in))
+	}
+	if child.Err() != context.Canceled || context.Cause(child) != errSessionClosed {
+		t.Fatalf("derived context after the session's close: err %v, cause %v", child.Err(), context.Cause(child))
+	}
+	in.stop(errCallTimeout) // nothing of its own to cancel
+	if context.Cause(in) != errSessionClosed {
+		t.Fatalf("cause after stop: %v", context.Cause(in))
+	}
+}
+
+// A call whose caller's context can be cancelled has its own, derived
+// from the caller's: the caller's values and deadline, its own cause.
+func TestACallWithAContextOfItsOwnKeepsTheCallersValuesAndDeadline(t *testing.T) {
+	type key struct{}
+	cur := &conn{}
+	cur.ctx, cur.cancel = context.WithCancelCause(context.Background())
+	defer cur.cancel(nil)
+	deadline := time.Unix(1<<40, 0)
+	parent, cancelParent := context.WithDeadline(context.WithValue(context.Background(), key{}, "v"), deadline)
+	defer cancelParent()
+	in := &inflight{parent: parent, cur: cur}
+	in.own, in.cancel = context.WithCancelCause(parent)
+	if in.Value(inflightKey{}) != in || in.Value(key{}) != "v" {
+		t.Fatalf("values: %v %v", in.Value(inflightKey{}), in.Value(key{}))
+	}
+	if d, ok := in.Deadline(); !ok || !d.Equal(deadline) || in.Err() != nil {
+		t.Fatalf("a running call: deadline %v %v, err %v", d, ok, in.Err())
+	}
+	in.stop(errSessionClosed)
+	if in.Err() != context.Canceled || context.Cause(in) != errSessionClosed || cur.ctx.Err() != nil {
+		t.Fatalf("after stop: err %v, cause %v, session %v", in.Err(), context.Cause(in), cur.ctx.Err())
 	}
 }

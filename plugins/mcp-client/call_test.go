@@ -192,21 +192,64 @@ func TestContentBlocksPassThrough(t *testing.T) {
 	}
 }
 
+// Whether the caller's context can be cancelled (the call then has a
+// context of its own) or not (the call's context is the session's), the
+// session's close ends the call.
 func TestDisposeDuringACallEndsTheCallAndReturns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ctx  func(t *testing.T) context.Context
+	}{
+		{"caller context never cancelled", func(*testing.T) context.Context { return context.Background() }},
+		{"cancellable caller context", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			return ctx
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ms, started, cancelled := blockingServer()
+			f := e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+			ctx := tc.ctx(t)
+			done := make(chan tools.Result, 1)
+			go func() { done <- e.call(ctx, "mcp__mem__block", nil) }()
+			recv(t, "the server handler to start", started)
+			disposed := make(chan error, 1)
+			go func() { disposed <- f.Dispose() }()
+			if err := recv(t, "dispose", disposed); err != nil {
+				t.Fatal(err)
+			}
+			if r := recv(t, "the call's result", done); code(r) != mcpclient.CodeServerUnavailable || !strings.Contains(text(r), "the session was closed during the call") {
+				t.Fatalf("call cut by dispose = %+v", r)
+			}
+			recv(t, "the server handler's cancellation", cancelled)
+			ms.waitSessionsEnded(t)
+		})
+	}
+}
+
+// The arguments reach the server whole whether or not they fit in the
+// call's own buffer (argBufLen), and the results of calls in a row are
+// each their own.
+func TestArgumentsOfEveryLengthReachTheServer(t *testing.T) {
 	e := newEnv(t)
-	ms, started, cancelled := blockingServer()
-	f := e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
-	done := make(chan tools.Result, 1)
-	go func() { done <- e.call(context.Background(), "mcp__mem__block", nil) }()
-	recv(t, "the server handler to start", started)
-	disposed := make(chan error, 1)
-	go func() { disposed <- f.Dispose() }()
-	if err := recv(t, "dispose", disposed); err != nil {
-		t.Fatal(err)
+	ms := newMemServer(nil)
+	addEcho(ms.srv, "echo")
+	e.mount(mcpclient.Config{Name: "mem", Dial: ms.dial})
+	var results []tools.Result
+	var want []string
+	for _, n := range []int{0, 1, 92, 93, 94, 95, 200, 70000} {
+		s := strings.Repeat("é", n/2) + strings.Repeat("x", n%2)
+		r := e.call(context.Background(), "mcp__mem__echo", map[string]string{"text": s})
+		if r.IsError || text(r) != s {
+			t.Fatalf("echo of %d bytes = %.200v", len(s), r)
+		}
+		results, want = append(results, r), append(want, s)
 	}
-	if r := recv(t, "the call's result", done); code(r) != mcpclient.CodeServerUnavailable || !strings.Contains(text(r), "the session was closed during the call") {
-		t.Fatalf("call cut by dispose = %+v", r)
+	for i, r := range results {
+		if text(r) != want[i] {
+			t.Fatalf("result %d changed after later calls: %.200q", i, text(r))
+		}
 	}
-	recv(t, "the server handler's cancellation", cancelled)
-	ms.waitSessionsEnded(t)
 }

@@ -198,7 +198,9 @@ type server struct {
 type conn struct {
 	// ctx is cancelled (cause errSessionClosed) when the session is being
 	// closed: calls in flight and elicitations end first, because the
-	// SDK's Close waits for them.
+	// SDK's Close waits for them. It is derived from context.Background
+	// and holds no values: a call without a context of its own is this
+	// context with the caller's values (see inflight).
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	cs     *mcp.ClientSession
@@ -210,19 +212,91 @@ type conn struct {
 
 // inflight is a call in progress, for attributing an elicitation; it is
 // also the call's context (the one CallTool gets): its Value answers
-// inflightKey with the call itself.
+// inflightKey with the call itself, every other key as the caller's
+// context does. It ends with the caller's context, with the session
+// (closeConn cancels the session's context, cause errSessionClosed, then
+// each call's own) and when CallTimeout expires.
+//
+// When the caller's context can never be cancelled (its Done is nil) and
+// there is no CallTimeout, nothing but the session can end the call, so
+// the call has no context of its own (own is nil): it is the session's
+// context (Done, Err, and through Value the context package's own key,
+// so context.Cause and derived contexts see the session's cancellation)
+// with the caller's values, and costs no allocation beyond the inflight.
+// Otherwise own is derived from the caller's and cancel ends it.
+//
+// One allocation also holds what the call hands the SDK (params, and the
+// arguments' copy when they fit in argBuf) and the result's first content
+// block. None of it is ever reused: an inflight belongs to one call, and
+// whatever the SDK or the pipeline keeps of it stays as it was.
 type inflight struct {
-	context.Context // cancellable: cancel ends it
-	cancel          context.CancelCauseFunc
-	exec            *tools.Execution
-	cur             *conn // the session the call is on
+	parent context.Context // the caller's
+	own    context.Context // nil: the session's context is the call's
+	cancel context.CancelCauseFunc
+	exec   *tools.Execution
+	cur    *conn // the session the call is on
+
+	params  mcp.CallToolParams
+	content [1]tools.Content
+	argBuf  [argBufLen]byte
 }
 
+// argBufLen is the length of arguments copied into the inflight itself
+// (inflight is then 352 bytes, a size class of its own).
+const argBufLen = 104
+
+// Deadline is the caller's (or CallTimeout's, when sooner).
+func (in *inflight) Deadline() (time.Time, bool) {
+	if in.own != nil {
+		return in.own.Deadline()
+	}
+	return in.parent.Deadline()
+}
+
+// Done is closed when the call is cancelled.
+func (in *inflight) Done() <-chan struct{} {
+	if in.own != nil {
+		return in.own.Done()
+	}
+	return in.cur.ctx.Done()
+}
+
+// Err is non-nil once Done is closed.
+func (in *inflight) Err() error {
+	if in.own != nil {
+		return in.own.Err()
+	}
+	return in.cur.ctx.Err()
+}
+
+// Value answers inflightKey with the call, every other key as the
+// caller's context (own is derived from it). Without a context of its
+// own, a key the caller's context does not know is the session's, which
+// holds no values (see conn.ctx) but the context package's own: what
+// context.Cause reads, and what a context derived from the call registers
+// with.
 func (in *inflight) Value(key any) any {
 	if key == (inflightKey{}) {
 		return in
 	}
-	return in.Context.Value(key)
+	if in.own != nil {
+		return in.own.Value(key)
+	}
+	if v := in.parent.Value(key); v != nil {
+		return v
+	}
+	return in.cur.ctx.Value(key)
+}
+
+// String names the context (fmt).
+func (in *inflight) String() string { return "mcpclient.call" }
+
+// stop cancels the call's own context with cause; a call without one ends
+// with its session, whose cancellation closeConn does first.
+func (in *inflight) stop(cause error) {
+	if in.cancel != nil {
+		in.cancel(cause)
+	}
 }
 
 // stop is the effect's cleanup: it stops run and waits for it (run closes
@@ -441,7 +515,7 @@ func (s *server) closeConn(c *conn) {
 	}
 	s.mu.Unlock()
 	for _, in := range calls {
-		in.cancel(errSessionClosed)
+		in.stop(errSessionClosed)
 	}
 	_ = c.cs.Close()
 	if c.proc != nil {

@@ -246,25 +246,28 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 	if cur == nil {
 		return tools.Output{}, failf(CodeServerUnavailable, "ServerUnavailable", "MCP server %q is not connected", s.cfg.Name)
 	}
-	// One context for the call, cancelled when the caller's is, when the
-	// session is closed (closeConn: cause errSessionClosed) and when
-	// CallTimeout expires (cause errCallTimeout).
-	in := &inflight{exec: exec, cur: cur}
-	in.Context, in.cancel = context.WithCancelCause(ctx)
-	defer in.cancel(nil)
-	if s.cfg.CallTimeout > 0 {
-		var stop context.CancelFunc
-		in.Context, stop = context.WithTimeoutCause(in.Context, s.cfg.CallTimeout.d(), errCallTimeout)
-		defer stop()
+	// The call's context (see inflight): cancelled when the caller's is,
+	// when the session is closed (closeConn: cause errSessionClosed) and
+	// when CallTimeout expires (cause errCallTimeout).
+	in := &inflight{parent: ctx, exec: exec, cur: cur}
+	if ctx.Done() != nil || s.cfg.CallTimeout > 0 {
+		in.own, in.cancel = context.WithCancelCause(ctx)
+		defer in.cancel(nil)
+		if s.cfg.CallTimeout > 0 {
+			var stop context.CancelFunc
+			in.own, stop = context.WithTimeoutCause(in.own, s.cfg.CallTimeout.d(), errCallTimeout)
+			defer stop()
+		}
 	}
 	s.mu.Lock()
 	s.inflight[in] = struct{}{}
 	s.mu.Unlock()
 	if cur.ctx.Err() != nil {
 		// closeConn's sweep may have missed it.
-		in.cancel(errSessionClosed)
+		in.stop(errSessionClosed)
 	}
-	res, err := cur.cs.CallTool(in, &mcp.CallToolParams{Name: rt.name, Arguments: argsJSON(exec)})
+	in.params = mcp.CallToolParams{Name: rt.name, Arguments: in.args()}
+	res, err := cur.cs.CallTool(in, &in.params)
 	s.mu.Lock()
 	delete(s.inflight, in)
 	s.mu.Unlock()
@@ -274,7 +277,7 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 	if res == nil {
 		return tools.Output{}, failf(CodeServerError, "ServerError", "MCP server %q answered with no result", s.cfg.Name)
 	}
-	content := convertContent(res.Content)
+	content := convertContent(in.content[:0], res.Content)
 	if res.IsError {
 		return tools.Output{}, failf(CodeToolError, "ToolError", "%s", errorText(s.cfg.Name, content))
 	}
@@ -318,12 +321,18 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 	return out, nil
 }
 
-// argsJSON returns a copy of the call's canonical arguments as the
-// CallTool arguments. The copy is a few hundred bytes against a round trip
-// of tens of microseconds; sharing the execution's string through unsafe
-// would rest on the go-sdk (and any middleware) never writing to them.
-func argsJSON(exec *tools.Execution) json.RawMessage {
-	return json.RawMessage(exec.ArgsString())
+// args returns a copy of the call's canonical arguments as the CallTool
+// arguments: in argBuf when they fit, else in an allocation of their own.
+// The copy is the call's alone (never written again, never reused); the
+// execution's arguments are an immutable string that the SDK must not be
+// handed as bytes.
+func (in *inflight) args() json.RawMessage {
+	a := in.exec.ArgsString()
+	if len(a) <= len(in.argBuf) {
+		n := copy(in.argBuf[:], a)
+		return in.argBuf[:n:n]
+	}
+	return json.RawMessage(a)
 }
 
 // callError classifies a failed CallTool.
@@ -365,11 +374,14 @@ func errorText(server string, content []tools.Content) string {
 	return strings.Join(parts, "\n")
 }
 
-// convertContent turns MCP content blocks into the registry's, which have
-// the same shape; binary data is base64 as on the wire. Unknown blocks
-// become a text note.
-func convertContent(in []mcp.Content) []tools.Content {
-	out := make([]tools.Content, 0, len(in))
+// convertContent appends MCP content blocks, turned into the registry's,
+// which have the same shape, to out (allocated for them unless it has room
+// for all); binary data is base64 as on the wire. Unknown blocks become a
+// text note.
+func convertContent(out []tools.Content, in []mcp.Content) []tools.Content {
+	if cap(out)-len(out) < len(in) {
+		out = slices.Grow(out, len(in))
+	}
 	for _, c := range in {
 		switch c := c.(type) {
 		case *mcp.TextContent:
