@@ -299,6 +299,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		// The slice is grown as encoding/json grows it (Grow(1) when the
 		// length reaches the capacity: the same capacities) in a scratch
 		// slice variable of the pooled fusedState, then moved to p.
+		empty := reflect.MakeSlice(t, 0, 0).UnsafePointer()
 		id := new(planID)
 		mk := func() scratch {
 			v := reflect.New(t)
@@ -320,8 +321,10 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				if n.minItems > 0 {
 					return -1
 				}
-				// Empty, not nil, as encoding/json decodes [].
-				*(*sliceHeader)(p) = sliceHeader{data: reflect.MakeSlice(t, 0, 0).UnsafePointer()} // t is a slice
+				// Empty, not nil, as encoding/json decodes [] (with the
+				// data pointer of MakeSlice(t, 0, 0), which allocates
+				// nothing).
+				*(*sliceHeader)(p) = sliceHeader{data: empty} // t is a slice
 				return j + 1
 			}
 			x := f.take(id, mk)
