@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
@@ -468,7 +470,11 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			bit  uint64     // its bit among n's required names
 		}
 		byName := make(map[string]field, len(fields))
-		var names []string // with few fields, byName in order: a scan beats hashing
+		// With few fields, their keys ("name":, as canonjson writes
+		// them) in order, matched against the bytes: a scan beats
+		// scanning the key and hashing it. The canonical form of a string
+		// is unique: bytes that begin with a field's key are that key.
+		var names []string
 		var list []field
 		for _, fd := range fields {
 			if fd.quoted || behindPointer(t, fd.index) {
@@ -495,7 +501,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			}
 			fl := field{off, p, requiredBit(n, []byte(fd.name))}
 			byName[fd.name] = fl
-			names = append(names, fd.name)
+			names = append(names, string(append(canonjson.AppendString(nil, fd.name), ':')))
 			list = append(list, fl)
 		}
 		if len(names) > 8 {
@@ -520,27 +526,29 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				j++
 			} else {
 				for {
-					k, end := plainString(bs, j)
-					if end < 0 || end >= len(bs) || bs[end] != ':' {
-						return -1
-					}
 					var fd field
 					found := false
+					next := -1 // the offset of the field's value
 					if names != nil {
-						for x, name := range names {
-							if name == string(k) {
-								fd, found = list[x], true
+						for x, key := range names {
+							if len(bs)-j > len(key) && bs[j+1] == key[1] && string(bs[j:j+len(key)]) == key {
+								fd, found, next = list[x], true, j+len(key)
 								break
 							}
 						}
 					} else {
+						k, end := plainString(bs, j)
+						if end < 0 || end >= len(bs) || bs[end] != ':' {
+							return -1
+						}
 						fd, found = byName[string(k)]
+						next = end + 1
 					}
 					if !found || fd.plan == nil {
 						return -1 // not a field (the decoder declines), not allowed, or not settable
 					}
 					seen |= fd.bit
-					if j = (*fd.plan)(f, end+1, unsafe.Add(p, fd.off)); j < 0 || j >= len(bs) {
+					if j = (*fd.plan)(f, next, unsafe.Add(p, fd.off)); j < 0 || j >= len(bs) {
 						return -1
 					}
 					if bs[j] == ',' {

@@ -65,6 +65,18 @@ type argsWide struct {
 	Nums  []uint16            `json:"nums,omitempty"`
 }
 
+// argsFew is a covered type of few fields (matched by their keys'
+// bytes), with names that are prefixes of others and one that is not
+// ASCII, and fields of an embedded struct.
+type argsFew struct {
+	argsInner
+	A  string         `json:"a,omitempty"`
+	AB int            `json:"ab,omitempty"`
+	E  []argsEdit     `json:"é,omitempty"`
+	P  *int8          `json:"p,omitempty"`
+	M  map[string]int `json:"m,omitempty"`
+}
+
 type argsUncovered struct {
 	Path  string          `json:"path"`
 	ByID  map[int]string  `json:"byID,omitempty"`
@@ -303,6 +315,8 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 		`{"a":{"old":"x","new":"y"},"b":{"new":""}}`,
 		`{"deep":"d","n":-300,"mid":255,"i8":-128,"i32":-2147483648,"i64":-123456789012345,"u":18446744073709551615,"u16":65535,"u32":4294967295,"b":true,"pb":false,"grid":[[{"old":"a","new":""}],[],[{"new":"b","old":""},{"old":"c","new":""},{"old":"d","new":"e"}]],"tags":{"x":["1","2","3","4","5"],"y":[]},"names":["a","b","c"],"ps":[1,2,3,4,5,6,7,8,9],"nums":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33]}`,
 		`{"deep":"d","n":40000,"mid":256,"i8":128,"u16":-1,"b":false,"pb":null,"grid":null,"tags":null,"ps":null}`,
+		`{"a":"x","ab":3,"deep":"d","m":{"k":1},"n":2,"p":-5,"é":[{"new":"n","old":"o"}]}`,
+		`{"a":"x","ab":3,"abc":1,"A":"y","e":[],"p\u0061":1}`,
 	} {
 		f.Add(`{"type":"object","properties":{"path":{"type":"string","enum":["\"x\"","\"/a\""]},"offset":{"type":"integer","minimum":0,"maximum":20},"edits":{"type":["null","array"],"items":{"type":"object","properties":{"old":{"type":"string"},"new":{"type":"string"}},"required":["old"],"additionalProperties":false},"maxItems":1},"env":{"type":"object","additionalProperties":{"type":"object"}}},"required":["path"],"additionalProperties":false}`, s)
 		f.Add(`{"type":"object","properties":{"a":{"type":"object","properties":{"old":{"const":"\"x\""}},"required":["new"]}},"minItems":1,"additionalProperties":{"type":"object","additionalProperties":false}}`, s)
@@ -311,6 +325,7 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 	uncovered, _, _ := argsCheckFor[argsUncovered](f, false)
 	kinds, _, _ := argsCheckFor[argsKinds](f, false)
 	wide, _, _ := argsCheckFor[argsWide](f, true)
+	few, _, _ := argsCheckFor[argsFew](f, true)
 	f.Fuzz(func(t *testing.T, schema, args string) {
 		canon, err := canonjson.CanonicalizeObject([]byte(args), canonjson.Options{})
 		if err != nil {
@@ -320,6 +335,7 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 		decodeIsReference[argsUncovered](t, uncovered, canon)
 		decodeIsReference[argsKinds](t, kinds, canon)
 		decodeIsReference[argsWide](t, wide, canon)
+		decodeIsReference[argsFew](t, few, canon)
 		vs, err := CompileValueSchema([]byte(schema))
 		if err != nil {
 			return
@@ -329,6 +345,7 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 		decodeIsReference[map[string]argsEdit](t, vs.ForArgs(TargetFor[map[string]argsEdit]()), canon)
 		decodeIsReference[map[string][]*argsEdit](t, vs.ForArgs(TargetFor[map[string][]*argsEdit]()), canon)
 		decodeIsReference[argsWide](t, vs.ForArgs(TargetFor[argsWide]()), canon)
+		decodeIsReference[argsFew](t, vs.ForArgs(TargetFor[argsFew]()), canon)
 	})
 }
 
@@ -418,6 +435,32 @@ func TestArgsDecodeWideOnePass(t *testing.T) {
 			t.Errorf("%s: no violation", bad)
 		}
 		decodeIsReference[argsWide](t, c, []byte(bad))
+	}
+}
+
+// TestArgsDecodeFewOnePass: a struct of few fields matches each key by
+// its bytes ("name":): a key that is a prefix of another, or has it as a
+// prefix, is that key only; one that is not ASCII matches; any other key
+// declines to the separate paths, which report it.
+func TestArgsDecodeFewOnePass(t *testing.T) {
+	c, _, _ := argsCheckFor[argsFew](t, true)
+	args := []byte(`{"a":"x","ab":3,"deep":"d","m":{"k":1},"n":2,"p":-5,"é":[{"new":"n","old":"o"}]}`)
+	var got, want argsFew
+	if !c.fusedDecode(args, "", unsafe.Pointer(&got)) {
+		t.Fatal("the fused pass declined valid arguments")
+	}
+	if err := json.Unmarshal(args, &want); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("fused %#v, json %#v %v", got, want, err)
+	}
+	for _, bad := range []string{`{"abc":1}`, `{"A":"x"}`, `{"e":[]}`, `{"p\u0061":1}`, `{"":1}`, `{"a":"x","ab":3,"é":[{"new":"n"}]}`} {
+		var v argsFew
+		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v)) {
+			t.Errorf("the fused pass accepted %s: %#v", bad, v)
+		}
+		if vs := c.Decode([]byte(bad), new(argsFew)); len(vs) == 0 {
+			t.Errorf("%s: no violation", bad)
+		}
+		decodeIsReference[argsFew](t, c, []byte(bad))
 	}
 }
 
