@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"sync"
 	"unsafe"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
@@ -19,29 +21,70 @@ var fusedStates = sync.Pool{New: func() any { return new(fusedState) }}
 // the reference. Plans are built once per ArgsCheck.
 
 // fusedPlan checks the value at f.d.b[i] against its schema node and
-// decodes it into v (settable, holding its type's zero value); it returns
-// the offset after the value, or -1 to decline.
-type fusedPlan func(f *fusedState, i int, v reflect.Value) int
+// decodes it into the value of the plan's Go type t at p; it returns the
+// offset after the value, or -1 to decline.
+//
+// Soundness of p: it always points to memory allocated as a value of t
+// (the caller's variable, a field of a struct at its offset, an element
+// of a slice of t, a value reflect.New made), holding t's zero value and
+// not shared with any other goroutine while the plan runs. A plan writes
+// through p only values of the types that memory holds there: a string
+// where t is of kind String, an integer of t's size where t is an integer
+// kind, a bool, the pointer reflect.New(t.Elem()) returned where t is a
+// pointer; structs, slices and maps are written field by field, element
+// by element or through reflect (reflect.NewAt(t, p), which is what
+// reflect itself would write). Pointer-typed words are stored as
+// unsafe.Pointer, so the compiler's write barriers apply. A plan never
+// keeps p after it returns. The fuzz tests in args_internal_test.go
+// compare every decoded value with encoding/json's.
+type fusedPlan func(f *fusedState, i int, p unsafe.Pointer) int
 
 // fusedState is one call's state: the bytes, for both halves.
 type fusedState struct {
 	w canonWalker
 	d decState
-	// maps holds the scratch key and value of the map plans this pooled
-	// state ran, zero between entries' use; busy while a plan uses one
-	// (a recursive type re-enters its plan).
-	maps []mapScratch
+	// scratch holds the scratch values of the map and slice plans this
+	// pooled state ran, zero between uses; busy while a plan uses one (a
+	// recursive type re-enters its plan). A plan that panics leaves the
+	// state out of the pool (see fusedDecode).
+	scratch []scratch
 }
 
-// mapScratch is one map plan's scratch key and value (see fusedState).
-type mapScratch struct {
-	of     *mapPlanID
+// scratch is one map or slice plan's scratch (see fusedState): a map
+// plan's key kv and value ev, or a slice plan's elements ev (a slice of
+// the plan's type); evp is the address of ev's (first) value.
+type scratch struct {
+	of     *planID
 	kv, ev reflect.Value
+	evp    unsafe.Pointer
 	busy   bool
 }
 
-// mapPlanID names one map plan (not of size zero: each is distinct).
-type mapPlanID struct{ _ byte }
+// planID names one map or slice plan (not of size zero: each is
+// distinct).
+type planID struct{ _ byte }
+
+// take returns the index of a scratch of the plan id that is not busy,
+// made by mk when there is none, and marks it busy.
+func (f *fusedState) take(id *planID, mk func() scratch) int {
+	for x := range f.scratch {
+		if f.scratch[x].of == id && !f.scratch[x].busy {
+			f.scratch[x].busy = true
+			return x
+		}
+	}
+	sc := mk()
+	sc.of, sc.busy = id, true
+	f.scratch = append(f.scratch, sc)
+	return len(f.scratch) - 1
+}
+
+// sliceHeader is the memory of a slice value (as reflect.SliceHeader
+// describes it, with a pointer the GC sees).
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
 
 type fusedKey struct {
 	t reflect.Type
@@ -65,19 +108,21 @@ func (b *fusedBuilder) of(t reflect.Type, n *node) *fusedPlan {
 }
 
 // plain decodes without a schema (a value no schema constrains).
-func plain(dec *argDecoder) fusedPlan {
-	return func(f *fusedState, i int, v reflect.Value) int { return (*dec)(&f.d, i, v) }
+func plain(dec *argDecoder, t reflect.Type) fusedPlan {
+	return func(f *fusedState, i int, p unsafe.Pointer) int {
+		return (*dec)(&f.d, i, reflect.NewAt(t, p).Elem())
+	}
 }
 
 // leaf validates the value at i against n (the whole value, one scan) and
 // then decodes it.
-func leaf(dec *argDecoder, n *node) fusedPlan {
-	return func(f *fusedState, i int, v reflect.Value) int {
+func leaf(dec *argDecoder, t reflect.Type, n *node) fusedPlan {
+	return func(f *fusedState, i int, p unsafe.Pointer) int {
 		end := f.w.value(n, i)
 		if end < 0 || len(f.w.vs) > 0 {
 			return -1
 		}
-		if (*dec)(&f.d, i, v) != end {
+		if (*dec)(&f.d, i, reflect.NewAt(t, p).Elem()) != end {
 			return -1
 		}
 		return end
@@ -149,9 +194,9 @@ func allRequired(n *node) uint64 {
 func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 	dec := b.dec.of(t)
 	if n == nil {
-		return plain(dec)
+		return plain(dec, t)
 	}
-	lf := leaf(dec, n)
+	lf := leaf(dec, t, n)
 	if sh, _ := shapeOf(t); sh == shapeJSON || sh == shapeText || sh == shapeAny {
 		return lf
 	}
@@ -163,12 +208,12 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		if !unconstrained || n.types != 0 && n.types&kString == 0 {
 			return lf
 		}
-		return func(f *fusedState, i int, v reflect.Value) int {
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			if _, end := plainString(f.d.b, i); end >= 0 {
-				v.SetString(f.d.str(i+1, end-1))
+				*(*string)(p) = f.d.str(i+1, end-1) // t is of kind String
 				return end
 			}
-			return lf(f, i, v)
+			return lf(f, i, p)
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
@@ -178,106 +223,145 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		// The decoder parses integers only: what it accepts is an
 		// integer, which both number and integer allow. A token of at
 		// most 15 digits (and a sign for a signed kind) is read here, as
-		// the decoder would read it.
+		// the decoder would read it, and written as an integer of t's
+		// size (two's complement: the same bytes, signed or not) when it
+		// is in t's range (SetInt and SetUint refuse the others: the
+		// decoder declines).
 		signed := t.Kind() <= reflect.Int64
-		return func(f *fusedState, i int, v reflect.Value) int {
+		size := t.Size()
+		lo, hi := int64(0), int64(1)<<(8*size)-1 // unsigned
+		if signed {
+			lo, hi = -1<<(8*size-1), 1<<(8*size-1)-1
+		}
+		if size == 8 {
+			lo, hi = -1<<63, 1<<63-1 // 15 digits are in range
+		}
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			b := f.d.b
 			if i < len(b) && (b[i] == '-' || '0' <= b[i] && b[i] <= '9') {
 				if n, end := shortInt(b, i, signed); end >= 0 {
-					if signed {
-						if v.OverflowInt(n) {
-							return -1
-						}
-						v.SetInt(n)
-					} else {
-						if v.OverflowUint(uint64(n)) {
-							return -1
-						}
-						v.SetUint(uint64(n))
+					if n < lo || n > hi {
+						return -1
+					}
+					switch size {
+					case 1:
+						*(*uint8)(p) = uint8(n)
+					case 2:
+						*(*uint16)(p) = uint16(n)
+					case 4:
+						*(*uint32)(p) = uint32(n)
+					default:
+						*(*uint64)(p) = uint64(n)
 					}
 					return end
 				}
-				return (*dec)(&f.d, i, v)
+				return (*dec)(&f.d, i, reflect.NewAt(t, p).Elem())
 			}
-			return lf(f, i, v)
+			return lf(f, i, p)
 		}
 	case reflect.Bool:
 		if !unconstrained || n.types != 0 && n.types&kBoolean == 0 {
 			return lf
 		}
-		return func(f *fusedState, i int, v reflect.Value) int {
-			if i < len(f.d.b) && (f.d.b[i] == 't' || f.d.b[i] == 'f') {
-				return (*dec)(&f.d, i, v)
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
+			switch b := f.d.b[i:]; {
+			case bytes.HasPrefix(b, []byte("true")):
+				*(*bool)(p) = true // t is of kind Bool
+				return i + 4
+			case bytes.HasPrefix(b, []byte("false")):
+				return i + 5
 			}
-			return lf(f, i, v)
+			return lf(f, i, p)
 		}
 	case reflect.Pointer:
 		et := t.Elem()
 		elem := b.of(et, n)
-		return func(f *fusedState, i int, v reflect.Value) int {
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			if i >= len(f.d.b) {
 				return -1
 			}
 			if f.d.b[i] == 'n' {
-				return lf(f, i, v)
+				return lf(f, i, p)
 			}
-			p := reflect.New(et)
-			end := (*elem)(f, i, p.Elem())
+			q := reflect.New(et).UnsafePointer() // a zero value of et
+			end := (*elem)(f, i, q)
 			if end >= 0 {
-				v.Set(p)
+				*(*unsafe.Pointer)(p) = q // t is a pointer to et
 			}
 			return end
 		}
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
+		et := t.Elem()
+		if et.Kind() == reflect.Uint8 {
 			return lf
 		}
-		elem := b.of(t.Elem(), n.items)
+		elem := b.of(et, n.items)
+		size := et.Size()
 		ok := containerOK(n, kArray)
-		return func(f *fusedState, i int, v reflect.Value) int {
+		// The slice is grown as encoding/json grows it (Grow(1) when the
+		// length reaches the capacity: the same capacities) in a scratch
+		// slice variable of the pooled fusedState, then moved to p.
+		empty := reflect.MakeSlice(t, 0, 0).UnsafePointer()
+		id := new(planID)
+		mk := func() scratch {
+			v := reflect.New(t)
+			return scratch{ev: v.Elem(), evp: v.UnsafePointer()}
+		}
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			bs := f.d.b
 			if i >= len(bs) {
 				return -1
 			}
 			if bs[i] != '[' {
-				return lf(f, i, v)
+				return lf(f, i, p)
 			}
 			if !ok {
 				return -1
 			}
 			j := i + 1
-			count := 0
 			if j < len(bs) && bs[j] == ']' {
-				v.Set(reflect.MakeSlice(t, 0, 0))
-				j++
-			} else {
-				if v.Cap() != 0 {
-					v.SetZero() // the elements are then all fresh zero values
+				if n.minItems > 0 {
+					return -1
 				}
-				for {
-					if count == v.Cap() {
-						v.Grow(max(4, count)) // as encoding/json grows a slice
-					}
-					v.SetLen(count + 1)
-					ev := v.Index(count) // zero: beyond the length so far
-					if j = (*elem)(f, j, ev); j < 0 || j >= len(bs) {
-						return -1
-					}
-					count++
-					if bs[j] == ',' {
-						j++
-						continue
-					}
-					if bs[j] != ']' {
-						return -1
-					}
-					j++
+				// Empty, not nil, as encoding/json decodes [] (with the
+				// data pointer of MakeSlice(t, 0, 0), which allocates
+				// nothing).
+				*(*sliceHeader)(p) = sliceHeader{data: empty} // t is a slice
+				return j + 1
+			}
+			x := f.take(id, mk)
+			sv := f.scratch[x].ev
+			h := (*sliceHeader)(f.scratch[x].evp) // sv's memory: nil between uses
+			count := 0
+			for {
+				if count == h.cap {
+					sv.Grow(1) // the new elements are zero
+				}
+				h.len = count + 1 // ≤ h.cap
+				if j = (*elem)(f, j, unsafe.Add(h.data, uintptr(count)*size)); j < 0 || j >= len(bs) {
+					j = -1
 					break
 				}
+				count++
+				if bs[j] == ',' {
+					j++
+					continue
+				}
+				if bs[j] != ']' {
+					j = -1
+					break
+				}
+				j++
+				break
 			}
 			if n.minItems >= 0 && count < n.minItems || n.maxItems >= 0 && count > n.maxItems {
-				return -1
+				j = -1
 			}
+			if j >= 0 {
+				*(*sliceHeader)(p) = *h // t is a slice
+			}
+			*h = sliceHeader{} // keeps no decoded value alive
+			f.scratch[x].busy = false
 			return j
 		}
 	case reflect.Map:
@@ -302,39 +386,14 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		// values that SetMapIndex copies from, kept in the pooled
 		// fusedState for the next call (a sync.Pool of their own cost
 		// more).
-		id := new(mapPlanID) // names this plan's scratch in a fusedState
-		return func(f *fusedState, i int, v reflect.Value) int {
+		id := new(planID)
+		mk := func() scratch {
+			ev := reflect.New(et)
+			return scratch{kv: reflect.New(kt).Elem(), ev: ev.Elem(), evp: ev.UnsafePointer()}
+		}
+		entries := func(f *fusedState, m, kv, ev reflect.Value, evp unsafe.Pointer, j int) int {
 			bs := f.d.b
-			if i >= len(bs) {
-				return -1
-			}
-			if bs[i] != '{' {
-				return lf(f, i, v)
-			}
-			if !ok {
-				return -1
-			}
-			m := reflect.MakeMap(t)
-			x := -1
-			for y := range f.maps {
-				if f.maps[y].of == id && !f.maps[y].busy {
-					x = y
-					break
-				}
-			}
-			if x < 0 {
-				x = len(f.maps)
-				f.maps = append(f.maps, mapScratch{of: id, kv: reflect.New(kt).Elem(), ev: reflect.New(et).Elem()})
-			}
-			f.maps[x].busy = true
-			kv, ev := f.maps[x].kv, f.maps[x].ev
-			defer func() {
-				kv.SetZero() // keeps no decoded value alive
-				ev.SetZero()
-				f.maps[x].busy = false
-			}()
 			var seen uint64
-			j := i + 1
 			if j < len(bs) && bs[j] == '}' {
 				j++
 			} else {
@@ -343,19 +402,22 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 					if end < 0 || end >= len(bs) || bs[end] != ':' {
 						return -1
 					}
-					p := props[string(k)]
-					if p == nil {
-						if p = other; p == nil {
-							return -1 // additional property is not allowed
+					pl := other
+					if len(props) > 0 {
+						if q := props[string(k)]; q != nil {
+							pl = q
 						}
 					}
+					if pl == nil {
+						return -1 // additional property is not allowed
+					}
 					seen |= requiredBit(n, k)
-					ev.SetZero()
-					if j = (*p)(f, end+1, ev); j < 0 || j >= len(bs) {
+					if j = (*pl)(f, end+1, evp); j < 0 || j >= len(bs) {
 						return -1
 					}
 					kv.SetString(f.d.str(end-1-len(k), end-1))
 					m.SetMapIndex(kv, ev)
+					ev.SetZero() // for the next entry
 					if bs[j] == ',' {
 						j++
 						continue
@@ -370,7 +432,31 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			if seen != all {
 				return -1
 			}
-			v.Set(m)
+			return j
+		}
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
+			bs := f.d.b
+			if i >= len(bs) {
+				return -1
+			}
+			if bs[i] != '{' {
+				return lf(f, i, p)
+			}
+			if !ok {
+				return -1
+			}
+			m := reflect.MakeMap(t)
+			x := f.take(id, mk)
+			kv, ev := f.scratch[x].kv, f.scratch[x].ev
+			j := entries(f, m, kv, ev, f.scratch[x].evp, i+1)
+			kv.SetZero() // keeps no decoded value alive
+			ev.SetZero()
+			f.scratch[x].busy = false
+			if j >= 0 {
+				// A map value is one pointer word, the one
+				// Value.UnsafePointer returns (TestMapIsOnePointer).
+				*(*unsafe.Pointer)(p) = m.UnsafePointer()
+			}
 			return j
 		}
 	case reflect.Struct:
@@ -379,12 +465,16 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			return lf
 		}
 		type field struct {
-			index []int
-			plan  *fusedPlan // nil: the key is a violation
-			bit   uint64     // its bit among n's required names
+			off  uintptr    // its offset: behind no pointer
+			plan *fusedPlan // nil: the key is a violation, or the field is not settable
+			bit  uint64     // its bit among n's required names
 		}
 		byName := make(map[string]field, len(fields))
-		var names []string // with few fields, byName in order: a scan beats hashing
+		// With few fields, their keys ("name":, as canonjson writes
+		// them) in order, matched against the bytes: a scan beats
+		// scanning the key and hashing it. The canonical form of a string
+		// is unique: bytes that begin with a field's key are that key.
+		var names []string
 		var list []field
 		for _, fd := range fields {
 			if fd.quoted || behindPointer(t, fd.index) {
@@ -395,12 +485,23 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				sub = n.addl
 			}
 			var p *fusedPlan
-			if sub != nil || !n.closed {
+			// What reflect lets the decoder set (an exported field,
+			// through exported or embedded structs), decided once.
+			if (sub != nil || !n.closed) && reflect.New(t).Elem().FieldByIndex(fd.index).CanSet() {
 				p = b.of(fd.sf.Type, sub)
 			}
-			fl := field{fd.index, p, requiredBit(n, []byte(fd.name))}
+			// The offsets add up through embedded structs (none behind a
+			// pointer).
+			var off uintptr
+			st := t
+			for _, x := range fd.index {
+				sf := st.Field(x)
+				off += sf.Offset
+				st = sf.Type
+			}
+			fl := field{off, p, requiredBit(n, []byte(fd.name))}
 			byName[fd.name] = fl
-			names = append(names, fd.name)
+			names = append(names, string(append(canonjson.AppendString(nil, fd.name), ':')))
 			list = append(list, fl)
 		}
 		if len(names) > 8 {
@@ -408,13 +509,13 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		}
 		ok := containerOK(n, kObject)
 		all := allRequired(n)
-		return func(f *fusedState, i int, v reflect.Value) int {
+		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			bs := f.d.b
 			if i >= len(bs) {
 				return -1
 			}
 			if bs[i] != '{' {
-				return lf(f, i, v)
+				return lf(f, i, p)
 			}
 			if !ok {
 				return -1
@@ -425,36 +526,29 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				j++
 			} else {
 				for {
-					k, end := plainString(bs, j)
-					if end < 0 || end >= len(bs) || bs[end] != ':' {
-						return -1
-					}
 					var fd field
 					found := false
+					next := -1 // the offset of the field's value
 					if names != nil {
-						for x, name := range names {
-							if name == string(k) {
-								fd, found = list[x], true
+						for x, key := range names {
+							if len(bs)-j > len(key) && bs[j+1] == key[1] && string(bs[j:j+len(key)]) == key {
+								fd, found, next = list[x], true, j+len(key)
 								break
 							}
 						}
 					} else {
+						k, end := plainString(bs, j)
+						if end < 0 || end >= len(bs) || bs[end] != ':' {
+							return -1
+						}
 						fd, found = byName[string(k)]
+						next = end + 1
 					}
 					if !found || fd.plan == nil {
-						return -1 // not a field (the decoder declines), or not allowed
+						return -1 // not a field (the decoder declines), not allowed, or not settable
 					}
 					seen |= fd.bit
-					var fv reflect.Value
-					if len(fd.index) == 1 {
-						fv = v.Field(fd.index[0])
-					} else {
-						fv = v.FieldByIndex(fd.index)
-					}
-					if !fv.CanSet() {
-						return -1
-					}
-					if j = (*fd.plan)(f, end+1, fv); j < 0 || j >= len(bs) {
+					if j = (*fd.plan)(f, next, unsafe.Add(p, fd.off)); j < 0 || j >= len(bs) {
 						return -1
 					}
 					if bs[j] == ',' {
@@ -497,7 +591,7 @@ func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation 
 			if len(frozen) != len(args) || unsafe.StringData(frozen) != unsafe.SliceData(args) && frozen != string(args) {
 				frozen = "" // not the same bytes (the same memory: surely)
 			}
-			if c.fusedDecode(args, frozen, rv.Elem()) {
+			if c.fusedDecode(args, frozen, rv.UnsafePointer()) {
 				return nil
 			}
 			rv.Elem().SetZero()
@@ -512,24 +606,26 @@ func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation 
 	return c.t.DecodeCanonical(bytes.Clone(args), v)
 }
 
-func (c *ArgsCheck) fusedDecode(args []byte, frozen string, v reflect.Value) (ok bool) {
+// fusedDecode runs the fused plan on args into the zero value of the
+// Target's type at p (see fusedPlan).
+func (c *ArgsCheck) fusedDecode(args []byte, frozen string, p unsafe.Pointer) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
 	f := fusedStates.Get().(*fusedState)
-	// A pooled state is zero but for its maps' scratch (zero values):
+	// A pooled state is zero but for its plans' scratch (zero values):
 	// only the fields a call sets are set, and cleared after (all of w
 	// when a scan used its scratch).
 	f.w.b, f.d.b, f.d.s = args, args, frozen
-	ok = (*c.fused)(f, 0, v) == len(args)
+	ok = (*c.fused)(f, 0, p) == len(args)
 	if f.w.vs != nil || f.w.segs != nil || f.w.strict || f.w.notCanon || f.w.depth != 0 {
 		f.w = canonWalker{}
 	}
 	f.w.b, f.d.b, f.d.s = nil, nil, "" // keeps no argument bytes or strings
-	if len(f.maps) > 8 {
-		f.maps = nil // a few plans' scratch (other tools': a fresh one)
+	if len(f.scratch) > 8 {
+		f.scratch = nil // a few plans' scratch (other tools': a fresh one)
 	}
 	fusedStates.Put(f)
 	return ok

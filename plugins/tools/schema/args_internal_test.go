@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -30,6 +31,50 @@ type argsCovered struct {
 	When   time.Time           `json:"when,omitzero"`
 	Ratio  float64             `json:"ratio,omitempty"`
 	Grid   [2][]argsEdit       `json:"grid,omitzero"`
+}
+
+type argsInner struct {
+	Deep string `json:"deep,omitempty"`
+	N    int16  `json:"n,omitempty"`
+}
+
+// ArgsMid is exported, embedding an unexported struct whose exported
+// fields encoding/json sets.
+type ArgsMid struct {
+	argsInner
+	Mid uint8 `json:"mid,omitempty"`
+}
+
+// argsWide is a covered type with a field of every kind the fused pass
+// writes itself, at offsets through embedded structs, with nested slices
+// and maps.
+type argsWide struct {
+	ArgsMid
+	I8    int8                `json:"i8,omitempty"`
+	I32   int32               `json:"i32,omitempty"`
+	I64   int64               `json:"i64,omitempty"`
+	U     uint                `json:"u,omitempty"`
+	U16   uint16              `json:"u16,omitempty"`
+	U32   uint32              `json:"u32,omitempty"`
+	B     bool                `json:"b,omitempty"`
+	PB    *bool               `json:"pb,omitempty"`
+	Grid  [][]argsEdit        `json:"grid,omitempty"`
+	Tags  map[string][]string `json:"tags,omitempty"`
+	Names []string            `json:"names,omitempty"`
+	PS    *[]int              `json:"ps,omitempty"`
+	Nums  []uint16            `json:"nums,omitempty"`
+}
+
+// argsFew is a covered type of few fields (matched by their keys'
+// bytes), with names that are prefixes of others and one that is not
+// ASCII, and fields of an embedded struct.
+type argsFew struct {
+	argsInner
+	A  string         `json:"a,omitempty"`
+	AB int            `json:"ab,omitempty"`
+	E  []argsEdit     `json:"é,omitempty"`
+	P  *int8          `json:"p,omitempty"`
+	M  map[string]int `json:"m,omitempty"`
 }
 
 type argsUncovered struct {
@@ -166,6 +211,45 @@ func decodeAgrees[T any](t *testing.T, canon []byte) {
 	if !reflect.DeepEqual(va, vb) || !reflect.DeepEqual(a, b) {
 		t.Fatalf("%s into %T:\nDecodeCanonical %#v %v\nDecode          %#v %v", canon, a, a, va, b, vb)
 	}
+	if d := capDiff(reflect.ValueOf(a), reflect.ValueOf(b), "$"); d != "" {
+		t.Fatalf("%s into %T: DecodeCanonical's slice %s", canon, a, d)
+	}
+}
+
+// capDiff returns where a slice in a has another capacity than the same
+// slice in b (a and b are reflect.DeepEqual), or "": a decoder must give
+// the capacities encoding/json gives, which a body can see (cap, append).
+func capDiff(a, b reflect.Value, path string) string {
+	switch a.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !a.IsNil() && !b.IsNil() {
+			return capDiff(a.Elem(), b.Elem(), path)
+		}
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if d := capDiff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
+				return d
+			}
+		}
+	case reflect.Slice:
+		if a.Cap() != b.Cap() {
+			return fmt.Sprintf("%s has capacity %d, encoding/json's %d", path, a.Cap(), b.Cap())
+		}
+		fallthrough
+	case reflect.Array:
+		for i := range a.Len() {
+			if d := capDiff(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+	case reflect.Map:
+		for it := a.MapRange(); it.Next(); {
+			if d := capDiff(it.Value(), b.MapIndex(it.Key()), fmt.Sprintf("%s[%v]", path, it.Key())); d != "" {
+				return d
+			}
+		}
+	}
+	return ""
 }
 
 // FuzzDecodeCanonicalIsDecode: the one-pass decoder gives exactly what
@@ -191,6 +275,7 @@ func FuzzDecodeCanonicalIsDecode(f *testing.F) {
 		decodeAgrees[argsKinds](t, canon)
 		decodeAgrees[*argsKinds](t, canon)
 		decodeAgrees[map[string]argsEdit](t, canon)
+		decodeAgrees[argsWide](t, canon)
 	})
 }
 
@@ -208,6 +293,11 @@ func decodeIsReference[T any](t *testing.T, c *ArgsCheck, canon []byte) {
 	if !reflect.DeepEqual(gv, wv) || len(wv) == 0 && !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s into %T:\nArgsCheck.Decode %#v %v\nValidate+Decode  %#v %v", canon, got, got, gv, want, wv)
 	}
+	if len(wv) == 0 {
+		if d := capDiff(reflect.ValueOf(got), reflect.ValueOf(want), "$"); d != "" {
+			t.Fatalf("%s into %T: ArgsCheck.Decode's slice %s", canon, got, d)
+		}
+	}
 }
 
 // FuzzArgsDecodeIsValidateAndDecode: the fused pass (ArgsCheck.Decode)
@@ -223,6 +313,10 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 		`{"path":"x","edits":[],"extra":true,"offset":1.5,"limit":null}`,
 		`{"path":"é\n\"","edits":[{"old":"a"},{"new":"b","old":"c"}],"env":{},"offset":-3}`,
 		`{"a":{"old":"x","new":"y"},"b":{"new":""}}`,
+		`{"deep":"d","n":-300,"mid":255,"i8":-128,"i32":-2147483648,"i64":-123456789012345,"u":18446744073709551615,"u16":65535,"u32":4294967295,"b":true,"pb":false,"grid":[[{"old":"a","new":""}],[],[{"new":"b","old":""},{"old":"c","new":""},{"old":"d","new":"e"}]],"tags":{"x":["1","2","3","4","5"],"y":[]},"names":["a","b","c"],"ps":[1,2,3,4,5,6,7,8,9],"nums":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33]}`,
+		`{"deep":"d","n":40000,"mid":256,"i8":128,"u16":-1,"b":false,"pb":null,"grid":null,"tags":null,"ps":null}`,
+		`{"a":"x","ab":3,"deep":"d","m":{"k":1},"n":2,"p":-5,"é":[{"new":"n","old":"o"}]}`,
+		`{"a":"x","ab":3,"abc":1,"A":"y","e":[],"p\u0061":1}`,
 	} {
 		f.Add(`{"type":"object","properties":{"path":{"type":"string","enum":["\"x\"","\"/a\""]},"offset":{"type":"integer","minimum":0,"maximum":20},"edits":{"type":["null","array"],"items":{"type":"object","properties":{"old":{"type":"string"},"new":{"type":"string"}},"required":["old"],"additionalProperties":false},"maxItems":1},"env":{"type":"object","additionalProperties":{"type":"object"}}},"required":["path"],"additionalProperties":false}`, s)
 		f.Add(`{"type":"object","properties":{"a":{"type":"object","properties":{"old":{"const":"\"x\""}},"required":["new"]}},"minItems":1,"additionalProperties":{"type":"object","additionalProperties":false}}`, s)
@@ -230,6 +324,8 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 	covered, _, _ := argsCheckFor[argsCovered](f, true)
 	uncovered, _, _ := argsCheckFor[argsUncovered](f, false)
 	kinds, _, _ := argsCheckFor[argsKinds](f, false)
+	wide, _, _ := argsCheckFor[argsWide](f, true)
+	few, _, _ := argsCheckFor[argsFew](f, true)
 	f.Fuzz(func(t *testing.T, schema, args string) {
 		canon, err := canonjson.CanonicalizeObject([]byte(args), canonjson.Options{})
 		if err != nil {
@@ -238,6 +334,8 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 		decodeIsReference[argsCovered](t, covered, canon)
 		decodeIsReference[argsUncovered](t, uncovered, canon)
 		decodeIsReference[argsKinds](t, kinds, canon)
+		decodeIsReference[argsWide](t, wide, canon)
+		decodeIsReference[argsFew](t, few, canon)
 		vs, err := CompileValueSchema([]byte(schema))
 		if err != nil {
 			return
@@ -246,6 +344,8 @@ func FuzzArgsDecodeIsValidateAndDecode(f *testing.F) {
 		decodeIsReference[*argsCovered](t, vs.ForArgs(TargetFor[*argsCovered]()), canon)
 		decodeIsReference[map[string]argsEdit](t, vs.ForArgs(TargetFor[map[string]argsEdit]()), canon)
 		decodeIsReference[map[string][]*argsEdit](t, vs.ForArgs(TargetFor[map[string][]*argsEdit]()), canon)
+		decodeIsReference[argsWide](t, vs.ForArgs(TargetFor[argsWide]()), canon)
+		decodeIsReference[argsFew](t, vs.ForArgs(TargetFor[argsFew]()), canon)
 	})
 }
 
@@ -260,7 +360,7 @@ func TestArgsDecodeOnePass(t *testing.T) {
 		t.Fatal("no fused plan for a covered type")
 	}
 	var a, want argsCovered
-	if !c.fusedDecode(args, "", reflect.ValueOf(&a).Elem()) {
+	if !c.fusedDecode(args, "", unsafe.Pointer(&a)) {
 		t.Fatal("the fused pass declined valid arguments")
 	}
 	if vs := tg.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
@@ -276,6 +376,91 @@ func TestArgsDecodeOnePass(t *testing.T) {
 	// env map 2 + key + 2 strings, path 1: 12.
 	if n > 12 {
 		t.Errorf("Decode of valid arguments allocates %v times, want ≤ 12", n)
+	}
+}
+
+// TestArgsDecodeEmptyArrayAllocatesNothing: [] decodes into an empty,
+// non-nil slice (as encoding/json decodes it) that shares MakeSlice's
+// data pointer for no element instead of allocating one per call.
+func TestArgsDecodeEmptyArrayAllocatesNothing(t *testing.T) {
+	c, _, _ := argsCheckFor[argsCovered](t, true)
+	args := []byte(`{"edits":[],"path":"/a"}`)
+	same := unsafe.String(unsafe.SliceData(args), len(args))
+	a := new(argsCovered)
+	if vs := c.DecodeShared(args, same, a); vs != nil || a.Edits == nil || len(a.Edits) != 0 || cap(a.Edits) != 0 || a.Path != "/a" {
+		t.Fatalf("decoded %#v %v", a, vs)
+	}
+	if raceEnabled {
+		return // sync.Pool drops items at random: the counts vary
+	}
+	if n := testing.AllocsPerRun(50, func() {
+		*a = argsCovered{}
+		c.DecodeShared(args, same, a)
+	}); n != 0 {
+		t.Errorf("DecodeShared of an empty array allocates %v times", n)
+	}
+}
+
+// TestArgsDecodeWideOnePass: the fused pass itself decodes a value with
+// every kind it writes at an offset (integers of each size at their
+// limits, bools, pointers, fields of embedded structs, slices of slices
+// beyond a few elements, maps of slices) into what encoding/json decodes,
+// with the same slice capacities; and declines values out of a field's
+// range, which the separate paths report.
+func TestArgsDecodeWideOnePass(t *testing.T) {
+	c, _, _ := argsCheckFor[argsWide](t, true)
+	doc := `{"b":true,"deep":"d","grid":[[{"new":"","old":"a"}],[],[{"new":"b","old":""},{"new":"","old":"c"},{"new":"e","old":"d"}]],"i32":-2147483648,"i64":-123456789012345,"i8":-128,` +
+		`"mid":255,"n":-32768,"names":["a","b","c"],"nums":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33],` +
+		`"pb":false,"ps":[1,2,3,4,5,6,7,8,9],"tags":{"x":["1","2","3","4","5"],"y":[]},"u":123456789012345,"u16":65535,"u32":4294967295}`
+	args := []byte(doc)
+	var got, want argsWide
+	if !c.fusedDecode(args, "", unsafe.Pointer(&got)) {
+		t.Fatal("the fused pass declined valid arguments")
+	}
+	if err := json.Unmarshal(args, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("fused %#v\njson  %#v", got, want)
+	}
+	if d := capDiff(reflect.ValueOf(got), reflect.ValueOf(want), "$"); d != "" {
+		t.Fatalf("slice %s", d)
+	}
+	for _, bad := range []string{`{"i8":128}`, `{"i8":-129}`, `{"n":32768}`, `{"mid":256}`, `{"u16":65536}`, `{"u32":4294967296}`, `{"i32":2147483648}`, `{"u":-1}`} {
+		var v argsWide
+		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v)) {
+			t.Errorf("the fused pass accepted %s: %#v", bad, v)
+		}
+		if vs := c.Decode([]byte(bad), new(argsWide)); len(vs) == 0 {
+			t.Errorf("%s: no violation", bad)
+		}
+		decodeIsReference[argsWide](t, c, []byte(bad))
+	}
+}
+
+// TestArgsDecodeFewOnePass: a struct of few fields matches each key by
+// its bytes ("name":): a key that is a prefix of another, or has it as a
+// prefix, is that key only; one that is not ASCII matches; any other key
+// declines to the separate paths, which report it.
+func TestArgsDecodeFewOnePass(t *testing.T) {
+	c, _, _ := argsCheckFor[argsFew](t, true)
+	args := []byte(`{"a":"x","ab":3,"deep":"d","m":{"k":1},"n":2,"p":-5,"é":[{"new":"n","old":"o"}]}`)
+	var got, want argsFew
+	if !c.fusedDecode(args, "", unsafe.Pointer(&got)) {
+		t.Fatal("the fused pass declined valid arguments")
+	}
+	if err := json.Unmarshal(args, &want); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("fused %#v, json %#v %v", got, want, err)
+	}
+	for _, bad := range []string{`{"abc":1}`, `{"A":"x"}`, `{"e":[]}`, `{"p\u0061":1}`, `{"":1}`, `{"a":"x","ab":3,"é":[{"new":"n"}]}`} {
+		var v argsFew
+		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v)) {
+			t.Errorf("the fused pass accepted %s: %#v", bad, v)
+		}
+		if vs := c.Decode([]byte(bad), new(argsFew)); len(vs) == 0 {
+			t.Errorf("%s: no violation", bad)
+		}
+		decodeIsReference[argsFew](t, c, []byte(bad))
 	}
 }
 
@@ -417,17 +602,88 @@ func TestFusedMapPlanReentered(t *testing.T) {
 	f := &fusedState{w: canonWalker{b: args}, d: decState{b: args}}
 	for range 2 { // the second run on the same state reuses its scratch
 		var got fusedTree
-		if end := (*p)(f, 0, reflect.ValueOf(&got).Elem()); end != len(args) {
+		if end := (*p)(f, 0, unsafe.Pointer(&got)); end != len(args) {
 			t.Fatalf("plan ended at %d, want %d", end, len(args))
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("decoded %#v, want %#v", got, want)
 		}
-		for i, m := range f.maps {
-			if m.busy || !m.kv.IsZero() || !m.ev.IsZero() {
-				t.Fatalf("scratch %d after the call: busy %v, key %v, value %v", i, m.busy, m.kv, m.ev)
-			}
+		scratchIsZero(t, f)
+	}
+}
+
+// scratchIsZero fails t unless every scratch of f is free and zero (a
+// pooled state keeps no decoded value alive).
+func scratchIsZero(t *testing.T, f *fusedState) {
+	t.Helper()
+	for i, m := range f.scratch {
+		if m.busy || m.kv.IsValid() && !m.kv.IsZero() || !m.ev.IsZero() {
+			t.Fatalf("scratch %d after the call: busy %v, key %v, value %v", i, m.busy, m.kv, m.ev)
 		}
+	}
+}
+
+// fusedNest is a slice type that holds itself, for a slice plan that
+// re-enters itself.
+type fusedNest []fusedNest
+
+// TestFusedSlicePlanReentered: a slice plan that runs inside itself (a
+// schema node that is its own items) grows a scratch slice of its own at
+// each depth, so the outer elements survive the inner slices' decoding;
+// the capacities are encoding/json's, and a pooled state keeps no
+// decoded value.
+func TestFusedSlicePlanReentered(t *testing.T) {
+	vs, err := CompileValueSchema([]byte(`{"type":"array"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := vs.root
+	n.items = n // cyclic: every element is an array of the same schema
+	b := &fusedBuilder{dec: &decoders{built: map[reflect.Type]*argDecoder{}}, built: map[fusedKey]*fusedPlan{}}
+	p := b.of(reflect.TypeFor[fusedNest](), n)
+	args := []byte(`[[[],[[],[],[]]],[],[[[[]]]],[],[]]`)
+	var want fusedNest
+	if err := json.Unmarshal(args, &want); err != nil {
+		t.Fatal(err)
+	}
+	f := &fusedState{w: canonWalker{b: args}, d: decState{b: args}}
+	for range 2 { // the second run on the same state reuses its scratch
+		var got fusedNest
+		if end := (*p)(f, 0, unsafe.Pointer(&got)); end != len(args) {
+			t.Fatalf("plan ended at %d, want %d", end, len(args))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decoded %#v, want %#v", got, want)
+		}
+		if d := capDiff(reflect.ValueOf(got), reflect.ValueOf(want), "$"); d != "" {
+			t.Fatalf("slice %s", d)
+		}
+		scratchIsZero(t, f)
+	}
+	// A declined value leaves the scratch zero too.
+	bad := []byte(`[[[],[[],[],[]]],[],[[[[]]]],1]`)
+	f = &fusedState{w: canonWalker{b: bad}, d: decState{b: bad}}
+	var got fusedNest
+	if end := (*p)(f, 0, unsafe.Pointer(&got)); end >= 0 {
+		t.Fatalf("plan accepted %s", bad)
+	}
+	scratchIsZero(t, f)
+}
+
+// TestMapIsOnePointer: the map plan stores a map made by reflect as the
+// one pointer word Value.UnsafePointer returns; the variable is then that
+// map.
+func TestMapIsOnePointer(t *testing.T) {
+	if unsafe.Sizeof(map[string]int(nil)) != unsafe.Sizeof(unsafe.Pointer(nil)) {
+		t.Fatal("a map value is not one word")
+	}
+	m := reflect.MakeMap(reflect.TypeFor[map[string]argsEdit]())
+	m.SetMapIndex(reflect.ValueOf("k"), reflect.ValueOf(argsEdit{Old: "o"}))
+	var got map[string]argsEdit
+	*(*unsafe.Pointer)(unsafe.Pointer(&got)) = m.UnsafePointer()
+	got["l"] = argsEdit{New: "n"}
+	if len(got) != 2 || got["k"].Old != "o" || m.Len() != 2 || m.MapIndex(reflect.ValueOf("l")).Interface() != (argsEdit{New: "n"}) {
+		t.Fatalf("the variable is not the map: %v, %v", got, m)
 	}
 }
 
