@@ -145,9 +145,11 @@ func (r *Registry) ExecuteBatch(ctx context.Context, calls []Call, opts BatchOpt
 var batchRuns sync.Pool // *batchRun
 
 // maxPooledCalls is the largest batch whose state is kept for reuse
-// (about 300 bytes a call): a larger one allocates its own, and the pool
-// never holds on to much memory.
-const maxPooledCalls = 64
+// (about 180 bytes a call: its entry, parking mark and queue slot; a
+// call's result is written in place in the results the batch returns): a
+// larger one allocates its own, and the pool never holds on to more than
+// about 180 KB a state (sync.Pool drops what two collections see unused).
+const maxPooledCalls = 1024
 
 // newBatchRun returns the state of a batch of calls, from batchRuns when
 // it has some: every field as for a new batch, the entries numbered.
@@ -164,7 +166,7 @@ func newBatchRun(r *Registry, ctx context.Context, calls []Call, results []Resul
 	b.ctx, b.calls, b.results = ctx, calls, results
 	b.entries, b.sched.parked = b.entries[:n], b.sched.parked[:n]
 	for i := range b.entries {
-		b.entries[i].index = i
+		b.entries[i].index, b.entries[i].res = i, &results[i]
 	}
 	// The scheduler lives in the batch and calls its hooks through
 	// s.batch: no allocation for either.
@@ -286,8 +288,8 @@ func (b *batchRun) chain(i int) {
 		res, st := b.s.enter(b.ctx, e, exec, c)
 		if e.class == Parallel {
 			e.exec, e.st, e.tool = exec, st, c.Name
-			if st != stepDispatch { // else res is empty, as e.res is
-				e.res = res
+			if st != stepDispatch { // else res is empty, as *e.res is
+				*e.res = res
 			}
 			b.push(&b.queue, e)
 			continue
@@ -550,7 +552,9 @@ func (b *batchRun) endChain() {
 
 // done records a call's result and asks the stop policy.
 func (b *batchRun) done(_ context.Context, e *entry, _ *Execution, res *Result) {
-	b.results[e.index] = *res
+	if res != e.res { // else the result is in place already
+		b.results[e.index] = *res
+	}
 	if b.cancelWhen != nil && stopAsked(b.cancelWhen, res.Clone()) {
 		b.stop(ErrBatchStopped)
 	}
@@ -639,7 +643,7 @@ type entry struct {
 	// A parallel call of ExecuteBatch between its halves: what enter
 	// left for the worker, then what dispatch left for the suffix.
 	exec     *Execution
-	res      Result
+	res      *Result // its element of the batch's results, written in place
 	st       step
 	tool     string
 	internal bool // the pipeline panicked in dispatch: res is final
@@ -783,7 +787,7 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 		if !finished {
 			// Reached only by runtime.Goexit: the dispatch contains
 			// every panic.
-			s.goexit(ctx, e, e.exec, e.res)
+			s.goexit(ctx, e, e.exec, *e.res)
 		}
 	}()
 	if e.st == stepDispatch {
@@ -803,12 +807,12 @@ func (s *sched) dispatchHalf(ctx context.Context, e *entry) *entry {
 }
 
 // dispatchOnly runs e's dispatch (dispatchHalf then gives its slot
-// back), its result left in e.res; e.internal reports a panic of the
+// back), its result left in *e.res; e.internal reports a panic of the
 // pipeline itself, whose INTERNAL result is final.
 func (s *sched) dispatchOnly(ctx context.Context, e *entry) {
 	e.internal = true
-	defer s.r.contain(e.exec, e.tool, &e.res)
-	e.res = s.r.execute(ctx, e.em, e.exec)
+	defer s.r.contain(e.exec, e.tool, e.res)
+	*e.res = s.r.execute(ctx, e.em, e.exec)
 	e.internal = false
 }
 
@@ -818,7 +822,7 @@ func (s *sched) dispatchOnly(ctx context.Context, e *entry) {
 // parked (its suffix is to run now). On runtime.Goexit the call is
 // completed (see goexit) and the goroutine exits.
 func (s *sched) suffixHalf(ctx context.Context, e *entry) (next *entry) {
-	exec, res := e.exec, &e.res // the result, in place
+	exec, res := e.exec, e.res // the result, in place
 	finished := false
 	defer func() {
 		if !finished {
