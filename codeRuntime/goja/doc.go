@@ -12,10 +12,12 @@
 // serves one run, and Close waits for it. Binding calls run on a small per-run pool of worker goroutines
 // (at most MaxConcurrentCalls, reused from call to call) with a run-scoped context; their completions
 // are sent back and settle the program's promises on the run goroutine, which runs an event loop until
-// the program's promise settles. A call is handed to a worker when the program makes it (so it runs
-// while the program runs on), but when the program then awaits it as the only call in flight and no
-// worker has begun it yet, the run goroutine claims it and runs it itself: a program that awaits its
-// calls one by one costs no goroutine round trip per call, and no other call can wait behind it. When the run settles for any reason (return, throw, budget,
+// the program's promise settles. A call is handed to a worker when the run goroutine waits for
+// completions, or while the program runs on at the latest about 100 µs after the program made it
+// (jsengine.HandOffDelay, by one timer per run), so it runs while the program runs on; but when the
+// program awaits it as the only call in flight and no worker has begun it yet, the run goroutine
+// claims it and runs it itself: a program that awaits its calls one by one wakes no goroutine per
+// call, and no other call can wait behind it. When the run settles for any reason (return, throw, budget,
 // cancellation), the run-scoped context is cancelled and Run waits for every binding goroutine it
 // started before returning. A Runtime keeps a small bounded cache of compiled programs keyed by source;
 // compiled programs are immutable, so nothing of one run reaches another.

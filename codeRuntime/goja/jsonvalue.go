@@ -35,8 +35,6 @@ type jsonDecoder struct {
 	data []byte
 	pos  int
 	buf  []byte
-	// u16 holds a string's UTF-16 code units for goja.StringFromUTF16.
-	u16 []uint16
 	// stack holds the items of the arrays being read, innermost last.
 	stack []any
 	// keys interns object keys: most documents repeat a few keys many times.
@@ -226,11 +224,12 @@ func (d *jsonDecoder) stringValue() (goja.Value, bool) {
 	for i := start; i < end; i++ {
 		c := d.data[i]
 		if c == '"' {
-			u := d.u16[:0]
+			// On the stack: StringFromUTF16 copies the units.
+			var units [maxShortString]uint16
+			u := units[:0]
 			for _, c := range d.data[start:i] {
 				u = append(u, uint16(c))
 			}
-			d.u16 = u
 			d.pos = i + 1
 			return goja.StringFromUTF16(u), true
 		}

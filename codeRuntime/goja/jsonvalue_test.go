@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dop251/goja"
+
+	"github.com/dsh-go/dsh/codeRuntime/internal/crtest"
 )
 
 // jsonOracle compares decodeJSON with the JSON.parse it stands in for.
@@ -217,5 +219,24 @@ func BenchmarkDecodeJSON(b *testing.B) {
 		if _, ok := decodeJSON(vm, doc); !ok {
 			b.Fatal("declined")
 		}
+	}
+}
+
+// TestDecodeShortStringAllocations: a short ASCII string (the common tool result "ok", a name, a
+// path) is decoded with the string's own allocations only (goja's copy and its String value); its
+// UTF-16 units are staged on the stack (before, in a slice allocated for every decode: 3).
+func TestDecodeShortStringAllocations(t *testing.T) {
+	if crtest.RaceDetector {
+		t.Skip("the race detector changes allocation counts")
+	}
+	vm := goja.New()
+	doc := []byte(`"ok"`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if v, ok := decodeJSON(vm, doc); !ok || v.String() != "ok" {
+			t.Fatalf("decodeJSON = %v, %v", v, ok)
+		}
+	})
+	if allocs > 2 {
+		t.Fatalf("decoding a short string allocates %.0f objects, want at most 2", allocs)
 	}
 }

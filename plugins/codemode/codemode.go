@@ -1047,37 +1047,48 @@ func contentText(cs []tools.Content) string {
 }
 
 // appendSettled logs one settled sub-call as a tool/code-dispatch event,
-// with the timing of its start event when one was appended.
+// with the timing of its start event when one was appended. The payload is
+// the tools/code-dispatch-log waterfall's over a copy of the result
+// (listeners cannot reach the program's), or in's when the waterfall fails;
+// with no listener registered, nothing is copied and the timing stays on
+// the stack.
 func (b *bridge) appendSettled(id, name string, args []byte, res tools.Result) {
 	if b.log == nil {
 		return
 	}
-	var timing *tools.DispatchTiming
+	var timing tools.DispatchTiming
+	timed := false
 	b.mu.Lock()
 	if start, ok := b.started[id]; ok {
 		delete(b.started, id)
 		end := time.Now()
-		timing = &tools.DispatchTiming{StartedAt: start, SettledAt: end, DurationMs: float64(end.Sub(start)) / float64(time.Millisecond)}
+		timing, timed = tools.DispatchTiming{StartedAt: start, SettledAt: end, DurationMs: float64(end.Sub(start)) / float64(time.Millisecond)}, true
 	}
 	b.mu.Unlock()
-	d := b.durable(DispatchLogInput{ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(),
-		Dispatch: tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing}})
-	data, err := encodeDispatch(d.Name, d.Arguments, d.Result, d.Timing)
+	var data []byte
+	var err error
+	if b.c.Host().Listening(CodeDispatchLog.Descriptor()) == 0 {
+		var local *tools.DispatchTiming // encodeDispatch keeps no pointer: timing does not escape
+		if timed {
+			local = &timing
+		}
+		data, err = encodeDispatch(name, args, res, local)
+	} else {
+		var shared *tools.DispatchTiming // the listeners' copy
+		if timed {
+			shared = new(tools.DispatchTiming)
+			*shared = timing
+		}
+		d := b.waterfall(DispatchLogInput{ID: id, Agent: b.outer.Agent(), Parent: b.outer.CallID(),
+			Dispatch: tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: shared}})
+		data, err = encodeDispatch(d.Name, d.Arguments, d.Result, d.Timing)
+	}
 	b.appendEvent(CodeDispatchEvent, id, name, data, err)
 }
 
-// durable runs the tools/code-dispatch-log waterfall over in (a copy of
+// waterfall runs the tools/code-dispatch-log waterfall over in (a copy of
 // the result: listeners cannot reach the program's) and returns the
-// payload to append: in's when the waterfall fails, or when no listener
-// is registered (then nothing is copied).
-func (b *bridge) durable(in DispatchLogInput) tools.CodeDispatch {
-	if b.c.Host().Listening(CodeDispatchLog.Descriptor()) == 0 {
-		return in.Dispatch
-	}
-	return b.waterfall(in)
-}
-
-// waterfall is durable with listeners.
+// payload to append: in's when the waterfall fails.
 func (b *bridge) waterfall(in DispatchLogInput) (d tools.CodeDispatch) {
 	orig := in.Dispatch
 	in.Dispatch.Result = orig.Result.Clone()
@@ -1127,7 +1138,13 @@ func safeAppend(l tools.SessionLog, ctx context.Context, ev tools.SessionEvent) 
 // it runs once per sub-call, inside the run.
 func encodeDispatch(name string, args []byte, res tools.Result, timing *tools.DispatchTiming) ([]byte, error) {
 	slow := func() ([]byte, error) {
-		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: timing})
+		// A copy of timing: encodeDispatch keeps no pointer to it (see appendSettled).
+		var t *tools.DispatchTiming
+		if timing != nil {
+			t = new(tools.DispatchTiming)
+			*t = *timing
+		}
+		return json.Marshal(tools.CodeDispatch{Name: name, Arguments: args, Result: res, Timing: t})
 	}
 	size := 96 + len(name) + len(args) + len(res.CallID) + len(res.Value)
 	if timing != nil {

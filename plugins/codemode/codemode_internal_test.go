@@ -60,3 +60,25 @@ func TestEncodeDispatchStartMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeDispatchKeepsNoTiming: encodeDispatch keeps no pointer to the timing it is given, so
+// appendSettled's timing stays on its stack when no tools/code-dispatch-log listener is registered
+// and a logged sub-call allocates only the payload here (before, the timing escaped through the
+// slow path's json.Marshal: one more object per sub-call).
+func TestEncodeDispatchKeepsNoTiming(t *testing.T) {
+	if raceInternal {
+		t.Skip("the race detector changes allocation counts")
+	}
+	res := tools.Result{CallID: "c1:code:1", Content: []tools.Content{tools.Text("ok")}}
+	start := time.Date(2026, 12, 3, 23, 59, 1, 123456789, time.UTC)
+	args := json.RawMessage(`{"x":1}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		timing := tools.DispatchTiming{StartedAt: start, SettledAt: start.Add(time.Millisecond), DurationMs: 1}
+		if _, err := encodeDispatch("trivial", args, res, &timing); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1 {
+		t.Fatalf("encodeDispatch with a timing allocates %.0f objects, want 1 (its payload)", allocs)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/internal/safeerr"
@@ -34,21 +35,46 @@ type Completion struct {
 	Err    error
 }
 
+// HandOffDelay is how long a started call may wait for the run goroutine before it is handed to a
+// goroutine of the pool while the program runs on (see CallPool).
+const HandOffDelay = 100 * time.Microsecond
+
 // CallPool runs a run's binding calls, for both engines: calls queue in submission order and start
 // while fewer than max run, each on a goroutine of the pool (reused from call to call) that sends its
 // completion back to the run goroutine. Only the run goroutine calls its methods; the pool's
 // goroutines only receive on work and send on done.
+//
+// A started call is handed to a goroutine of the pool lazily: when the run goroutine waits for
+// completions (ClaimAlone), or at the latest HandOffDelay after it started, by the pool's one
+// timer, while the program runs on. So a program that awaits its calls one by one wakes no
+// goroutine for them (ClaimAlone runs each on the run goroutine), and a call the program does not
+// await still runs while the program runs on.
 type CallPool struct {
 	max        int             // the run's MaxConcurrentCalls
 	bindCtx    context.Context // the context every binding call gets; cancelled at settlement
 	done       chan Completion // completions, room for max
 	work       chan *Call      // started calls, for idle goroutines; closed at settlement
-	goroutines int             // goroutines started; those not running a call wait on work
+	goroutines int             // goroutines started or due to start with a handed-off call; those not running a call wait on work
 	queue      []*Call
 	active     int
 	last       *Call  // the call started last
 	seq        uint64 // binding calls accepted so far (the last CallSeq)
 	wg         sync.WaitGroup
+
+	// mu guards the started calls not handed to a goroutine yet, which the timer hands off.
+	mu      sync.Mutex
+	handoff []handOff
+	armed   bool // timer is set to hand off (its callback has not begun)
+	closed  bool // settlement: nothing more is handed off
+	timer   *time.Timer
+	timerWG sync.WaitGroup // the timer's settings whose callback has not ended (nor was stopped)
+}
+
+// handOff is a started call not handed to a goroutine yet; spawn says whether a new goroutine is to
+// run it (else an idle one receives it on work).
+type handOff struct {
+	c     *Call
+	spawn bool
 }
 
 // NewCallPool is the pool of a run whose binding calls get bindCtx, at most max at once.
@@ -71,15 +97,31 @@ func (r *CallPool) Submit(c *Call) {
 // ClaimAlone returns the call in flight when it is the only one (Active is 1, none queued), it was
 // started last and no worker has begun it yet, claimed for the run goroutine, which then runs it
 // with RunClaimed instead of waiting for a worker to run it and send its completion: a program that
-// awaits its calls one by one then costs no goroutine hand-off per call. The worker it was handed
-// to skips it. Otherwise it returns nil and the call's completion arrives as usual. A call is
-// started on a worker as soon as it is submitted, so it runs while the program runs on; only a call
-// the program awaits before a worker took it runs on the run goroutine, and by then the program can
+// awaits its calls one by one then costs no goroutine hand-off per call (the call was usually not
+// even handed to a worker yet; one it was handed to skips it). Otherwise it returns nil and the
+// call's completion arrives as usual. A call not claimed is handed to a worker at the latest
+// HandOffDelay after it was submitted, so it runs while the program runs on; only a call the
+// program awaits before a worker took it runs on the run goroutine, and by then the program can
 // make no other call until this one completes, so none waits behind it.
+//
+// The run goroutine calls ClaimAlone whenever it is about to wait for completions: every call it
+// does not claim that was not handed to a worker yet is handed to one now.
 func (r *CallPool) ClaimAlone() *Call {
 	c := r.last
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.disarm()
 	if r.active != 1 || len(r.queue) > 0 || c == nil || !c.claimed.CompareAndSwap(false, true) {
+		r.handOffLocked()
 		return nil
+	}
+	if len(r.handoff) == 1 && r.handoff[0].c == c {
+		// Claimed before it was handed off: the goroutine it was due to start is not needed.
+		if r.handoff[0].spawn {
+			r.goroutines--
+		}
+		r.handoff[0] = handOff{}
+		r.handoff = r.handoff[:0]
 	}
 	return c
 }
@@ -112,16 +154,62 @@ func (r *CallPool) Handled() {
 // never more goroutines than max and a sequence of awaited calls reuses one goroutine (and its grown
 // stack). done and work each have room for every active call, so neither send blocks, even after
 // the loop stopped reading.
+//
+// The call is handed to that goroutine lazily (see CallPool): start only sets the timer.
 func (r *CallPool) start(c *Call) {
 	r.active++
 	r.last = c
-	if r.goroutines >= r.active {
-		r.work <- c
+	h := handOff{c: c, spawn: r.goroutines < r.active}
+	if h.spawn {
+		r.goroutines++
+	}
+	r.mu.Lock()
+	r.handoff = append(r.handoff, h)
+	if !r.armed {
+		r.armed = true
+		r.timerWG.Add(1)
+		if r.timer == nil {
+			r.timer = time.AfterFunc(HandOffDelay, r.timerHandOff)
+		} else {
+			r.timer.Reset(HandOffDelay)
+		}
+	}
+	r.mu.Unlock()
+}
+
+// timerHandOff is the timer's callback: it hands off the calls started and not handed off yet.
+func (r *CallPool) timerHandOff() {
+	defer r.timerWG.Done()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armed = false
+	r.handOffLocked()
+}
+
+// disarm stops the timer when it is set and its callback has not begun; r.mu is held.
+func (r *CallPool) disarm() {
+	if r.armed && r.timer.Stop() {
+		r.armed = false
+		r.timerWG.Done()
+	}
+}
+
+// handOffLocked hands each started call not handed off yet to a goroutine, in submission order;
+// r.mu is held. After settlement began it does nothing: Settle handed them off.
+func (r *CallPool) handOffLocked() {
+	if r.closed {
 		return
 	}
-	r.goroutines++
-	r.wg.Add(1)
-	go r.serve(c)
+	for i, h := range r.handoff {
+		if h.spawn {
+			r.wg.Add(1)
+			go r.serve(h.c)
+		} else {
+			r.work <- h.c
+		}
+		r.handoff[i] = handOff{}
+	}
+	r.handoff = r.handoff[:0]
 }
 
 // Settle runs at settlement, once the binding context is cancelled: it stops the pool's goroutines,
@@ -131,6 +219,12 @@ func (r *CallPool) start(c *Call) {
 // made, exactly once (Code Mode records each as aborted before dispatch). Their results are
 // discarded: the program has settled.
 func (r *CallPool) Settle() {
+	r.mu.Lock()
+	r.disarm()
+	r.handOffLocked()
+	r.closed = true
+	r.mu.Unlock()
+	r.timerWG.Wait()
 	close(r.work)
 	r.wg.Wait()
 	queued := r.queue

@@ -3,8 +3,11 @@ package jsengine
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -161,4 +164,112 @@ func TestCallContextNumbersWithoutAllocating(t *testing.T) {
 		t.Fatal("cancelling the run's binding context did not reach the call's")
 	}
 	p.Settle()
+}
+
+// TestAwaitedCallsWakeNoGoroutine pins the lazy hand-off: a call the run goroutine claims before
+// HandOffDelay passed (as when the program awaits it right away) was never handed to a goroutine,
+// so a sequence of awaited calls starts none and ClaimAlone claims every one (before, each call
+// was handed to a worker at Submit, which woke it and often won the claim). The bubble's clock
+// does not move while the test goroutine runs, so the delay never passes here.
+func TestAwaitedCallsWakeNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		fn := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`1`), nil }
+		p := NewCallPool(ctx, 3)
+		for i := range 2000 {
+			c := &Call{Name: "f", Fn: fn}
+			p.Submit(c)
+			alone := p.ClaimAlone()
+			if alone != c {
+				t.Fatalf("round %d: ClaimAlone = %v, want the call just submitted", i, alone)
+			}
+			if got := p.RunClaimed(alone); got.C != c || string(got.Result) != "1" {
+				t.Fatalf("round %d: completion %+v", i, got)
+			}
+			p.Handled()
+		}
+		if p.goroutines != 0 {
+			t.Fatalf("%d goroutines started for calls the run goroutine ran", p.goroutines)
+		}
+		cancel()
+		p.Settle()
+	})
+}
+
+// TestUnclaimedCallStartsAfterHandOffDelay: a call the run goroutine does not claim (the program
+// runs on) starts on a goroutine of the pool HandOffDelay after it was submitted, without the run
+// goroutine doing anything; calls in flight together when the run goroutine waits (Promise.all)
+// are handed off at once and run at the same time.
+func TestUnclaimedCallStartsAfterHandOffDelay(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		began := make(chan struct{}, 1)
+		fn := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			began <- struct{}{}
+			return nil, nil
+		}
+		p := NewCallPool(ctx, 2)
+		start := time.Now()
+		c := &Call{Name: "f", Fn: fn}
+		p.Submit(c)
+		<-began // the test goroutine (the run goroutine) waits elsewhere: only the timer hands c off
+		if d := time.Since(start); d != HandOffDelay {
+			t.Fatalf("the call began %s after it was submitted, want HandOffDelay %s", d, HandOffDelay)
+		}
+		if got := <-p.Completions(); got.C != c {
+			t.Fatalf("completion %+v", got)
+		}
+		p.Handled()
+
+		// Two calls that each wait for the other: they complete only when both run at once.
+		var arrived sync.WaitGroup
+		arrived.Add(2)
+		meet := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			arrived.Done()
+			arrived.Wait()
+			return nil, nil
+		}
+		start = time.Now()
+		p.Submit(&Call{Name: "a", Fn: meet})
+		p.Submit(&Call{Name: "b", Fn: meet})
+		if alone := p.ClaimAlone(); alone != nil {
+			t.Fatal("claimed one of two calls in flight")
+		}
+		<-p.Completions()
+		<-p.Completions()
+		if d := time.Since(start); d != 0 {
+			t.Fatalf("the calls handed off by ClaimAlone completed after %s, want at once", d)
+		}
+		p.Handled()
+		p.Handled()
+		cancel()
+		p.Settle()
+	})
+}
+
+// TestSettleDeliversCallsNotHandedOff: a call submitted just before settlement, not handed to a
+// goroutine yet, still reaches its binding exactly once (with the cancelled context) before Settle
+// returns, and the timer's goroutine is gone by then (goleak); whether the timer hands it off or
+// Settle does, rounds race the two on the real clock.
+func TestSettleDeliversCallsNotHandedOff(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var runs atomic.Int64
+	fn := func(context.Context, json.RawMessage) (json.RawMessage, error) { runs.Add(1); return nil, nil }
+	const n = 200
+	for i := range n {
+		ctx, cancel := context.WithCancel(context.Background())
+		p := NewCallPool(ctx, 2)
+		p.Submit(&Call{Name: "f", Fn: fn})
+		if i%2 == 1 {
+			time.Sleep(HandOffDelay) // let the timer race Settle
+		}
+		cancel()
+		p.Settle()
+		if r := runs.Load(); r != int64(i+1) {
+			t.Fatalf("round %d: bindings ran %d times, want %d", i, r, i+1)
+		}
+	}
 }
