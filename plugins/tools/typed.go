@@ -129,6 +129,11 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
 	dec := &typedDecoder[A, S]{spec: t.Parameters, target: schema.TargetFor[A]()}
+	if unsafe.Sizeof(*new(A)) == 0 && unsafe.Sizeof(*new(S)) == 0 {
+		// Nothing of a call lives in its holder (A and S have no
+		// bytes): every validation hands the body this one.
+		dec.shared = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+	}
 	var params []byte
 	rt := reflect.TypeFor[A]()
 	for rt.Kind() == reflect.Pointer {
@@ -169,7 +174,10 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		OutputSchema:    body.schema,
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
-			v := &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+			v := dec.shared
+			if v == nil {
+				v = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+			}
 			if vs := dec.decode(exec.argBytes(), exec.args, &v.value); len(vs) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
@@ -177,17 +185,27 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 			return nil
 		},
 	}
-	if body := body.run; body != nil {
+	if plain, ok := any(t.Execute).(func(context.Context, A, *Execution) (Output, error)); ok && plain != nil {
+		// Out = Output: the body's Output is the definition's, so the
+		// body is called directly (no wrapper, no copy of the Output).
+		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
+			if v := dec.take(exec); v != nil {
+				return plain(ctx, v.value, exec)
+			}
+			a, err := dec.fresh(exec, name)
+			if err != nil {
+				return Output{}, err
+			}
+			return plain(ctx, a, exec)
+		}
+	} else if body := body.run; body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
 				return body(ctx, v.value, &v.out, exec)
 			}
-			var a A
-			if vs := dec.decode(exec.argBytes(), exec.args, &a); len(vs) > 0 {
-				// Unreachable through the pipeline, which validated these
-				// bytes; a caller running Execute directly gets the same
-				// refusal.
-				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Err: &schema.ArgsError{Tool: name, Violations: vs}}
+			a, err := dec.fresh(exec, name)
+			if err != nil {
+				return Output{}, err
 			}
 			return body(ctx, a, nil, exec)
 		}
@@ -222,6 +240,11 @@ type typedDecoder[A, S any] struct {
 	spec     schema.Spec
 	inferred *schema.ArgsCheck // the schema inferred from A, or nil: spec
 	target   *schema.Target
+	// shared is the holder of every call when A and S are of size zero
+	// (struct{} arguments), so that such a call allocates none; nil
+	// otherwise: each validation allocates its own, which the body may
+	// keep pointers into.
+	shared *decoded[A, S]
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
@@ -252,6 +275,18 @@ func (d *typedDecoder[A, S]) take(exec *Execution) *decoded[A, S] {
 	}
 	// h begins a decoded[A, S]: only d's validation stores a head naming d.
 	return (*decoded[A, S])(unsafe.Pointer(h))
+}
+
+// fresh decodes exec's arguments afresh for a body run that finds no
+// value decoded by d's validation; tool names the refusal.
+func (d *typedDecoder[A, S]) fresh(exec *Execution, tool string) (a A, err error) {
+	if vs := d.decode(exec.argBytes(), exec.args, &a); len(vs) > 0 {
+		// Unreachable through the pipeline, which validated these bytes;
+		// a caller running Execute directly gets the same refusal.
+		var zero A
+		return zero, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Err: &schema.ArgsError{Tool: tool, Violations: vs}}
+	}
+	return a, nil
 }
 
 // decode validates canonical arguments against the spec and A's keys and
