@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -129,11 +130,8 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
 	dec := &typedDecoder[A, S]{spec: t.Parameters, target: schema.TargetFor[A]()}
-	if unsafe.Sizeof(*new(A)) == 0 && unsafe.Sizeof(*new(S)) == 0 {
-		// Nothing of a call lives in its holder (A and S have no
-		// bytes): every validation hands the body this one.
-		dec.shared = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
-	}
+	dec.shared = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+	dec.zeroSize = unsafe.Sizeof(*new(A)) == 0 && unsafe.Sizeof(*new(S)) == 0
 	var params []byte
 	rt := reflect.TypeFor[A]()
 	for rt.Kind() == reflect.Pointer {
@@ -158,6 +156,7 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		}
 		params = js
 	}
+	dec.empty = dec.decodesEmpty()
 	name := t.Name
 	body, err := typedBody[A, Out, S](t)
 	if err != nil {
@@ -175,7 +174,12 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
 			v := dec.shared
-			if v == nil {
+			if exec.args == "{}" && dec.empty {
+				// The zero value, which the shared holder keeps.
+				exec.decoded.Store(&v.decodedHead)
+				return nil
+			}
+			if !dec.zeroSize {
 				v = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
 			}
 			if vs := dec.decode(exec.argBytes(), exec.args, &v.value); len(vs) > 0 {
@@ -201,7 +205,11 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 	} else if body := body.run; body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
-				return body(ctx, v.value, &v.out, exec)
+				slot := &v.out
+				if v == dec.shared {
+					slot = nil // not this call's
+				}
+				return body(ctx, v.value, slot, exec)
 			}
 			a, err := dec.fresh(exec, name)
 			if err != nil {
@@ -240,11 +248,33 @@ type typedDecoder[A, S any] struct {
 	spec     schema.Spec
 	inferred *schema.ArgsCheck // the schema inferred from A, or nil: spec
 	target   *schema.Target
-	// shared is the holder of every call when A and S are of size zero
-	// (struct{} arguments), so that such a call allocates none; nil
-	// otherwise: each validation allocates its own, which the body may
-	// keep pointers into.
-	shared *decoded[A, S]
+	// shared is a holder of the zero value of A that every call may be
+	// handed instead of one of its own, which the body may keep pointers
+	// into: never written (but with no bytes), and its out slot unused.
+	// It is every call's when A and S are of size zero (zeroSize: struct{}
+	// arguments), and that of a call whose arguments are {} when they
+	// decode into the zero value of A (empty).
+	shared          *decoded[A, S]
+	zeroSize, empty bool
+}
+
+// decodesEmpty reports whether the arguments {} pass d's validation and
+// decode into the zero value of A, with no code of A's own involved: A is
+// a struct (not a pointer, a map, ...) without an UnmarshalJSON or
+// UnmarshalText (encoding/json would call them with {}; those of its
+// fields it does not call, as {} has none).
+func (d *typedDecoder[A, S]) decodesEmpty() bool {
+	t := reflect.TypeFor[A]()
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for _, u := range []reflect.Type{reflect.TypeFor[json.Unmarshaler](), reflect.TypeFor[encoding.TextUnmarshaler]()} {
+		if t.Implements(u) || reflect.PointerTo(t).Implements(u) {
+			return false
+		}
+	}
+	var a A
+	return len(d.decode([]byte("{}"), "", &a)) == 0 && reflect.ValueOf(&a).Elem().IsZero()
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
