@@ -130,7 +130,6 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
 	dec := &typedDecoder[A, S]{spec: t.Parameters, target: schema.TargetFor[A]()}
-	dec.shared = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
 	dec.zeroSize = unsafe.Sizeof(*new(A)) == 0 && unsafe.Sizeof(*new(S)) == 0
 	var params []byte
 	rt := reflect.TypeFor[A]()
@@ -156,7 +155,9 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		}
 		params = js
 	}
-	dec.empty = dec.decodesEmpty()
+	if dec.empty = dec.decodesEmpty(); dec.zeroSize || dec.empty {
+		dec.shared = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+	}
 	name := t.Name
 	body, err := typedBody[A, Out, S](t)
 	if err != nil {
@@ -253,7 +254,7 @@ type typedDecoder[A, S any] struct {
 	// into: never written (but with no bytes), and its out slot unused.
 	// It is every call's when A and S are of size zero (zeroSize: struct{}
 	// arguments), and that of a call whose arguments are {} when they
-	// decode into the zero value of A (empty).
+	// decode into the zero value of A (empty); nil when neither holds.
 	shared          *decoded[A, S]
 	zeroSize, empty bool
 }
