@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -129,6 +130,7 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		return Definition{}, fmt.Errorf("%w %q: negative Timeout %v (it must be positive, or zero for none)", ErrInvalidDefinition, t.Name, t.Timeout)
 	}
 	dec := &typedDecoder[A, S]{spec: t.Parameters, target: schema.TargetFor[A]()}
+	dec.zeroSize = unsafe.Sizeof(*new(A)) == 0 && unsafe.Sizeof(*new(S)) == 0
 	var params []byte
 	rt := reflect.TypeFor[A]()
 	for rt.Kind() == reflect.Pointer {
@@ -153,6 +155,9 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		}
 		params = js
 	}
+	if dec.empty = dec.decodesEmpty(); dec.zeroSize || dec.empty {
+		dec.shared = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+	}
 	name := t.Name
 	body, err := typedBody[A, Out, S](t)
 	if err != nil {
@@ -169,7 +174,15 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		OutputSchema:    body.schema,
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
-			v := &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+			v := dec.shared
+			if exec.args == "{}" && dec.empty {
+				// The zero value, which the shared holder keeps.
+				exec.decoded.Store(&v.decodedHead)
+				return nil
+			}
+			if !dec.zeroSize {
+				v = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+			}
 			if vs := dec.decode(exec.argBytes(), exec.args, &v.value); len(vs) > 0 {
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
@@ -177,17 +190,31 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 			return nil
 		},
 	}
-	if body := body.run; body != nil {
+	if plain, ok := any(t.Execute).(func(context.Context, A, *Execution) (Output, error)); ok && plain != nil {
+		// Out = Output: the body's Output is the definition's, so the
+		// body is called directly (no wrapper, no copy of the Output).
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
-				return body(ctx, v.value, &v.out, exec)
+				return plain(ctx, v.value, exec)
 			}
-			var a A
-			if vs := dec.decode(exec.argBytes(), exec.args, &a); len(vs) > 0 {
-				// Unreachable through the pipeline, which validated these
-				// bytes; a caller running Execute directly gets the same
-				// refusal.
-				return Output{}, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Err: &schema.ArgsError{Tool: name, Violations: vs}}
+			a, err := dec.fresh(exec, name)
+			if err != nil {
+				return Output{}, err
+			}
+			return plain(ctx, a, exec)
+		}
+	} else if body := body.run; body != nil {
+		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
+			if v := dec.take(exec); v != nil {
+				slot := &v.out
+				if v == dec.shared {
+					slot = nil // not this call's
+				}
+				return body(ctx, v.value, slot, exec)
+			}
+			a, err := dec.fresh(exec, name)
+			if err != nil {
+				return Output{}, err
 			}
 			return body(ctx, a, nil, exec)
 		}
@@ -222,6 +249,33 @@ type typedDecoder[A, S any] struct {
 	spec     schema.Spec
 	inferred *schema.ArgsCheck // the schema inferred from A, or nil: spec
 	target   *schema.Target
+	// shared is a holder of the zero value of A that every call may be
+	// handed instead of one of its own, which the body may keep pointers
+	// into: never written (but with no bytes), and its out slot unused.
+	// It is every call's when A and S are of size zero (zeroSize: struct{}
+	// arguments), and that of a call whose arguments are {} when they
+	// decode into the zero value of A (empty); nil when neither holds.
+	shared          *decoded[A, S]
+	zeroSize, empty bool
+}
+
+// decodesEmpty reports whether the arguments {} pass d's validation and
+// decode into the zero value of A, with no code of A's own involved: A is
+// a struct (not a pointer, a map, ...) without an UnmarshalJSON or
+// UnmarshalText (encoding/json would call them with {}; those of its
+// fields it does not call, as {} has none).
+func (d *typedDecoder[A, S]) decodesEmpty() bool {
+	t := reflect.TypeFor[A]()
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for _, u := range []reflect.Type{reflect.TypeFor[json.Unmarshaler](), reflect.TypeFor[encoding.TextUnmarshaler]()} {
+		if t.Implements(u) || reflect.PointerTo(t).Implements(u) {
+			return false
+		}
+	}
+	var a A
+	return len(d.decode([]byte("{}"), "", &a)) == 0 && reflect.ValueOf(&a).Elem().IsZero()
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
@@ -252,6 +306,18 @@ func (d *typedDecoder[A, S]) take(exec *Execution) *decoded[A, S] {
 	}
 	// h begins a decoded[A, S]: only d's validation stores a head naming d.
 	return (*decoded[A, S])(unsafe.Pointer(h))
+}
+
+// fresh decodes exec's arguments afresh for a body run that finds no
+// value decoded by d's validation; tool names the refusal.
+func (d *typedDecoder[A, S]) fresh(exec *Execution, tool string) (a A, err error) {
+	if vs := d.decode(exec.argBytes(), exec.args, &a); len(vs) > 0 {
+		// Unreachable through the pipeline, which validated these bytes;
+		// a caller running Execute directly gets the same refusal.
+		var zero A
+		return zero, &Error{Info: ErrorInfo{Name: "ToolArgsError", Code: CodeInvalidArgs}, Err: &schema.ArgsError{Tool: tool, Violations: vs}}
+	}
+	return a, nil
 }
 
 // decode validates canonical arguments against the spec and A's keys and

@@ -39,3 +39,23 @@ func BenchmarkTypedVsUntyped(b *testing.B) {
 		func() { sink = e.reg.Execute(ctx, typed) },
 		func() { sink = e.reg.Execute(ctx, untyped) })
 }
+
+// BenchmarkTypedEmptyVsUntyped: a typed tool without arguments (struct{})
+// against an untyped one, both called with {}, interleaved: the typed
+// wrapper's fixed cost.
+func BenchmarkTypedEmptyVsUntyped(b *testing.B) {
+	e := newEnv(b)
+	mustRegister(b, e.reg, e.root, emptyTyped())
+	mustRegister(b, e.reg, e.root, trivial())
+	typed := tools.Call{ID: "c", Name: "empty", Arguments: json.RawMessage(`{}`)}
+	untyped := tools.Call{ID: "c", Name: "trivial", Arguments: json.RawMessage(`{}`)}
+	ctx := context.Background()
+	for _, c := range []tools.Call{typed, untyped} {
+		if res := e.reg.Execute(ctx, c); res.IsError {
+			b.Fatalf("%+v", res)
+		}
+	}
+	benchratio.Compare(b, "empty/untyped", 100,
+		func() { sink = e.reg.Execute(ctx, typed) },
+		func() { sink = e.reg.Execute(ctx, untyped) })
+}
