@@ -16,8 +16,10 @@ import (
 // bookkeeping and, with one P, the P's retake by sysmon, which otherwise wakes every 20 µs while
 // the call lasts (a write to a pipe hands the CPU to the woken reader, so it lasts the reader's
 // turn). It is sound because the descriptor is non-blocking: a raw call returns at once (EAGAIN
-// when it would wait), and the buffer's address is converted in the call expression of
-// syscall.RawSyscall (go:uintptrkeepalive), which keeps it alive and unmoved for the call.
+// when it would wait); the buffer's address is converted in the call expression of
+// syscall.RawSyscall (go:uintptrkeepalive), which keeps it alive and unmoved for the call; and the
+// descriptor is not closed while a rawFile uses it (the worker's pipes live as long as its
+// process), so its number cannot have been reused for another file.
 type rawFile struct {
 	f  *os.File
 	fd uintptr
