@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
+	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 )
 
@@ -133,5 +135,22 @@ func TestWorkerReaderWokenAfterContextEnd(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.reading || len(s.waiting) != 0 {
 		t.Fatalf("after the wake: reading %v, waiting %v", s.reading, s.waiting)
+	}
+}
+
+// TestIsolatedParentWakesAfterSettlement: the parent answers a worker's settlement with frameWake,
+// which wakes a worker goroutine reading for an answer the settlement cancelled (no answer
+// follows a settlement). The stub worker settles and reports the next frame it reads.
+func TestIsolatedParentWakesAfterSettlement(t *testing.T) {
+	if !isolationSupported {
+		t.Skip("no isolation here")
+	}
+	iso := stubbed(t, "settle-wake", isoConfig())
+	res, err := iso.Run(context.Background(), coderuntime.Program{Source: "return 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.Quote(string(frameWake)); string(res.Value) != want {
+		t.Fatalf("the frame after the settlement: %s, want %s", res.Value, want)
 	}
 }
