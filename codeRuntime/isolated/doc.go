@@ -36,8 +36,8 @@
 // DSH_CODERUNTIME_WORKER set (to the protocol version). The entry is explicit, in the style of
 // Docker's reexec.Init: a program that uses isolated runtimes calls [ServeIfWorker] first thing in
 // main (and a test package that does, in TestMain); in a worker process that call serves one run
-// on file descriptors 3 and 4 (non-blocking, so its reads use the runtime's poller, on a goroutine
-// of its own) and exits. A worker is ready before its program arrives (engine warmed up, and for
+// on file descriptors 3 and 4 (non-blocking: read and written with raw system calls first, then
+// through the runtime's poller) and exits. A worker is ready before its program arrives (engine warmed up, and for
 // goja a VM prepared ahead), and a goja worker gets the program already transformed: the parent
 // transforms each program once (after the same bounds scan) and caches it by source hash. Nothing runs in a package init, so a binary that does not
 // call it never turns into a worker, whatever its environment says; and [New] refuses to start
@@ -56,6 +56,13 @@
 // runtime's poller that then hands the goroutine over (and wakes another to poll meanwhile). A call still running after 100 µs hands the
 // reading over to a new goroutine, so further calls start and the run's settlement cancels it
 // without waiting; concurrent calls run on binding goroutines that write their answers themselves.
+// In the worker, a call awaited while no goroutine reads the parent's pipe reads its answer itself,
+// on the engine's goroutine: the worker's write of the call mostly hands the CPU to the parent,
+// which answers meanwhile, so the raw read that follows finds the answer, with no goroutine woken
+// and no turn through the scheduler. A goroutine reads for the others (and for a cancellation)
+// while calls run concurrently or the program computes without calls for a millisecond; the parent
+// answers the worker's settlement with a wake-up frame, so a call reading for an answer that the
+// settlement cancelled returns.
 //
 // # Engines, and the default
 //

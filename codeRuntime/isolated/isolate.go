@@ -123,7 +123,7 @@ func New(cfg coderuntime.Config) (*Runtime, error) {
 		return nil, err
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, workerLegacyIOEnv+"=")
+		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, workerLegacyIOEnv+"=") || strings.HasPrefix(kv, workerBackgroundReadsEnv+"=")
 	})
 	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
 	return &Runtime{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute,

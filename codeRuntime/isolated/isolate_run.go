@@ -186,6 +186,9 @@ func (r *isoRun) onFrame(t byte, body []byte) (*isoCall, error) {
 		}
 		r.settleSeen = true
 		r.settleLocked(settleCause(code))
+		// A worker goroutine may be reading for the answer of a call the settlement cancelled:
+		// this wakes it (no answer follows the settlement).
+		r.w.send(frameWake, nil)
 		return nil, nil
 	}
 	m, err := decodeCall(body)

@@ -87,6 +87,15 @@ func stubWorker(in, out *os.File) bool {
 			sum += i
 		}
 		_ = writeFrame(out, frameDone, outcome{Status: outcomeResult, Value: []byte(strconv.Itoa(sum))}.encode())
+	case "settle-wake": // settles, then reports the type of the next frame the parent sends
+		var e enc
+		e.uint(causeNone)
+		_ = writeFrame(out, frameSettled, e.b)
+		t, _, err := readFrame(in, workerFrameLimit)
+		if err != nil {
+			return true
+		}
+		_ = writeFrame(out, frameDone, outcome{Status: outcomeResult, Value: []byte(strconv.Quote(string(t)))}.encode())
 	case "exit":
 		os.Exit(7)
 	case "panic":

@@ -33,6 +33,7 @@ const (
 	frameRun    byte = 'R' // the program (see runRequest)
 	frameAnswer byte = 'A' // seq, a binding call's result or error
 	frameCancel byte = 'X' // cause: the run's context is done
+	frameWake   byte = 'W' // nothing: the answer to frameSettled, which wakes a worker goroutine reading for its answer
 )
 
 // errProtocol is wrapped by every decoding error.

@@ -118,6 +118,26 @@ func BenchmarkIsolatedWorkerIO(b *testing.B) {
 	}
 }
 
+// BenchmarkIsolatedWorkerReads: workers whose binding calls read their own answers from the parent,
+// in blocking reads (a), against workers whose background goroutine reads every frame over the
+// runtime's poller and hands each answer over (base, the behaviour before), interleaved. Metric
+// ownreads/background: the median per-round ratio.
+func BenchmarkIsolatedWorkerReads(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    coderuntime.Program
+		want string
+	}{{"empty", emptyProgram, ""}, {"1000 sequential calls", seqProgram, "499500"}} {
+		b.Run(c.name, func(b *testing.B) {
+			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) {
+				iso.env = append(slices.Clone(iso.env), workerBackgroundReadsEnv+"=1")
+			})
+			compareRuns(b, "ownreads/background", a, base, c.p, c.want)
+		})
+	}
+}
+
 // BenchmarkIsolatedTransformAhead: goja workers given the program transformed (and cached) by the
 // parent (a) against workers that transform it themselves (base, the behaviour before),
 // interleaved. Metric parent/worker: the median per-round ratio.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
 	"github.com/dsh-go/dsh/codeRuntime/goja"
@@ -112,7 +113,15 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	// Warm the engine up (first-use initialization, page faults) before reporting ready.
 	_, _ = rt.Run(context.Background(), coderuntime.Program{Source: "return 1"})
 
-	s := &workerSession{cfg: cfg, out: out, waiting: map[uint64]chan jsengine.Answer{}, held: map[uint64][]byte{}, next: 1}
+	// Raw system calls first (see rawFile): the round trip of a call then takes no turn through
+	// the scheduler when the parent answers within the worker's write, as it mostly does.
+	var toParent io.Writer = out
+	var fromParentFile io.Reader = in
+	if !legacyWorkerIO() && !backgroundReads() {
+		toParent, fromParentFile = rawFile{out, 4}, rawFile{in, 3}
+	}
+	s := &workerSession{cfg: cfg, out: toParent, waiting: map[uint64]chan jsengine.Answer{}, held: map[uint64][]byte{}, next: 1,
+		bgWake: make(chan struct{}, 1), exit: os.Exit}
 	var hello enc
 	hello.uint(protocolVersion)
 	hello.uint(uint64(os.Getpid()))
@@ -120,7 +129,7 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 		return fail("hello: %v", err)
 	}
 	// Buffered: a frame's header and body usually arrive in one read.
-	var fromParent io.Reader = bufio.NewReaderSize(in, 64<<10)
+	var fromParent io.Reader = bufio.NewReaderSize(fromParentFile, 64<<10)
 	if legacyWorkerIO() {
 		fromParent = in
 	}
@@ -134,7 +143,18 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go s.readParent(fromParent, cancel)
+	s.rd, s.cancel = fromParent, cancel
+	go s.background()
+	s.mu.Lock()
+	if legacyWorkerIO() || backgroundReads() {
+		// The background goroutine reads everything (the behaviour before, for the benchmarks'
+		// comparison).
+		s.pinned, s.reading = true, true
+		s.bgWake <- struct{}{}
+	} else {
+		s.idle = time.AfterFunc(idleRead, s.idleFired)
+	}
+	s.mu.Unlock()
 	if req.Timeout > 0 {
 		var cancelT context.CancelFunc
 		ctx, cancelT = context.WithTimeout(ctx, req.Timeout)
@@ -163,19 +183,38 @@ func workerFrameLimit(t byte) int {
 	switch t {
 	case frameRun, frameAnswer:
 		return 1 << 30
-	case frameCancel:
+	case frameCancel, frameWake:
 		return 0
 	}
 	return -1
 }
 
 // workerSession is the worker's side of the run.
+//
+// Reading the parent's pipe is a role held by one goroutine at a time (reading). A binding call
+// awaited while no goroutine reads (a program awaiting its calls one by one) reads its answer
+// itself, on its own goroutine (the engine's): no goroutine is woken to hand it over, and as the
+// parent mostly answers while the worker's write of the call hands it the CPU, the raw read finds
+// the answer there (see rawFile). Calls
+// awaited while another goroutine reads get their answers from it. The role goes to the background
+// goroutine when its holder returns while other calls still wait, or when no goroutine read for
+// idleRead (so that a cancellation reaches a program that computes without calls); the background
+// goroutine gives it up once no call waits. A goroutine reading for its answer whose context ends
+// meanwhile is woken by the parent, which answers the settlement frame (sent when the bindings'
+// context ends) with frameWake.
 type workerSession struct {
-	cfg coderuntime.Config
-	out *os.File
+	cfg    coderuntime.Config
+	out    io.Writer
+	rd     io.Reader          // from the parent: read only by the goroutine holding the role
+	cancel context.CancelFunc // the run's context, cancelled by frameCancel
+	bgWake chan struct{}      // room for one: the background goroutine holds the role now
+	exit   func(code int)     // os.Exit (tests end the goroutine instead): the parent went away or broke the protocol
 
 	mu       sync.Mutex // guards everything below, and writes to out
 	waiting  map[uint64]chan jsengine.Answer
+	reading  bool              // a goroutine holds the reading role
+	pinned   bool              // the background goroutine keeps the role (legacy I/O)
+	idle     *time.Timer       // fires idleRead after the role was given up (idleFired)
 	held     map[uint64][]byte // call frames by number, waiting for their turn; nil means skipped
 	next     uint64            // the next call number to send
 	ownSeq   uint64            // numbering for an engine that does not number its calls
@@ -184,39 +223,135 @@ type workerSession struct {
 	watching bool              // settlement of the binding context is watched
 }
 
+// idleRead is how long the reading role stays free before the background goroutine takes it: at
+// most that long, a cancellation waits while the program computes without making calls.
+const idleRead = time.Millisecond
+
 func (s *workerSession) writeFrame(t byte, b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return writeFrame(s.out, t, b)
 }
 
-// readParent reads answers and cancellation; when the parent goes away the worker exits.
-func (s *workerSession) readParent(in io.Reader, cancel context.CancelFunc) {
-	for {
-		t, body, err := readFrame(in, workerFrameLimit)
+// readOne reads one frame from the parent, on the goroutine holding the reading role: it cancels
+// the run (frameCancel), ignores frameWake, and hands an answer to the call waiting for it, or
+// returns it when it is call number mine's (got). When the parent goes away the worker exits.
+func (s *workerSession) readOne(mine uint64) (a jsengine.Answer, got bool) {
+	t, body, err := readFrame(s.rd, workerFrameLimit)
+	if err != nil {
+		s.exit(3)
+	}
+	switch t {
+	case frameCancel:
+		s.cancel()
+	case frameWake:
+	case frameAnswer:
+		a, err := decodeAnswer(body)
 		if err != nil {
-			os.Exit(3)
+			fmt.Fprintf(os.Stderr, "coderuntime worker: answer: %v\n", err)
+			s.exit(2)
 		}
-		switch t {
-		case frameCancel:
-			cancel()
-		case frameAnswer:
-			a, err := decodeAnswer(body)
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "coderuntime worker: answer: %v\n", err)
-				os.Exit(2)
-			}
+		s.mu.Lock()
+		ch := s.waiting[a.Seq]
+		delete(s.waiting, a.Seq)
+		s.mu.Unlock()
+		if ch != nil && a.Seq == mine {
+			return a, true
+		}
+		if ch != nil {
+			ch <- a // room for one, and one answer per call
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "coderuntime worker: unexpected frame %q\n", t)
+		s.exit(2)
+	}
+	return a, false
+}
+
+// releaseLocked gives the reading role up: to the background goroutine while calls still wait
+// (or the role is pinned to it), else to nobody, until the next call or idleRead. mu is held.
+func (s *workerSession) releaseLocked() {
+	if len(s.waiting) > 0 || s.pinned {
+		s.bgWake <- struct{}{} // reading stays set: the role passes on
+		return
+	}
+	s.reading = false
+	s.idle.Reset(idleRead)
+}
+
+// idleFired gives the reading role to the background goroutine if nobody took it since it was
+// given up (see idleRead).
+func (s *workerSession) idleFired() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.reading {
+		s.reading = true
+		s.bgWake <- struct{}{}
+	}
+}
+
+// background reads for the calls waiting and for cancellation whenever it is given the role,
+// until no call waits.
+func (s *workerSession) background() {
+	for range s.bgWake {
+		for {
+			s.readOne(0)
 			s.mu.Lock()
-			ch := s.waiting[a.Seq]
-			delete(s.waiting, a.Seq)
-			s.mu.Unlock()
-			if ch != nil {
-				ch <- a
+			if len(s.waiting) == 0 && !s.pinned {
+				s.reading = false
+				s.idle.Reset(idleRead)
+				s.mu.Unlock()
+				break
 			}
-		default:
-			fmt.Fprintf(os.Stderr, "coderuntime worker: unexpected frame %q\n", t)
-			os.Exit(2)
+			s.mu.Unlock()
 		}
+	}
+}
+
+// leadLocked takes the reading role for call number seq if nobody holds it, the call's answer
+// was not read yet (the background goroutine may have read it before the call got to await it:
+// it is then on the call's channel) and ctx is not done. mu is held.
+func (s *workerSession) leadLocked(ctx context.Context, seq uint64) bool {
+	_, unanswered := s.waiting[seq]
+	if !unanswered || s.reading || ctx.Err() != nil {
+		return false
+	}
+	s.reading = true
+	return true
+}
+
+// await waits for the answer of call number seq, whose answer comes on ch unless this goroutine
+// reads it itself, or for ctx's end.
+func (s *workerSession) await(ctx context.Context, seq uint64, ch chan jsengine.Answer) (jsengine.Answer, error) {
+	s.mu.Lock()
+	lead := s.leadLocked(ctx, seq)
+	s.mu.Unlock()
+	if lead {
+		for {
+			a, got := s.readOne(seq)
+			s.mu.Lock()
+			if !got && ctx.Err() != nil {
+				delete(s.waiting, seq)
+			}
+			if got || ctx.Err() != nil {
+				s.releaseLocked()
+				s.mu.Unlock()
+				if got {
+					return a, nil
+				}
+				return a, context.Cause(ctx)
+			}
+			s.mu.Unlock()
+		}
+	}
+	select {
+	case a := <-ch:
+		return a, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.waiting, seq)
+		s.mu.Unlock()
+		return jsengine.Answer{}, context.Cause(ctx)
 	}
 }
 
@@ -253,18 +388,14 @@ func (s *workerSession) proxy(name string) coderuntime.Binding {
 		s.waiting[seq] = ch
 		s.mu.Unlock()
 		s.submit(ctx, seq, callFrame{Seq: seq, Name: name, Args: args}.encode(), ctx.Err() != nil)
-		select {
-		case a := <-ch:
-			if a.Err {
-				return nil, &jsengine.RemoteError{A: a}
-			}
-			return a.Result, nil
-		case <-ctx.Done():
-			s.mu.Lock()
-			delete(s.waiting, seq)
-			s.mu.Unlock()
-			return nil, context.Cause(ctx)
+		a, err := s.await(ctx, seq, ch)
+		switch {
+		case err != nil:
+			return nil, err
+		case a.Err:
+			return nil, &jsengine.RemoteError{A: a}
 		}
+		return a.Result, nil
 	}
 }
 
@@ -371,3 +502,10 @@ func workerHeapBytes(cfg coderuntime.Config) int64 {
 const workerLegacyIOEnv = "DSH_CODERUNTIME_WORKER_LEGACY_IO"
 
 func legacyWorkerIO() bool { return os.Getenv(workerLegacyIOEnv) == "1" }
+
+// workerBackgroundReadsEnv, set in a worker's environment by this package's benchmarks only, makes
+// the worker's background goroutine read every frame from the parent over the runtime's poller
+// (the behaviour before calls read their own answers), for an interleaved comparison.
+const workerBackgroundReadsEnv = "DSH_CODERUNTIME_WORKER_BACKGROUND_READS"
+
+func backgroundReads() bool { return os.Getenv(workerBackgroundReadsEnv) == "1" }
