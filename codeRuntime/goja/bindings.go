@@ -53,6 +53,9 @@ func (r *run) bindingFunc(name string, b coderuntime.Binding) func(goja.Function
 	}
 }
 
+// maxCachedString is the longest binding result (in bytes) that complete keeps as run.lastStr.
+const maxCachedString = 128
+
 // complete settles a binding call's promise on the run goroutine.
 func (r *run) complete(cp jsengine.Completion) error {
 	vm := r.vm
@@ -78,7 +81,14 @@ func (r *run) complete(cp jsengine.Completion) error {
 	if len(bytes.TrimSpace(cp.Result)) == 0 {
 		return cp.C.Resolve(goja.Undefined())
 	}
+	if r.lastStrV != nil && bytes.Equal(cp.Result, r.lastStr) {
+		return cp.C.Resolve(r.lastStrV)
+	}
 	if v, ok := decodeJSON(vm, cp.Result); ok {
+		if len(cp.Result) <= maxCachedString && cp.Result[0] == '"' {
+			r.lastStr = append(r.lastStr[:0], cp.Result...)
+			r.lastStrV = v
+		}
 		return cp.C.Resolve(v)
 	}
 	invalid := func(why string) error {

@@ -186,3 +186,39 @@ func TestUnawaitedFailedCallIsNoted(t *testing.T) {
 		t.Fatalf("logs = %+v, want one warn note of the unawaited failed call", res.Logs)
 	}
 }
+
+// TestBindingStringResultReuse: a run reuses the value of a short string result the same binding
+// answer decoded to last time (run.lastStr); every answer still decodes to what JSON.parse makes of
+// it, also when the binding rewrites the buffer it returned before.
+func TestBindingStringResultReuse(t *testing.T) {
+	g := newTestRuntime(t)
+	var shared []byte
+	bindings := map[string]coderuntime.Binding{
+		// raw answers the JSON text in its argument's s, verbatim.
+		"raw": func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			var a struct{ S string }
+			if err := json.Unmarshal(args, &a); err != nil {
+				return nil, err
+			}
+			return json.RawMessage(a.S), nil
+		},
+		// same answers its s in one buffer, rewritten for each call.
+		"same": func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+			var a struct{ S string }
+			if err := json.Unmarshal(args, &a); err != nil {
+				return nil, err
+			}
+			shared = append(shared[:0], a.S...)
+			return shared, nil
+		},
+	}
+	docs := []string{`"ok"`, `"ok"`, `"ok" `, `"no"`, `"ok"`, `"\u00e9"`, `"é"`, `"é"`, `{"a":"ok"}`, `"ok"`, `"a\"b"`, `"a\"b"`, `""`, `""`, `1`, `"ok"`}
+	src, _ := json.Marshal(docs)
+	prog := "const docs = " + string(src) + "\nconst out = []\nfor (const s of docs) { out.push(await tools.raw({ s }), await tools.same({ s })) }\n" +
+		"return out.every((v, i) => JSON.stringify(v) === JSON.stringify(JSON.parse(docs[i >> 1]))) ? out : 'mismatch'"
+	res := mustRun(t, g, coderuntime.Program{Source: prog, Bindings: bindings})
+	want := `["ok","ok","ok","ok","ok","ok","no","no","ok","ok","é","é","é","é","é","é",{"a":"ok"},{"a":"ok"},"ok","ok","a\"b","a\"b","a\"b","a\"b","","","","",1,1,"ok","ok"]`
+	if string(res.Value) != want {
+		t.Fatalf("value = %s, want %s", res.Value, want)
+	}
+}

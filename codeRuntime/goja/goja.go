@@ -118,6 +118,11 @@ type run struct {
 	interrupted atomic.Bool
 	// argW serializes binding arguments (see argJSON).
 	argW argJSON
+	// lastStr and lastStrV are the last binding result that was a short JSON string and the value it
+	// decoded to: a tool answering the same string call after call reuses the value (a string is a
+	// primitive, so sharing it is not observable) instead of allocating it again.
+	lastStr  []byte
+	lastStrV goja.Value
 
 	inVM     bool
 	cpuLeft  time.Duration

@@ -40,6 +40,11 @@ func (r Result) CanonicalValue() json.RawMessage {
 	if r.Value != nil {
 		return append(json.RawMessage(nil), r.Value...)
 	}
+	if len(r.Content) == 1 && r.Content[0].Type == ContentText {
+		// One text block (the common case): quoted straight into a buffer of its size.
+		t := r.Content[0].Text
+		return canonjson.AppendString(make([]byte, 0, len(t)+2), t)
+	}
 	var b strings.Builder
 	n := 0
 	for _, c := range r.Content {
