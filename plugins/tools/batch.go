@@ -282,9 +282,14 @@ const guardDelay = time.Millisecond
 // to a new goroutine (see handOff).
 func (b *batchRun) chain(i int) {
 	defer b.wg.Done()
+	var execs []Execution // allocated a chunk at a time (see execChunk)
 	for ; i < len(b.calls); i++ {
 		e, c := &b.entries[i], b.calls[i]
-		exec := &Execution{}
+		if len(execs) == 0 {
+			execs = make([]Execution, min(execChunk, len(b.calls)-i))
+		}
+		exec := &execs[0]
+		execs = execs[1:]
 		res, st := b.s.enter(b.ctx, e, exec, c)
 		if e.class == Parallel {
 			e.exec, e.st, e.tool = exec, st, c.Name
@@ -298,6 +303,13 @@ func (b *batchRun) chain(i int) {
 	}
 	b.endChain()
 }
+
+// execChunk is how many calls' Executions the chain allocates at once:
+// one allocation of 4 KB (eight of 488 bytes) instead of eight. Each
+// call still has an Execution of its own, never reused; a body that
+// keeps its Execution after its call keeps the chunk's other seven alive
+// with it (4 KB at most).
+const execChunk = 8
 
 // handOff continues the chain after e on a new goroutine: e's goroutine,
 // which ran the chain, is exiting (runtime.Goexit).
