@@ -300,3 +300,24 @@ func TestOUT15_TypedFastPathTrustsOnlyItsOwnBytes(t *testing.T) {
 		t.Fatalf("schema replaced after Define: %+v", res)
 	}
 }
+
+// TestCanonicalValueOfOneTextAllocatesOnce: the canonical value of a result of one text block is
+// its quoted text, made in one allocation (a sub-call of Code Mode makes one per call); several
+// blocks join with newlines as before.
+func TestCanonicalValueOfOneTextAllocatesOnce(t *testing.T) {
+	one := tools.Result{Content: []tools.Content{tools.Text("a \"quoted\"\nline é")}}
+	if got, want := string(one.CanonicalValue()), `"a \"quoted\"\nline é"`; got != want {
+		t.Fatalf("CanonicalValue = %s, want %s", got, want)
+	}
+	two := tools.Result{Content: []tools.Content{tools.Text("a"), tools.Text("b")}}
+	if got, want := string(two.CanonicalValue()), `"a\nb"`; got != want {
+		t.Fatalf("CanonicalValue of two blocks = %s, want %s", got, want)
+	}
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	plain := tools.Result{Content: []tools.Content{tools.Text("ok")}}
+	if n := testing.AllocsPerRun(100, func() { _ = plain.CanonicalValue() }); n > 1 {
+		t.Fatalf("CanonicalValue of one text block allocates %.0f objects, want 1", n)
+	}
+}
