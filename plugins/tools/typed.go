@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -181,9 +182,10 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 				return nil
 			}
 			if !dec.zeroSize {
-				v = &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(dec)}}
+				v = dec.holder()
 			}
 			if vs := dec.decode(exec.argBytes(), exec.args, &v.value); len(vs) > 0 {
+				// v is dropped: it may hold part of a value.
 				return &schema.ArgsError{Tool: name, Violations: vs}
 			}
 			exec.decoded.Store(&v.decodedHead)
@@ -195,7 +197,9 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		// body is called directly (no wrapper, no copy of the Output).
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
-				return plain(ctx, v.value, exec)
+				a := v.value
+				dec.recycle(v)
+				return plain(ctx, a, exec)
 			}
 			a, err := dec.fresh(exec, name)
 			if err != nil {
@@ -206,11 +210,12 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 	} else if body := body.run; body != nil {
 		d.Execute = func(ctx context.Context, exec *Execution) (Output, error) {
 			if v := dec.take(exec); v != nil {
-				slot := &v.out
 				if v == dec.shared {
-					slot = nil // not this call's
+					return body(ctx, v.value, nil, exec) // not this call's slot
 				}
-				return body(ctx, v.value, slot, exec)
+				o, err := body(ctx, v.value, &v.out, exec)
+				dec.recycle(v)
+				return o, err
 			}
 			a, err := dec.fresh(exec, name)
 			if err != nil {
@@ -257,6 +262,9 @@ type typedDecoder[A, S any] struct {
 	// decode into the zero value of A (empty); nil when neither holds.
 	shared          *decoded[A, S]
 	zeroSize, empty bool
+	// spare is a holder an earlier call recycled, for a later one (see
+	// recycle), or nil.
+	spare atomic.Pointer[decoded[A, S]]
 }
 
 // decodesEmpty reports whether the arguments {} pass d's validation and
@@ -462,4 +470,30 @@ func typedBody[A, Out, S any](t TypedTool[A, Out]) (typed[A, S], error) {
 		}
 	}
 	return out, nil
+}
+
+// holder returns a holder for one call's decoded value, whose value is
+// the zero value of A and which nothing else refers to: the spare one
+// (taken: one caller gets it), or a new one.
+func (d *typedDecoder[A, S]) holder() *decoded[A, S] {
+	if v := d.spare.Swap(nil); v != nil {
+		return v
+	}
+	return &decoded[A, S]{decodedHead: decodedHead{by: unsafe.Pointer(d)}}
+}
+
+// recycle zeroes v, a holder that take returned to the caller, and keeps
+// it as the spare. The caller must not use v afterwards, and nothing else
+// refers to it: take removed it from its execution (the only other
+// place that held it), the body received a copy of its value, and the
+// body's out slot, if it was handed one, was zeroed before the body
+// returned (typedBody). A body that panics does not return here: its
+// holder is dropped.
+func (d *typedDecoder[A, S]) recycle(v *decoded[A, S]) {
+	if v == d.shared {
+		return
+	}
+	v.value = *new(A)
+	v.out = *new(S)
+	d.spare.Store(v)
 }
