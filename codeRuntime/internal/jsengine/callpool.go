@@ -29,9 +29,9 @@ type Call struct {
 }
 
 // NewCall is the call of binding fn (named name) with a copy of args, which the call and its
-// binding own. Short arguments share the call's allocation (callInline), so such a call costs one
-// allocation instead of two; the copy's capacity is its length, so that a binding appending to it
-// writes a new array.
+// binding own. Arguments of up to 24 bytes share the call's allocation (callInline), so such a
+// call costs one allocation instead of two, and no more memory; the copy's capacity is its
+// length, so that a binding appending to it writes a new array.
 func NewCall[S ~string | ~[]byte](name string, fn coderuntime.Binding, args S) *Call {
 	if len(args) <= callInlineArgs {
 		c := &callInline{Call: Call{Name: name, Fn: fn}}
@@ -45,8 +45,9 @@ func NewCall[S ~string | ~[]byte](name string, fn coderuntime.Binding, args S) *
 }
 
 // callInlineArgs is the longest arguments NewCall keeps in the call's own allocation: with them, a
-// Call fills a 144-byte size class.
-const callInlineArgs = 40
+// Call fills a 128-byte size class, no more than a Call (112) and short arguments (16 or more) in
+// two allocations.
+const callInlineArgs = 24
 
 // callInline is a Call with room for short arguments (see NewCall).
 type callInline struct {

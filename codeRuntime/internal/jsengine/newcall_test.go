@@ -11,7 +11,7 @@ import (
 // (changing the caller's afterwards changes nothing), whose capacity is its length (a binding
 // appending to it writes elsewhere); arguments of up to callInlineArgs bytes share the call's one
 // allocation (two without it), longer ones get their own; and a call with its room for arguments
-// still fits the 144-byte size class.
+// still fits the 128-byte size class.
 func TestNewCallCopiesShortArgsInline(t *testing.T) {
 	fn := func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, nil }
 	for _, n := range []int{0, 1, 9, callInlineArgs, callInlineArgs + 1, 1000} {
@@ -39,8 +39,8 @@ func TestNewCallCopiesShortArgsInline(t *testing.T) {
 			t.Errorf("%d bytes: %v allocations", n, allocs)
 		}
 	}
-	if s := unsafe.Sizeof(callInline{}); s > 144 {
-		t.Errorf("a call with its room for arguments is %d bytes, over the 144-byte size class", s)
+	if s := unsafe.Sizeof(callInline{}); s > 128 {
+		t.Errorf("a call with its room for arguments is %d bytes, over the 128-byte size class", s)
 	}
 }
 
