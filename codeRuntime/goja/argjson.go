@@ -62,6 +62,16 @@ func (k argKey) value(vm *goja.Runtime) goja.Value {
 // catchable exception: the argument is not serializable). An uncatchable error (an interrupt)
 // propagates as a panic, as it did from the guarded stringify's caller.
 func (r *run) argumentJSON(v goja.Value) (out []byte, defined bool, thrown goja.Value) {
+	out, defined, thrown = r.argumentJSONTemp(v)
+	if out != nil {
+		out = append([]byte(nil), out...)
+	}
+	return out, defined, thrown
+}
+
+// argumentJSONTemp is argumentJSON without the copy: the text is the run's buffer, valid only
+// until the next argument is serialized (the caller copies it before it runs any JavaScript).
+func (r *run) argumentJSONTemp(v goja.Value) (out []byte, defined bool, thrown goja.Value) {
 	w := &r.argW
 	if w.busy {
 		// A getter or toJSON of the walk in progress made a binding call.
@@ -78,7 +88,7 @@ func (r *run) argumentJSON(v goja.Value) (out []byte, defined bool, thrown goja.
 	if !defined {
 		return nil, false, nil
 	}
-	return append([]byte(nil), w.buf...), true, nil
+	return w.buf, true, nil
 }
 
 func (w *argJSON) done() {

@@ -2,7 +2,6 @@ package goja
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/dop251/goja"
@@ -32,9 +31,9 @@ func (r *run) bindingFunc(name string, b coderuntime.Binding) func(goja.Function
 		if r.pending >= r.cfg.MaxPendingCalls {
 			return refuse(fmt.Sprintf("%s: too many pending binding calls (limit %d)", name, r.cfg.MaxPendingCalls), "TOO_MANY_CALLS", "RangeError")
 		}
-		args := json.RawMessage("{}")
+		args := []byte("{}")
 		if a := fc.Argument(0); !goja.IsUndefined(a) {
-			s, defined, thrown := r.argumentJSON(a)
+			s, defined, thrown := r.argumentJSONTemp(a) // copied by NewCall below
 			if thrown != nil {
 				msg, _, err := r.describe(thrown)
 				if err != nil {
@@ -48,7 +47,9 @@ func (r *run) bindingFunc(name string, b coderuntime.Binding) func(goja.Function
 			args = s
 		}
 		r.pending++
-		r.Submit(&jsengine.Call{Name: name, Fn: b, Args: args, Resolve: resolve, Reject: reject})
+		c := jsengine.NewCall(name, b, args)
+		c.Resolve, c.Reject = resolve, reject
+		r.Submit(c)
 		return r.vm.ToValue(p)
 	}
 }

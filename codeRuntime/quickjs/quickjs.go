@@ -421,7 +421,7 @@ func (r *qjsRun) hostCall(args []any) (any, error) {
 	if r.hasMain && r.promises.settled(&r.main) {
 		return 0, nil // the program settled: the prelude refuses the call
 	}
-	c := &jsengine.Call{Name: name, Fn: b, Args: json.RawMessage(js)}
+	c := jsengine.NewCall(name, b, js)
 	r.Submit(c)
 	return int(c.Seq), nil
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -1216,14 +1217,71 @@ func encodeDispatchStart(name string, args []byte, at time.Time) ([]byte, error)
 
 // appendTime appends t as encoding/json writes it (RFC 3339 with
 // nanoseconds, quoted); false for a year encoding/json refuses or writes
-// otherwise.
+// otherwise. A sub-call writes three times (its start, and its timing's
+// start and end), nearly always within one second: the text of that
+// second is kept (lastSecond) and only the fraction is written.
 func appendTime(b []byte, t time.Time) ([]byte, bool) {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return b, false
+	sec, loc := t.Unix(), t.Location()
+	p := lastSecond.Load()
+	if p == nil || p.sec != sec || p.loc != loc {
+		if y := t.Year(); y < 0 || y > 9999 {
+			return b, false
+		}
+		p = newSecondText(t, sec, loc)
+		lastSecond.Store(p)
 	}
 	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, p.date[:]...)
+	b = appendFraction(b, t.Nanosecond())
+	b = append(b, p.zone...)
 	return append(b, '"'), true
+}
+
+// secondText is the RFC 3339 text of one second in one location, as
+// time.RFC3339Nano writes every instant of it: the date and time
+// ("2006-01-02T15:04:05", 19 bytes for a year 0–9999), then the fraction
+// (appendFraction), then the zone ("Z" or "±hh:mm", the same for the
+// whole second: a location's offset changes on a second's boundary at the
+// earliest). It is immutable once made.
+type secondText struct {
+	sec  int64
+	loc  *time.Location
+	date [19]byte
+	zone string
+}
+
+// lastSecond is the secondText of the last time appendTime wrote.
+var lastSecond atomic.Pointer[secondText]
+
+// newSecondText is the secondText of t's second (t.Unix() is sec,
+// t.Location() loc, its year 0–9999), cut from time's own text of the
+// second's first instant.
+func newSecondText(t time.Time, sec int64, loc *time.Location) *secondText {
+	var buf [64]byte
+	whole := time.Unix(sec, 0).In(loc).AppendFormat(buf[:0], time.RFC3339Nano) // no fraction
+	p := &secondText{sec: sec, loc: loc, zone: string(whole[19:])}
+	copy(p.date[:], whole[:19])
+	return p
+}
+
+// appendFraction appends the fraction of a second time.RFC3339Nano
+// writes for ns nanoseconds: none for 0, else a dot and the nine digits
+// without their trailing zeros.
+func appendFraction(b []byte, ns int) []byte {
+	if ns == 0 {
+		return b
+	}
+	var d [10]byte
+	d[0] = '.'
+	for i := 9; i >= 1; i-- {
+		d[i] = byte('0' + ns%10)
+		ns /= 10
+	}
+	n := 10
+	for d[n-1] == '0' {
+		n--
+	}
+	return append(b, d[:n]...)
 }
 
 // appendTiming appends t as encoding/json writes it; false when a field

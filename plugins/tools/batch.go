@@ -682,9 +682,9 @@ const (
 	stepDispatch
 )
 
-// run runs one call on the calling goroutine (Code Mode).
-func (s *sched) run(ctx context.Context, e *entry, call Call) Result {
-	exec := &Execution{}
+// run runs one call on the calling goroutine (Code Mode), with exec, its
+// zero Execution (SubCalls allocates it with e).
+func (s *sched) run(ctx context.Context, e *entry, exec *Execution, call Call) Result {
 	res, st := s.enter(ctx, e, exec, call)
 	return s.complete(ctx, e, exec, call.Name, res, st)
 }
