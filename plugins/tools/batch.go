@@ -320,10 +320,15 @@ const guardDelay = time.Millisecond
 // (see handOff).
 func (b *batchRun) chain(i int) {
 	defer b.wg.Done()
-	classic := false // a call was queued for a worker: no runner from here on
+	classic := false      // a call was queued for a worker: no runner from here on
+	var execs []Execution // allocated a chunk at a time (see execChunk)
 	for ; i < len(b.calls); i++ {
 		e, c := &b.entries[i], b.calls[i]
-		exec := b.nextExec(i)
+		if len(execs) == 0 {
+			execs = make([]Execution, min(execChunk, len(b.calls)-i))
+		}
+		exec := &execs[0]
+		execs = execs[1:]
 		res, st := b.s.enter(b.ctx, e, exec, c)
 		if e.class == Parallel {
 			e.exec, e.st, e.tool = exec, st, c.Name
@@ -331,7 +336,9 @@ func (b *batchRun) chain(i int) {
 				*e.res = res
 			}
 			if !classic && b.s.r.policyUnheard() {
+				b.execs = execs // the runner's, then back
 				next, entered := b.runFast(e)
+				execs, b.execs = b.execs, nil
 				if entered {
 					// An exclusive call the runner entered: its rest
 					// runs here.
@@ -352,8 +359,9 @@ func (b *batchRun) chain(i int) {
 	b.endChain()
 }
 
-// nextExec returns call i's Execution, from the chunk the chain (or the
-// runner) allocated last, which only the goroutine entering calls uses.
+// nextExec returns call i's Execution for a runner, from the chunk the
+// chain (or a runner) allocated last, which only the goroutine holding
+// the chain uses.
 func (b *batchRun) nextExec(i int) *Execution {
 	if len(b.execs) == 0 {
 		b.execs = make([]Execution, min(execChunk, len(b.calls)-i))
