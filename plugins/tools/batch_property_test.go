@@ -34,8 +34,8 @@ import (
 //     bubble otherwise; goleak checks the package).
 //
 // The batches run with a tools/pre-execute listener, and without any
-// policy listener ("runner"), so that the calls run whole on the batch's
-// runners (see ExecuteBatch).
+// policy listener and with 32 to 41 calls ("runner"), so that the calls
+// run whole on the batch's runners (see ExecuteBatch).
 func TestB1_B2_B3_PropertyRandomBatches(t *testing.T) {
 	iterations := 300
 	if testing.Short() {
@@ -63,6 +63,9 @@ func TestB1_B2_B3_PropertyRandomBatches(t *testing.T) {
 func randomBatch(t *testing.T, iter int, rng *rand.Rand, pre bool) {
 	e := newBatchEnvWith(t, pre)
 	n := 1 + rng.IntN(10)
+	if !pre {
+		n += 31 // enough for a runner (see runnerMinCalls)
+	}
 	calls := make([]tools.Call, n)
 	denied := make([]bool, n)
 	for i := range calls {

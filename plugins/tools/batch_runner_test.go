@@ -23,8 +23,9 @@ import (
 // a parallel body does. An exclusive call's body still runs on the
 // calling goroutine (the runner gives it back), and its Goexit ends that
 // goroutine. Every call gets exactly one result and tools/result, in
-// model order. With a tools/pre-execute listener the rule runs on the
-// calling goroutine again, as before.
+// model order. With a tools/pre-execute listener, or in a batch of fewer
+// than 32 calls (see runnerMinCalls), the rule runs on the calling
+// goroutine, as before. The other batches have 40 calls.
 func TestB3_RunnerRunsWholeCallsAndGoexitEndsOnlyIt(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
@@ -35,6 +36,8 @@ func TestB3_RunnerRunsWholeCallsAndGoexitEndsOnlyIt(t *testing.T) {
 	}{
 		{"rule", false, []tools.Call{bcall(0, "par", `"ms":1`), bcall(1, "par", ""), bcall(2, "dyn", `"p":true,"rule":"goexit"`), bcall(3, "par", ""), bcall(4, "exc", "")},
 			[]tools.ErrorCode{"", "", tools.CodeInternal, "", ""}, true},
+		{"rule in a short batch", false, []tools.Call{bcall(0, "par", `"ms":1`), bcall(1, "par", ""), bcall(2, "dyn", `"p":true,"rule":"goexit"`), bcall(3, "par", ""), bcall(4, "exc", "")},
+			[]tools.ErrorCode{"", "", tools.CodeInternal, "", ""}, false},
 		{"rule with a listener", true, []tools.Call{bcall(0, "par", `"ms":1`), bcall(1, "par", ""), bcall(2, "dyn", `"p":true,"rule":"goexit"`), bcall(3, "par", ""), bcall(4, "exc", "")},
 			[]tools.ErrorCode{"", "", tools.CodeInternal, "", ""}, false},
 		{"parallel body", false, []tools.Call{bcall(0, "par", ""), bcall(1, "par", `"goexit":true`), bcall(2, "par", `"ms":1`), bcall(3, "par", "")},
@@ -42,6 +45,11 @@ func TestB3_RunnerRunsWholeCallsAndGoexitEndsOnlyIt(t *testing.T) {
 		{"exclusive body", false, []tools.Call{bcall(0, "par", ""), bcall(1, "par", ""), bcall(2, "exc", `"goexit":true`), bcall(3, "par", ""), bcall(4, "par", "")},
 			[]tools.ErrorCode{"", "", tools.CodeToolError, "", ""}, false},
 	} {
+		// Enough calls after the first parallel one for a runner, but
+		// for the short batch.
+		for i := len(tc.calls); i < 40 && tc.name != "rule in a short batch"; i++ {
+			tc.calls, tc.want = append(tc.calls, bcall(i, "par", "")), append(tc.want, "")
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newBatchEnvWith(t, tc.pre)
@@ -89,7 +97,10 @@ func TestB2_RunnerStuckInABodyGivesUpTheChain(t *testing.T) {
 				return tools.Output{Content: []tools.Content{tools.Text(x.CallID())}}, nil
 			},
 		})
-		calls := []tools.Call{{ID: "c0", Name: "rendezvous"}, {ID: "c1", Name: "rendezvous"}, {ID: "c2", Name: "rendezvous"}}
+		calls := make([]tools.Call, 40) // enough for a runner
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: "rendezvous"}
+		}
 		res := e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
 		for i, r := range res {
 			if r.IsError || r.CallID != calls[i].ID || text(r) != calls[i].ID {
@@ -100,7 +111,8 @@ func TestB2_RunnerStuckInABodyGivesUpTheChain(t *testing.T) {
 }
 
 // TestB3_CancellingARunnerBatch is TestB3_CancellingTheBatch with
-// nothing listening to the policy stages (the calls run on runners): the
+// nothing listening to the policy stages and 35 more calls (the calls run
+// on runners): the
 // running bodies end ABORTED, every other call ABORTED_BEFORE_DISPATCH
 // without its body, each with exactly one tools/result, in model order.
 func TestB3_CancellingARunnerBatch(t *testing.T) {
@@ -110,13 +122,16 @@ func TestB3_CancellingARunnerBatch(t *testing.T) {
 			bcall(0, "par", `"ms":1000`), bcall(1, "par", `"ms":1000`), bcall(2, "par", `"ms":1000`),
 			bcall(3, "exc", `"ms":1000`), bcall(4, "par", `"ms":1000`),
 		}
+		want := []tools.ErrorCode{tools.CodeAborted, tools.CodeAborted, tools.CodeAbortedBeforeDispatch, tools.CodeAbortedBeforeDispatch, tools.CodeAbortedBeforeDispatch}
+		for i := len(calls); i < 40; i++ { // enough for a runner
+			calls, want = append(calls, bcall(i, "par", `"ms":1000`)), append(want, tools.CodeAbortedBeforeDispatch)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan []tools.Result)
 		go func() { done <- e.reg.ExecuteBatch(ctx, calls, tools.BatchOptions{MaxParallel: 2}) }()
 		time.Sleep(10 * time.Millisecond)
 		cancel()
 		res := <-done
-		want := []tools.ErrorCode{tools.CodeAborted, tools.CodeAborted, tools.CodeAbortedBeforeDispatch, tools.CodeAbortedBeforeDispatch, tools.CodeAbortedBeforeDispatch}
 		for i, r := range res {
 			if r.CallID != calls[i].ID || code(r) != want[i] {
 				t.Errorf("result %d = %s %s, want %s", i, r.CallID, code(r), want[i])
@@ -126,10 +141,10 @@ func TestB3_CancellingARunnerBatch(t *testing.T) {
 		if got := order(evs, "body"); !slices.Equal(got, []int{0, 1}) && !slices.Equal(got, []int{1, 0}) {
 			t.Errorf("bodies that started: %v, want 0 and 1 only", got)
 		}
-		if got := order(evs, "result"); !slices.Equal(got, seq(5)) {
+		if got := order(evs, "result"); !slices.Equal(got, seq(len(calls))) {
 			t.Errorf("tools/result order = %v", got)
 		}
-		if got := order(evs, "post"); !slices.Equal(got, seq(5)) {
+		if got := order(evs, "post"); !slices.Equal(got, seq(len(calls))) {
 			t.Errorf("post-execute order = %v", got)
 		}
 	})
@@ -139,7 +154,7 @@ func TestB3_CancellingARunnerBatch(t *testing.T) {
 // starts with nothing listening to the policy stages (its calls run on a
 // runner); call 3's body registers a tools/pre-execute listener. The
 // listener sees the prefixes of the calls entered after that, each once,
-// in model order: calls 4 to 9, the runner entering each after the call
+// in model order: calls 4 to 39, the runner entering each after the call
 // before it (one CPU keeps a later call from entering while call 3's
 // body runs, which ExecuteBatch allows).
 func TestB2_AListenerAddedMidBatchSeesTheLaterPrefixesInOrder(t *testing.T) {
@@ -164,7 +179,7 @@ func TestB2_AListenerAddedMidBatchSeesTheLaterPrefixesInOrder(t *testing.T) {
 				return tools.Output{Content: []tools.Content{tools.Text(x.CallID())}}, nil
 			},
 		})
-		calls := make([]tools.Call, 10)
+		calls := make([]tools.Call, 40) // enough for a runner
 		for i := range calls {
 			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: "listen"}
 		}
@@ -176,7 +191,11 @@ func TestB2_AListenerAddedMidBatchSeesTheLaterPrefixesInOrder(t *testing.T) {
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		if want := []string{"c4", "c5", "c6", "c7", "c8", "c9"}; !slices.Equal(seen, want) {
+		var want []string
+		for i := 4; i < len(calls); i++ {
+			want = append(want, fmt.Sprint("c", i))
+		}
+		if !slices.Equal(seen, want) {
 			t.Fatalf("the listener saw %v, want %v", seen, want)
 		}
 	})
