@@ -32,25 +32,40 @@ import (
 //     starts;
 //   - every goroutine the batch started has ended (synctest fails the
 //     bubble otherwise; goleak checks the package).
+//
+// The batches run with a tools/pre-execute listener, and without any
+// policy listener and with 32 to 41 calls ("runner"), so that the calls
+// run whole on the batch's runners (see ExecuteBatch).
 func TestB1_B2_B3_PropertyRandomBatches(t *testing.T) {
 	iterations := 300
 	if testing.Short() {
 		iterations = 60
 	}
-	for iter := range iterations {
-		rng := rand.New(rand.NewPCG(0xba7c4, uint64(iter)))
-		synctest.Test(t, func(t *testing.T) {
-			randomBatch(t, iter, rng)
-		})
-		if t.Failed() {
-			t.Fatalf("iteration %d failed", iter)
+	for _, pre := range []bool{true, false} {
+		name := "listened"
+		if !pre {
+			name = "runner"
 		}
+		t.Run(name, func(t *testing.T) {
+			for iter := range iterations {
+				rng := rand.New(rand.NewPCG(0xba7c4, uint64(iter)))
+				synctest.Test(t, func(t *testing.T) {
+					randomBatch(t, iter, rng, pre)
+				})
+				if t.Failed() {
+					t.Fatalf("iteration %d failed", iter)
+				}
+			}
+		})
 	}
 }
 
-func randomBatch(t *testing.T, iter int, rng *rand.Rand) {
-	e := newBatchEnv(t)
+func randomBatch(t *testing.T, iter int, rng *rand.Rand, pre bool) {
+	e := newBatchEnvWith(t, pre)
 	n := 1 + rng.IntN(10)
+	if !pre {
+		n += 31 // enough for a runner (see runnerMinCalls)
+	}
 	calls := make([]tools.Call, n)
 	denied := make([]bool, n)
 	for i := range calls {
@@ -70,7 +85,11 @@ func randomBatch(t *testing.T, iter int, rng *rand.Rand) {
 		if rng.IntN(3) == 0 {
 			add(`"postMs":%d`, rng.IntN(4))
 		}
-		switch rng.IntN(10) {
+		policy := rng.IntN(10)
+		if !pre {
+			policy = -1 // no listener to deny or ask
+		}
+		switch policy {
 		case 0:
 			add(`"pre":"deny"`)
 			denied[i] = true

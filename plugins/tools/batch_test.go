@@ -49,8 +49,17 @@ type batchEnv struct {
 //   - par declares every call Parallel;
 //   - exc declares nothing (exclusive);
 //   - dyn is Parallel when its "p" argument is true, and its rule fails
-//     for "rule": "panic" or "error".
+//     for "rule": "panic" or "error" (and calls runtime.Goexit for
+//     "goexit").
 func newBatchEnv(t testing.TB) *batchEnv {
+	t.Helper()
+	return newBatchEnvWith(t, true)
+}
+
+// newBatchEnvWith is newBatchEnv, without the tools/pre-execute listener
+// when pre is false: nothing then listens to the policy stages, and a
+// batch's calls run whole on its runner (see ExecuteBatch).
+func newBatchEnvWith(t testing.TB, pre bool) *batchEnv {
 	t.Helper()
 	e := &batchEnv{env: newEnv(t)}
 	body := func(ctx context.Context, x *tools.Execution) (tools.Output, error) {
@@ -85,6 +94,8 @@ func newBatchEnv(t testing.TB) *batchEnv {
 				switch x.Arg("rule").String() {
 				case "panic":
 					panic("rule panicked")
+				case "goexit":
+					runtime.Goexit()
 				case "error":
 					return tools.Parallel, errors.New("rule failed")
 				}
@@ -96,22 +107,9 @@ func newBatchEnv(t testing.TB) *batchEnv {
 	} {
 		mustRegister(t, e.reg, e.root, d)
 	}
-	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
-		i := callIndex(x.CallID())
-		e.add("pre", i)
-		if ms := x.Arg("preMs").Int(); ms > 0 {
-			time.Sleep(time.Duration(ms) * time.Millisecond)
-		}
-		switch x.Arg("pre").String() {
-		case "deny":
-			return tools.Denied("no"), nil
-		case "ask":
-			return tools.Asked("check"), nil
-		case "error":
-			return tools.PreDecision{}, errors.New("listener failed")
-		}
-		return next(ctx)
-	}))
+	if pre {
+		e.onPre(t)
+	}
 	must2(t)(host.OnWaterfall(e.root, tools.ExecuteEvent, func(ctx context.Context, x *tools.Execution, next tools.ExecuteNext) (tools.Result, error) {
 		i := callIndex(x.CallID())
 		e.mu.Lock()
@@ -174,6 +172,27 @@ func newBatchEnv(t testing.TB) *batchEnv {
 		return tools.AllowedOnce, nil
 	})))
 	return e
+}
+
+// onPre registers the tools/pre-execute listener that traces "pre" and
+// acts on a call's preMs, pre (deny, ask, error) arguments.
+func (e *batchEnv) onPre(t testing.TB) {
+	must2(t)(host.OnWaterfall(e.root, tools.PreExecute, func(ctx context.Context, x *tools.Execution, next tools.PreNext) (tools.PreDecision, error) {
+		i := callIndex(x.CallID())
+		e.add("pre", i)
+		if ms := x.Arg("preMs").Int(); ms > 0 {
+			time.Sleep(time.Duration(ms) * time.Millisecond)
+		}
+		switch x.Arg("pre").String() {
+		case "deny":
+			return tools.Denied("no"), nil
+		case "ask":
+			return tools.Asked("check"), nil
+		case "error":
+			return tools.PreDecision{}, errors.New("listener failed")
+		}
+		return next(ctx)
+	}))
 }
 
 // batch runs ExecuteBatch on a goroutine of its own and returns its
