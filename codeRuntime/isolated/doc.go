@@ -59,7 +59,9 @@
 // In the worker, a call awaited while no goroutine reads the parent's pipe reads its answer itself,
 // on the engine's goroutine: the worker's write of the call mostly hands the CPU to the parent,
 // which answers meanwhile, so the raw read that follows finds the answer, with no goroutine woken
-// and no turn through the scheduler. A goroutine reads for the others (and for a cancellation)
+// and no turn through the scheduler; an answer not there yet is waited for up to a millisecond in
+// a raw system call (ppoll, on Linux) before the call parks on the runtime's poller, so it costs
+// no turn through the scheduler either. A goroutine reads for the others (and for a cancellation)
 // while calls run concurrently or the program computes without calls for a millisecond; the parent
 // answers the worker's settlement with a wake-up frame, so a call reading for an answer that the
 // settlement cancelled returns.

@@ -65,6 +65,7 @@ type Runtime struct {
 	env       []string
 	killGrace time.Duration // how long a cancelled run may take to report before its worker is killed
 	startWait time.Duration // how long a starting worker may take to say hello
+	handAfter time.Duration // how long the reader runs a call itself before handing reading over (handoffAfter)
 
 	// slots holds a token per run in progress: at most runSlots(cfg) (MaxWorkers and
 	// MaxTotalMemoryBytes) run at once. done is closed by Close, waking the runs waiting for one.
@@ -126,7 +127,7 @@ func New(cfg coderuntime.Config) (*Runtime, error) {
 		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, workerLegacyIOEnv+"=") || strings.HasPrefix(kv, workerBackgroundReadsEnv+"=")
 	})
 	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
-	return &Runtime{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute,
+	return &Runtime{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute, handAfter: handoffAfter,
 		slots: make(chan struct{}, runSlots(cfg)), done: make(chan struct{}),
 		busy: map[*worker]struct{}{}, changed: make(chan struct{})}, nil
 }

@@ -5,6 +5,7 @@ package isolated
 import (
 	"os"
 	"os/exec"
+	"time"
 )
 
 // isolationSupported reports whether process isolation works on this platform: worker processes
@@ -19,9 +20,10 @@ func setNonblock(int) {}
 
 // rawFile is the os.File itself here (see the unix rawFile).
 type rawFile struct {
-	f  *os.File
-	fd uintptr
+	f    *os.File
+	fd   uintptr
+	wait time.Duration
 }
 
-func (r rawFile) Read(b []byte) (int, error)  { return r.f.Read(b) }
-func (r rawFile) Write(b []byte) (int, error) { return r.f.Write(b) }
+func (r *rawFile) Read(b []byte) (int, error)  { return r.f.Read(b) }
+func (r *rawFile) Write(b []byte) (int, error) { return r.f.Write(b) }

@@ -62,9 +62,13 @@ type worker struct {
 	limit func(byte) int
 	wg    *sync.WaitGroup // the Runtime's: counts the reader goroutines
 
-	hmu       sync.Mutex // guards handoff and handTimer
+	hmu       sync.Mutex // guards the fields below
 	handoff   int        // handNone, handInline, handHanded
 	handTimer *time.Timer
+	handArmed bool          // handTimer will fire (see runInline)
+	handArms  int           // how often runInline armed it (for tests)
+	inlineAt  time.Time     // when the call running inline, or the last one, started
+	handAfter time.Duration // handoffAfter (tests lengthen it)
 
 	mu     sync.Mutex
 	dead   bool // the process exited: its pid must not be signalled
@@ -113,7 +117,7 @@ func (iso *Runtime) start() (*worker, error) {
 	}
 	w := &worker{cmd: cmd, pid: cmd.Process.Pid, in: reqW, out: respR, stderr: stderr,
 		frames: make(chan frame), quit: make(chan struct{}), exited: make(chan struct{}), reaped: make(chan struct{}),
-		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1), wg: &iso.wg}
+		readerDone: make(chan struct{}), writerDone: make(chan struct{}), wake: make(chan struct{}, 1), wg: &iso.wg, handAfter: iso.handAfter}
 	iso.wg.Add(3)
 	go func() { defer iso.wg.Done(); w.wait() }()
 	go func() { defer iso.wg.Done(); w.read(iso.frameLimit) }()
@@ -233,21 +237,31 @@ const handoffAfter = 100 * time.Microsecond
 
 // runInline runs c, the only call in flight, on the reader's goroutine, which saves waking a
 // binding goroutine and a thread for it on every call of a program awaiting its calls one by one.
-// A call still running after handoffAfter hands the reader's role to a new goroutine, so that
-// further calls start and the settlement cancels c as soon as they arrive. It reports whether
-// this goroutine still holds the role.
+// A call still running handoffAfter after it started hands the reader's role to a new goroutine,
+// so that further calls start and the settlement cancels c as soon as they arrive. It reports
+// whether this goroutine still holds the role.
+//
+// The hand-off timer is not set per call: setting a timer wakes a thread of the runtime (to wait
+// for it in the poller), and then the timer's removal leaves that thread a wake-up for nothing,
+// which on every call of a program awaiting its calls one by one competed with the worker for the
+// CPU. Armed by the first call, the timer fires at most every handoffAfter while calls keep
+// starting (see handOff), and stops once none started for that long.
 func (w *worker) runInline(r *isoRun, c *isoCall) bool {
+	now := time.Now()
 	w.hmu.Lock()
-	w.handoff = handInline
-	if w.handTimer == nil {
-		w.handTimer = time.AfterFunc(handoffAfter, w.handOff)
-	} else {
-		w.handTimer.Reset(handoffAfter)
+	w.handoff, w.inlineAt = handInline, now
+	if !w.handArmed {
+		w.handArmed = true
+		w.handArms++
+		if w.handTimer == nil {
+			w.handTimer = time.AfterFunc(w.handAfter, w.handOff)
+		} else {
+			w.handTimer.Reset(w.handAfter)
+		}
 	}
 	w.hmu.Unlock()
 	res, err := r.invoke(c)
 	w.hmu.Lock()
-	w.handTimer.Stop()
 	handed := w.handoff == handHanded
 	w.handoff = handNone
 	w.hmu.Unlock()
@@ -256,15 +270,26 @@ func (w *worker) runInline(r *isoRun, c *isoCall) bool {
 	return !handed
 }
 
-// handOff starts a goroutine that takes the reader's role over, if the call running inline still
-// runs (a late timer finds nothing to do, or hands a later inline call off early, which is
-// harmless).
+// handOff, the hand-off timer's function, starts a goroutine that takes the reader's role over if
+// the call running inline started handoffAfter ago or more; otherwise it fires again handoffAfter
+// after that call's start, or, with no call inline, handoffAfter from now while a call started
+// within the last handoffAfter (calls keep coming), and else stops (the next call arms it).
 func (w *worker) handOff() {
 	w.hmu.Lock()
 	defer w.hmu.Unlock()
-	if w.handoff != handInline {
+	since := time.Since(w.inlineAt)
+	switch {
+	case w.handoff == handInline && since < w.handAfter:
+		w.handTimer.Reset(w.handAfter - since)
+		return
+	case w.handoff != handInline && since < w.handAfter:
+		w.handTimer.Reset(w.handAfter)
+		return
+	case w.handoff != handInline:
+		w.handArmed = false
 		return
 	}
+	w.handArmed = false
 	w.handoff = handHanded
 	// The reader's goroutine, counted in wg, is still running: the Add happens before any Wait
 	// could return.
@@ -359,6 +384,12 @@ func (w *worker) kill(why killReason) {
 		}
 	}
 	close(w.quit)
+	// Its run is over: the hand-off timer has nothing left to do.
+	w.hmu.Lock()
+	if w.handTimer != nil && w.handTimer.Stop() {
+		w.handArmed = false
+	}
+	w.hmu.Unlock()
 	// A writer blocked on a full pipe returns once the process is gone; closing our end also
 	// unblocks it on platforms where the kill is late.
 	_ = w.in.Close()

@@ -751,3 +751,32 @@ func TestConfigValidatesTheWorkerCaps(t *testing.T) {
 		t.Fatalf("defaults: MaxWorkers %d, MaxTotalMemoryBytes %d, slots %d", d.MaxWorkers, d.MaxTotalMemoryBytes, runSlots(d))
 	}
 }
+
+// TestIsolatedHandOffTimerArmedOnce: the parent's hand-off timer (the reader running the only call
+// in flight hands reading over after handoffAfter) is armed once for a program awaiting its calls
+// one by one, not per call: arming a timer wakes a thread of the runtime. With the hand-off after
+// an hour it does not fire during the run, and 50 calls arm it once (50 times when armed per call).
+func TestIsolatedHandOffTimerArmedOnce(t *testing.T) {
+	iso := newIsolatedT(t, isoConfig())
+	iso.handAfter = time.Hour
+	arms := -1
+	bind := func(context.Context, json.RawMessage) (json.RawMessage, error) {
+		iso.mu.Lock()
+		defer iso.mu.Unlock()
+		for w := range iso.busy { // the run's worker, the only one busy
+			w.hmu.Lock()
+			arms = w.handArms
+			w.hmu.Unlock()
+		}
+		return json.RawMessage(`1`), nil
+	}
+	res, err := iso.Run(context.Background(), coderuntime.Program{
+		Source:   "let s = 0\nfor (let i = 0; i < 50; i++) s += await tools.f({})\nreturn s",
+		Bindings: map[string]coderuntime.Binding{"f": bind}})
+	if err != nil || string(res.Value) != "50" {
+		t.Fatalf("run: %v, %v", res, err)
+	}
+	if arms != 1 {
+		t.Fatalf("the hand-off timer was armed %d times by 50 calls, want once", arms)
+	}
+}

@@ -11,7 +11,7 @@ import (
 )
 
 // rawPipe is a non-blocking pipe read and written through rawFile.
-func rawPipe(t testing.TB) (rawFile, rawFile) {
+func rawPipe(t testing.TB) (*rawFile, *rawFile) {
 	t.Helper()
 	var fds [2]int
 	if err := syscall.Pipe(fds[:]); err != nil {
@@ -22,7 +22,7 @@ func rawPipe(t testing.TB) (rawFile, rawFile) {
 	setNonblock(fds[1])
 	r, w := os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
 	t.Cleanup(func() { r.Close(); w.Close() })
-	return rawFile{r, uintptr(fds[0])}, rawFile{w, uintptr(fds[1])}
+	return &rawFile{f: r, fd: uintptr(fds[0])}, &rawFile{f: w, fd: uintptr(fds[1])}
 }
 
 // checkRawRoundTrip writes data through a rawFile in chunks of the given size while another

@@ -117,10 +117,12 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	// the scheduler when the parent answers within the worker's write, as it mostly does.
 	var toParent io.Writer = out
 	var fromParentFile io.Reader = in
+	var rawIn *rawFile
 	if !legacyWorkerIO() && !backgroundReads() {
-		toParent, fromParentFile = rawFile{out, 4}, rawFile{in, 3}
+		rawIn = &rawFile{f: in, fd: 3}
+		toParent, fromParentFile = &rawFile{f: out, fd: 4}, rawIn
 	}
-	s := &workerSession{cfg: cfg, out: toParent, waiting: map[uint64]chan jsengine.Answer{}, held: map[uint64][]byte{}, next: 1,
+	s := &workerSession{cfg: cfg, out: toParent, raw: rawIn, waiting: map[uint64]chan jsengine.Answer{}, held: map[uint64][]byte{}, next: 1,
 		bgWake: make(chan struct{}, 1), exit: os.Exit}
 	var hello enc
 	hello.uint(protocolVersion)
@@ -206,6 +208,7 @@ type workerSession struct {
 	cfg    coderuntime.Config
 	out    io.Writer
 	rd     io.Reader          // from the parent: read only by the goroutine holding the role
+	raw    *rawFile           // under rd, or nil (legacy I/O): its wait is set while a call reads its own answer
 	cancel context.CancelFunc // the run's context, cancelled by frameCancel
 	bgWake chan struct{}      // room for one: the background goroutine holds the role now
 	exit   func(code int)     // os.Exit (tests end the goroutine instead): the parent went away or broke the protocol
@@ -222,6 +225,12 @@ type workerSession struct {
 	wbuf     []byte            // call frames' reused buffer
 	watching bool              // settlement of the binding context is watched
 }
+
+// answerWait is how long a call reading its own answer waits for it in a raw system call, keeping
+// the worker's only P, before it parks on the poller (see rawFile): the answers of fast bindings
+// come well within it, and the engine's timers, the watchdog and a cancellation's settlement wait
+// that long at most.
+const answerWait = time.Millisecond
 
 // idleRead is how long the reading role stays free before the background goroutine takes it: at
 // most that long, a cancellation waits while the program computes without making calls.
@@ -327,6 +336,9 @@ func (s *workerSession) await(ctx context.Context, seq uint64, ch chan jsengine.
 	lead := s.leadLocked(ctx, seq)
 	s.mu.Unlock()
 	if lead {
+		if s.raw != nil {
+			s.raw.wait = answerWait
+		}
 		for {
 			a, got := s.readOne(seq)
 			s.mu.Lock()
@@ -334,6 +346,9 @@ func (s *workerSession) await(ctx context.Context, seq uint64, ch chan jsengine.
 				delete(s.waiting, seq)
 			}
 			if got || ctx.Err() != nil {
+				if s.raw != nil {
+					s.raw.wait = 0 // before the role passes on
+				}
 				s.releaseLocked()
 				s.mu.Unlock()
 				if got {

@@ -154,3 +154,66 @@ func TestIsolatedParentWakesAfterSettlement(t *testing.T) {
 		t.Fatalf("the frame after the settlement: %s, want %s", res.Value, want)
 	}
 }
+
+// waitRecorder serves frames, recording the raw wait in force at each read.
+type waitRecorder struct {
+	raw   *rawFile
+	mu    chan struct{} // room for one: guards waits
+	waits []time.Duration
+	r     io.Reader
+}
+
+func (w *waitRecorder) Read(b []byte) (int, error) {
+	w.mu <- struct{}{}
+	w.waits = append(w.waits, w.raw.wait)
+	<-w.mu
+	return w.r.Read(b)
+}
+
+// TestWorkerOwnAnswerWaitsRaw: a call reading its own answer reads with the raw wait (answerWait)
+// and clears it before giving the role up; the background goroutine reads without it (it must not
+// hold the worker's only P while the program could run).
+func TestWorkerOwnAnswerWaitsRaw(t *testing.T) {
+	s, pw := newPipeSession(t)
+	rec := &waitRecorder{raw: &rawFile{}, mu: make(chan struct{}, 1), r: s.rd}
+	s.raw, s.rd = rec.raw, bufio.NewReaderSize(rec, frameHeader) // one read per header and body
+	mine := make(chan jsengine.Answer, 1)
+	s.mu.Lock()
+	s.waiting[1] = mine
+	s.mu.Unlock()
+	if err := writeFrame(pw, frameAnswer, encodeAnswer(jsengine.Answer{Seq: 1, Result: []byte(`1`)})); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := s.await(context.Background(), 1, mine); err != nil || string(a.Result) != "1" {
+		t.Fatalf("await: %+v, %v", a, err)
+	}
+	rec.mu <- struct{}{}
+	own := rec.waits
+	rec.waits = nil
+	<-rec.mu
+	if len(own) == 0 || own[0] != answerWait {
+		t.Fatalf("the call's reads waited %v, want %v", own, answerWait)
+	}
+	if s.raw.wait != 0 {
+		t.Fatalf("the wait stayed %v after the call returned", s.raw.wait)
+	}
+	// The background goroutine reads for a call registered but not awaiting.
+	other := make(chan jsengine.Answer, 1)
+	s.mu.Lock()
+	s.waiting[2] = other
+	s.mu.Unlock()
+	s.idleFired()
+	if err := writeFrame(pw, frameAnswer, encodeAnswer(jsengine.Answer{Seq: 2, Result: []byte(`2`)})); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-other; string(a.Result) != "2" {
+		t.Fatalf("the background read %+v", a)
+	}
+	rec.mu <- struct{}{}
+	defer func() { <-rec.mu }()
+	for _, w := range rec.waits {
+		if w != 0 {
+			t.Fatalf("the background goroutine read with a raw wait of %v", w)
+		}
+	}
+}
