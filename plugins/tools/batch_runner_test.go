@@ -200,3 +200,54 @@ func TestB2_AListenerAddedMidBatchSeesTheLaterPrefixesInOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestB2_ARunnerThatYieldsInABodyKeepsTheChain: with nothing listening
+// to the policy stages, call 0's body yields 20 times before it returns.
+// The calling goroutine looks at the runner only every 32 of its own
+// yields and takes the chain after two looks without progress (before: a
+// look a yield, eight looks), so no other runner starts and no other
+// body runs meanwhile: the bodies run one at a time, in model order. One
+// CPU makes the calling goroutine and the body yield in turn.
+func TestB2_ARunnerThatYieldsInABodyKeepsTheChain(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		var mu sync.Mutex
+		var bodies []string // "+c3" as call 3's body starts, "-c3" as it ends
+		mustRegister(t, e.reg, e.root, tools.Definition{
+			Name: "yielder", Description: "Call 0 yields 20 times.", Concurrency: tools.Parallel,
+			Parameters: json.RawMessage(`{"type":"object"}`),
+			Execute: func(_ context.Context, x *tools.Execution) (tools.Output, error) {
+				mu.Lock()
+				bodies = append(bodies, "+"+x.CallID())
+				mu.Unlock()
+				if x.CallID() == "c0" {
+					for range 20 {
+						runtime.Gosched()
+					}
+				}
+				mu.Lock()
+				bodies = append(bodies, "-"+x.CallID())
+				mu.Unlock()
+				return tools.Output{Content: []tools.Content{tools.Text(x.CallID())}}, nil
+			},
+		})
+		calls := make([]tools.Call, 40) // enough for a runner
+		var want []string
+		for i := range calls {
+			calls[i] = tools.Call{ID: fmt.Sprint("c", i), Name: "yielder"}
+			want = append(want, fmt.Sprint("+c", i), fmt.Sprint("-c", i))
+		}
+		res := e.reg.ExecuteBatch(context.Background(), calls, tools.BatchOptions{})
+		for i, r := range res {
+			if r.IsError || r.CallID != calls[i].ID || text(r) != calls[i].ID {
+				t.Fatalf("result %d: %+v", i, r)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(bodies, want) {
+			t.Fatalf("bodies ran %v, want one at a time in model order", bodies)
+		}
+	})
+}
