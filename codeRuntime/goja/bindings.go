@@ -2,6 +2,7 @@ package goja
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/dop251/goja"
@@ -48,10 +49,39 @@ func (r *run) bindingFunc(name string, b coderuntime.Binding) func(goja.Function
 		}
 		r.pending++
 		c := jsengine.NewCall(name, b, args)
-		c.Resolve, c.Reject = resolve, reject
+		c.Slot = r.holdPromise(resolve, reject)
 		r.Submit(c)
 		return r.vm.ToValue(p)
 	}
+}
+
+// callPromise is the resolve and reject functions of a binding call's promise.
+type callPromise struct{ resolve, reject func(any) error }
+
+// holdPromise keeps the functions that settle a binding call's promise in the run's table, not in
+// the call's record (which the binding may keep, see jsengine.Call.Slot), and returns their slot.
+// Slots are reused, so the table holds at most MaxPendingCalls entries.
+func (r *run) holdPromise(resolve, reject func(any) error) int {
+	if n := len(r.freeSlots); n > 0 {
+		i := r.freeSlots[n-1]
+		r.freeSlots = r.freeSlots[:n-1]
+		r.promises[i] = callPromise{resolve, reject}
+		return i
+	}
+	r.promises = append(r.promises, callPromise{resolve, reject})
+	return len(r.promises) - 1
+}
+
+// takePromise returns the functions held in slot i and frees the slot; ok is false when it holds
+// none (never for a completion the pool delivered: each call completes once).
+func (r *run) takePromise(i int) (p callPromise, ok bool) {
+	if i < 0 || i >= len(r.promises) || r.promises[i].resolve == nil {
+		return callPromise{}, false
+	}
+	p = r.promises[i]
+	r.promises[i] = callPromise{}
+	r.freeSlots = append(r.freeSlots, i)
+	return p, true
 }
 
 // maxCachedString is the longest binding result (in bytes) that complete keeps as run.lastStr.
@@ -60,6 +90,10 @@ const maxCachedString = 128
 // complete settles a binding call's promise on the run goroutine.
 func (r *run) complete(cp jsengine.Completion) error {
 	vm := r.vm
+	pr, ok := r.takePromise(cp.C.Slot)
+	if !ok {
+		return errors.New("coderuntime: a binding completion for no call in flight")
+	}
 	if cp.Err != nil {
 		a := jsengine.AnswerOf(cp.Err)
 		details := goja.Undefined()
@@ -77,27 +111,27 @@ func (r *run) complete(cp jsengine.Completion) error {
 		if err != nil {
 			return err
 		}
-		return cp.C.Reject(e)
+		return pr.reject(e)
 	}
 	if len(bytes.TrimSpace(cp.Result)) == 0 {
-		return cp.C.Resolve(goja.Undefined())
+		return pr.resolve(goja.Undefined())
 	}
 	if r.lastStrV != nil && bytes.Equal(cp.Result, r.lastStr) {
-		return cp.C.Resolve(r.lastStrV)
+		return pr.resolve(r.lastStrV)
 	}
 	if v, ok := decodeJSON(vm, cp.Result); ok {
 		if len(cp.Result) <= maxCachedString && cp.Result[0] == '"' {
 			r.lastStr = append(r.lastStr[:0], cp.Result...)
 			r.lastStrV = v
 		}
-		return cp.C.Resolve(v)
+		return pr.resolve(v)
 	}
 	invalid := func(why string) error {
 		e, err := r.h.makeError(goja.Undefined(), vm.ToValue(fmt.Sprintf("%s: the binding returned %s", cp.C.Name, why)), vm.ToValue("INVALID_RESULT"), vm.ToValue(""))
 		if err != nil {
 			return err
 		}
-		return cp.C.Reject(e)
+		return pr.reject(e)
 	}
 	if jsengine.JSONTooDeep(cp.Result, r.maxDepth) {
 		// goja's JSON.parse would recurse once per level on the Go stack.
@@ -113,7 +147,7 @@ func (r *run) complete(cp jsengine.Completion) error {
 		if err != nil {
 			return err
 		}
-		return cp.C.Reject(e)
+		return pr.reject(e)
 	}
-	return cp.C.Resolve(v)
+	return pr.resolve(v)
 }

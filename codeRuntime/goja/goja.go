@@ -101,6 +101,10 @@ type run struct {
 
 	jsengine.CallPool
 	pending int
+	// promises settle the binding calls in flight, by their call's Slot (see holdPromise);
+	// freeSlots are the slots free for reuse.
+	promises  []callPromise
+	freeSlots []int
 
 	logs     []coderuntime.Log
 	logBytes int

@@ -14,12 +14,15 @@ import (
 
 // Call is one binding call.
 type Call struct {
-	Name    string
-	Fn      coderuntime.Binding
-	Args    json.RawMessage
-	Seq     uint64 // submission number (see coderuntime.CallSeq), set by Submit
-	Resolve func(any) error
-	Reject  func(any) error
+	Name string
+	Fn   coderuntime.Binding
+	Args json.RawMessage
+	Seq  uint64 // submission number (see coderuntime.CallSeq), set by Submit
+	// Slot is the runtime's own name for the call's promise (goja: an index into its run's table of
+	// resolve and reject functions). The record holds nothing of the VM: a binding that keeps its
+	// arguments or its context (both share the record's memory) keeps the record alive after the
+	// run, and must not keep the run's VM with it.
+	Slot int
 	// claimed is set by the goroutine that runs the call: a worker of the pool, or the run
 	// goroutine (see ClaimAlone), whichever claims it first.
 	claimed atomic.Bool
@@ -29,7 +32,7 @@ type Call struct {
 }
 
 // NewCall is the call of binding fn (named name) with a copy of args, which the call and its
-// binding own. Arguments of up to 24 bytes share the call's allocation (callInline), so such a
+// binding own. Arguments of up to 32 bytes share the call's allocation (callInline), so such a
 // call costs one allocation instead of two, and no more memory; the copy's capacity is its
 // length, so that a binding appending to it writes a new array.
 func NewCall[S ~string | ~[]byte](name string, fn coderuntime.Binding, args S) *Call {
@@ -45,9 +48,9 @@ func NewCall[S ~string | ~[]byte](name string, fn coderuntime.Binding, args S) *
 }
 
 // callInlineArgs is the longest arguments NewCall keeps in the call's own allocation: with them, a
-// Call fills a 128-byte size class, no more than a Call (112) and short arguments (16 or more) in
-// two allocations.
-const callInlineArgs = 24
+// Call (96 bytes) fills a 128-byte size class, no more than a Call and short arguments (16 or more)
+// in two allocations.
+const callInlineArgs = 32
 
 // callInline is a Call with room for short arguments (see NewCall).
 type callInline struct {
