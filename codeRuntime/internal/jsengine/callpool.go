@@ -76,7 +76,9 @@ const HandOffDelay = 100 * time.Microsecond
 //
 // A started call is handed to a goroutine of the pool lazily: when the run goroutine waits for
 // completions (ClaimAlone), or at the latest HandOffDelay after it started, by the pool's one
-// timer, while the program runs on. So a program that awaits its calls one by one wakes no
+// timer, while the program runs on. The timer is not set per call: the first call sets it, and it
+// stays set while calls keep starting (setting and stopping a timer on every call of a program
+// awaiting its calls one by one cost more than the timer firing now and then); see timerHandOff. So a program that awaits its calls one by one wakes no
 // goroutine for them (ClaimAlone runs each on the run goroutine), and a call the program does not
 // await still runs while the program runs on.
 type CallPool struct {
@@ -95,16 +97,18 @@ type CallPool struct {
 	mu      sync.Mutex
 	handoff []handOff
 	armed   bool // timer is set to hand off (its callback has not begun)
+	arms    int  // how often the timer was set (for tests)
 	closed  bool // settlement: nothing more is handed off
 	timer   *time.Timer
 	timerWG sync.WaitGroup // the timer's settings whose callback has not ended (nor was stopped)
 }
 
 // handOff is a started call not handed to a goroutine yet; spawn says whether a new goroutine is to
-// run it (else an idle one receives it on work).
+// run it (else an idle one receives it on work); at is when it started.
 type handOff struct {
 	c     *Call
 	spawn bool
+	at    time.Time
 }
 
 // NewCallPool is the pool of a run whose binding calls get bindCtx, at most max at once.
@@ -140,7 +144,6 @@ func (r *CallPool) ClaimAlone() *Call {
 	c := r.last
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.disarm()
 	if r.active != 1 || len(r.queue) > 0 || c == nil || !c.claimed.CompareAndSwap(false, true) {
 		r.handOffLocked()
 		return nil
@@ -153,6 +156,7 @@ func (r *CallPool) ClaimAlone() *Call {
 		r.handoff[0] = handOff{}
 		r.handoff = r.handoff[:0]
 	}
+	// The timer stays set: it stops when it finds no call to hand off (see timerHandOff).
 	return c
 }
 
@@ -185,7 +189,8 @@ func (r *CallPool) Handled() {
 // stack). done and work each have room for every active call, so neither send blocks, even after
 // the loop stopped reading.
 //
-// The call is handed to that goroutine lazily (see CallPool): start only sets the timer.
+// The call is handed to that goroutine lazily (see CallPool): start sets the timer unless it is
+// set (it then fires before this call is due, see timerHandOff).
 func (r *CallPool) start(c *Call) {
 	r.active++
 	r.last = c
@@ -193,10 +198,12 @@ func (r *CallPool) start(c *Call) {
 	if h.spawn {
 		r.goroutines++
 	}
+	h.at = time.Now()
 	r.mu.Lock()
 	r.handoff = append(r.handoff, h)
 	if !r.armed {
 		r.armed = true
+		r.arms++
 		r.timerWG.Add(1)
 		if r.timer == nil {
 			r.timer = time.AfterFunc(HandOffDelay, r.timerHandOff)
@@ -207,13 +214,31 @@ func (r *CallPool) start(c *Call) {
 	r.mu.Unlock()
 }
 
-// timerHandOff is the timer's callback: it hands off the calls started and not handed off yet.
+// timerHandOff is the timer's callback: it hands off the calls not handed off yet that started
+// HandOffDelay ago or more, and sets the timer again for when the oldest one left is due; with
+// none left, the timer stays unset until the next call starts. The timer is always due no later
+// than every call waiting for it: start sets it only when it is not set, and then at the call's
+// start or before.
 func (r *CallPool) timerHandOff() {
 	defer r.timerWG.Done()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.armed = false
-	r.handOffLocked()
+	if r.closed || len(r.handoff) == 0 {
+		return
+	}
+	now := time.Now()
+	n := 0
+	for n < len(r.handoff) && now.Sub(r.handoff[n].at) >= HandOffDelay {
+		n++
+	}
+	r.handOffFirstLocked(n)
+	if len(r.handoff) > 0 {
+		r.armed = true
+		r.arms++
+		r.timerWG.Add(1)
+		r.timer.Reset(HandOffDelay - now.Sub(r.handoff[0].at))
+	}
 }
 
 // disarm stops the timer when it is set and its callback has not begun; r.mu is held.
@@ -227,10 +252,16 @@ func (r *CallPool) disarm() {
 // handOffLocked hands each started call not handed off yet to a goroutine, in submission order;
 // r.mu is held. After settlement began it does nothing: Settle handed them off.
 func (r *CallPool) handOffLocked() {
-	if r.closed {
+	r.handOffFirstLocked(len(r.handoff))
+}
+
+// handOffFirstLocked hands off the first n calls not handed off yet, in submission order; r.mu is
+// held. After settlement began it does nothing.
+func (r *CallPool) handOffFirstLocked(n int) {
+	if r.closed || n == 0 {
 		return
 	}
-	for i, h := range r.handoff {
+	for i, h := range r.handoff[:n] {
 		if h.spawn {
 			r.wg.Add(1)
 			go r.serve(h.c)
@@ -239,7 +270,9 @@ func (r *CallPool) handOffLocked() {
 		}
 		r.handoff[i] = handOff{}
 	}
-	r.handoff = r.handoff[:0]
+	m := copy(r.handoff, r.handoff[n:])
+	clear(r.handoff[m:])
+	r.handoff = r.handoff[:m]
 }
 
 // Settle runs at settlement, once the binding context is cancelled: it stops the pool's goroutines,

@@ -169,8 +169,9 @@ func TestCallContextNumbersWithoutAllocating(t *testing.T) {
 // TestAwaitedCallsWakeNoGoroutine pins the lazy hand-off: a call the run goroutine claims before
 // HandOffDelay passed (as when the program awaits it right away) was never handed to a goroutine,
 // so a sequence of awaited calls starts none and ClaimAlone claims every one (before, each call
-// was handed to a worker at Submit, which woke it and often won the claim). The bubble's clock
-// does not move while the test goroutine runs, so the delay never passes here.
+// was handed to a worker at Submit, which woke it and often won the claim), and the hand-off timer
+// is set once, not per call (before, each call set it and ClaimAlone stopped it). The bubble's
+// clock does not move while the test goroutine runs, so the delay never passes here.
 func TestAwaitedCallsWakeNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -191,6 +192,47 @@ func TestAwaitedCallsWakeNoGoroutine(t *testing.T) {
 		}
 		if p.goroutines != 0 {
 			t.Fatalf("%d goroutines started for calls the run goroutine ran", p.goroutines)
+		}
+		if p.arms != 1 {
+			t.Fatalf("the hand-off timer was set %d times for 2000 calls, want once", p.arms)
+		}
+		cancel()
+		p.Settle()
+	})
+}
+
+// TestHandOffTimerKeptSetIsNeverEarlyNorLate pins the hand-off timer that stays set from call to
+// call: a call started while the timer is set for an earlier call's due time is still handed off
+// exactly HandOffDelay after it started (the timer, finding it not due, is set again for it), not
+// earlier nor later, and once no call waits for it the timer stays unset.
+func TestHandOffTimerKeptSetIsNeverEarlyNorLate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		one := func(context.Context, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`1`), nil }
+		p := NewCallPool(ctx, 2)
+		a := &Call{Name: "a", Fn: one}
+		p.Submit(a) // sets the timer, due HandOffDelay from now
+		if alone := p.ClaimAlone(); alone != a {
+			t.Fatal("the awaited call was not claimed")
+		}
+		p.RunClaimed(a)
+		p.Handled()
+		time.Sleep(HandOffDelay * 6 / 10)
+		began := make(chan time.Time, 1)
+		start := time.Now()
+		p.Submit(&Call{Name: "b", Fn: func(context.Context, json.RawMessage) (json.RawMessage, error) {
+			began <- time.Now()
+			return nil, nil
+		}})
+		if d := (<-began).Sub(start); d != HandOffDelay {
+			t.Fatalf("the call waiting for the timer began %s after it started, want HandOffDelay %s", d, HandOffDelay)
+		}
+		<-p.Completions()
+		p.Handled()
+		time.Sleep(10 * HandOffDelay)
+		if p.arms != 2 {
+			t.Fatalf("the hand-off timer was set %d times, want 2 (for a, then again for b)", p.arms)
 		}
 		cancel()
 		p.Settle()
