@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -129,8 +130,16 @@ type run struct {
 	lastStrV goja.Value
 
 	inVM     bool
-	cpuLeft  time.Duration
-	cpuTimer *time.Timer
+	cpuTimer *time.Timer // interrupts the VM when the busy-CPU budget is used (see enter)
+	// cpuMu guards the budget's state, which cpuTimer's function reads.
+	cpuMu    sync.Mutex
+	cpuLeft  time.Duration // the budget left, as of the last exit from the VM
+	cpuIn    bool          // the run goroutine is in the VM, since cpuStart
+	cpuStart time.Time
+	cpuArmed bool // cpuTimer is set and its function has not begun
+	cpuArms  int  // how often cpuTimer was set (for tests)
+	cpuUsed  bool // cpuTimer's function found the budget used and interrupted the VM
+	cpuDone  bool // settlement: cpuTimer is stopped for good
 }
 
 func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.Program, compileTime time.Duration) (res *coderuntime.Result, err error) {
@@ -154,7 +163,7 @@ func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.
 	r.CallPool = jsengine.NewCallPool(bindCtx, cfg.MaxConcurrentCalls)
 	r.cpuLeft = g.cfg.CPUBudget - compileTime
 	vm := r.vm
-	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), func() { r.interrupted.Store(true); vm.Interrupt(coderuntime.ErrCPUBudget) })
+	r.cpuTimer = time.AfterFunc(time.Duration(math.MaxInt64), r.cpuCheck)
 	stopAfter := func() bool { return false }
 	stopWatchdog := func() {}
 
@@ -165,7 +174,10 @@ func (g *Runtime) execute(ctx context.Context, prg *goja.Program, p coderuntime.
 		cancelBind(coderuntime.ErrRunSettled)
 		r.Settle()
 		stopWatchdog()
+		r.cpuMu.Lock()
+		r.cpuDone = true
 		r.cpuTimer.Stop()
+		r.cpuMu.Unlock()
 	}()
 	defer func() {
 		if x := recover(); x != nil {
@@ -287,25 +299,63 @@ func (r *run) result() (*coderuntime.Result, error) {
 }
 
 // enter runs f (which enters the VM) under the busy-CPU budget.
+//
+// The budget's timer is not set per entry (a program awaiting its binding calls one by one enters
+// the VM once per call): it is set when an entry finds it unset, for the budget left, so it is
+// due no later than the budget could run out (time out of the VM only moves that later), and
+// cpuCheck, when it fires, interrupts the VM only if the time spent in it used the budget, else
+// sets it again for the rest (or leaves it unset while the run is out of the VM).
 func (r *run) enter(f func() error) error {
 	if r.inVM {
 		return f() // nested (a native function calling back into the VM): already under the budget
 	}
+	r.cpuMu.Lock()
 	if r.cpuLeft <= 0 {
+		r.cpuMu.Unlock()
 		return coderuntime.ErrCPUBudget
 	}
-	r.inVM = true
-	defer func() { r.inVM = false }()
+	r.inVM, r.cpuIn = true, true
 	start := time.Now()
-	r.cpuTimer.Reset(r.cpuLeft)
-	err := f()
-	if !r.cpuTimer.Stop() {
-		// The timer fired: the interrupt either stopped f or is pending for the next entry.
-		r.cpuLeft = 0
-	} else {
-		r.cpuLeft -= time.Since(start)
+	r.cpuStart = start
+	if !r.cpuArmed {
+		r.cpuArmed = true
+		r.cpuArms++
+		r.cpuTimer.Reset(r.cpuLeft)
 	}
-	return err
+	r.cpuMu.Unlock()
+	defer func() {
+		r.cpuMu.Lock()
+		r.inVM, r.cpuIn = false, false
+		if r.cpuUsed {
+			// The interrupt either stopped f or is pending for the next entry.
+			r.cpuLeft = 0
+		} else {
+			r.cpuLeft -= time.Since(start)
+		}
+		r.cpuMu.Unlock()
+	}()
+	return f()
+}
+
+// cpuCheck is cpuTimer's function (see enter): it interrupts the VM when the run goroutine is in
+// it and has used the budget, sets the timer again for the rest when it has not, and leaves it
+// unset while the run is out of the VM (the next entry sets it).
+func (r *run) cpuCheck() {
+	r.cpuMu.Lock()
+	defer r.cpuMu.Unlock()
+	r.cpuArmed = false
+	if r.cpuDone || !r.cpuIn {
+		return
+	}
+	if left := r.cpuLeft - time.Since(r.cpuStart); left > 0 {
+		r.cpuArmed = true
+		r.cpuArms++
+		r.cpuTimer.Reset(left)
+		return
+	}
+	r.cpuUsed = true
+	r.interrupted.Store(true)
+	r.vm.Interrupt(coderuntime.ErrCPUBudget)
 }
 
 // newRun returns a run with a fresh VM, not yet prepared.
