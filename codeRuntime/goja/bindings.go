@@ -49,33 +49,38 @@ func (r *run) bindingFunc(name string, b coderuntime.Binding) func(goja.Function
 		}
 		r.pending++
 		c := jsengine.NewCall(name, b, args)
-		c.Slot = r.holdPromise(resolve, reject)
+		c.Slot = r.holdPromise(c, resolve, reject)
 		r.Submit(c)
 		return r.vm.ToValue(p)
 	}
 }
 
-// callPromise is the resolve and reject functions of a binding call's promise.
-type callPromise struct{ resolve, reject func(any) error }
+// callPromise is the resolve and reject functions of call's promise.
+type callPromise struct {
+	call            *jsengine.Call
+	resolve, reject func(any) error
+}
 
 // holdPromise keeps the functions that settle a binding call's promise in the run's table, not in
 // the call's record (which the binding may keep, see jsengine.Call.Slot), and returns their slot.
 // Slots are reused, so the table holds at most MaxPendingCalls entries.
-func (r *run) holdPromise(resolve, reject func(any) error) int {
+func (r *run) holdPromise(c *jsengine.Call, resolve, reject func(any) error) int {
 	if n := len(r.freeSlots); n > 0 {
 		i := r.freeSlots[n-1]
 		r.freeSlots = r.freeSlots[:n-1]
-		r.promises[i] = callPromise{resolve, reject}
+		r.promises[i] = callPromise{c, resolve, reject}
 		return i
 	}
-	r.promises = append(r.promises, callPromise{resolve, reject})
+	r.promises = append(r.promises, callPromise{c, resolve, reject})
 	return len(r.promises) - 1
 }
 
-// takePromise returns the functions held in slot i and frees the slot; ok is false when it holds
-// none (never for a completion the pool delivered: each call completes once).
-func (r *run) takePromise(i int) (p callPromise, ok bool) {
-	if i < 0 || i >= len(r.promises) || r.promises[i].resolve == nil {
+// takePromise returns the functions that settle c's promise and frees their slot; ok is false
+// when c's slot does not hold them (never for a completion the pool delivered: each call completes
+// once), so that a second or stray completion settles no other call's promise.
+func (r *run) takePromise(c *jsengine.Call) (p callPromise, ok bool) {
+	i := c.Slot
+	if i < 0 || i >= len(r.promises) || r.promises[i].call != c {
 		return callPromise{}, false
 	}
 	p = r.promises[i]
@@ -90,7 +95,7 @@ const maxCachedString = 128
 // complete settles a binding call's promise on the run goroutine.
 func (r *run) complete(cp jsengine.Completion) error {
 	vm := r.vm
-	pr, ok := r.takePromise(cp.C.Slot)
+	pr, ok := r.takePromise(cp.C)
 	if !ok {
 		return errors.New("coderuntime: a binding completion for no call in flight")
 	}

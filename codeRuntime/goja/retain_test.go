@@ -8,6 +8,7 @@ import (
 	"weak"
 
 	coderuntime "github.com/dsh-go/dsh/codeRuntime"
+	"github.com/dsh-go/dsh/codeRuntime/internal/jsengine"
 )
 
 // TestKeptCallRecordDoesNotKeepTheVM pins that a binding keeping its arguments and its context
@@ -53,5 +54,31 @@ func TestKeptCallRecordDoesNotKeepTheVM(t *testing.T) {
 			}
 			runtime.KeepAlive(kept)
 		})
+	}
+}
+
+// TestCallPromiseSlotsAreReusedAndChecked: the run's table of promise functions reuses a freed
+// slot, and a completion for a call its slot does not hold (a second completion, or one for a call
+// whose slot went to another call) settles nothing.
+func TestCallPromiseSlotsAreReusedAndChecked(t *testing.T) {
+	r := &run{}
+	fn := func(any) error { return nil }
+	a, b := &jsengine.Call{}, &jsengine.Call{}
+	a.Slot = r.holdPromise(a, fn, fn)
+	if _, ok := r.takePromise(a); !ok {
+		t.Fatal("a's promise not found")
+	}
+	if _, ok := r.takePromise(a); ok {
+		t.Fatal("a second completion of a found a promise")
+	}
+	b.Slot = r.holdPromise(b, fn, fn)
+	if b.Slot != a.Slot || len(r.promises) != 1 {
+		t.Fatalf("slot %d of %d, want a's slot %d reused", b.Slot, len(r.promises), a.Slot)
+	}
+	if _, ok := r.takePromise(a); ok {
+		t.Fatal("a stale completion of a settled b's promise")
+	}
+	if p, ok := r.takePromise(b); !ok || p.call != b {
+		t.Fatal("b's promise not found")
 	}
 }
