@@ -17,10 +17,11 @@ import (
 // bookkeeping and, with one P, the P's retake by sysmon, which otherwise wakes every 20 µs while
 // the call lasts (a write to a pipe hands the CPU to the woken reader, so it lasts the reader's
 // turn). It is sound because the descriptor is non-blocking: a raw read or write returns at once
-// (EAGAIN when it would wait), and the raw wait below is bounded; the buffer's address is converted in the call expression of
-// syscall.RawSyscall (go:uintptrkeepalive), which keeps it alive and unmoved for the call; and the
-// descriptor is not closed while a rawFile uses it (the worker's pipes live as long as its
-// process), so its number cannot have been reused for another file.
+// (EAGAIN when it would wait), and the raw wait below is bounded; the buffer's address is
+// converted in the call expression of syscall.RawSyscall (go:uintptrkeepalive), which keeps it
+// alive and unmoved for the call; and the descriptor is not closed while a rawFile uses it (the
+// worker's pipes live as long as its process), so its number cannot have been reused for another
+// file.
 //
 // A read of an empty pipe first waits up to wait for data in a raw system call (rawWaitReadable,
 // on Linux), keeping its thread and P: the goroutine awaiting a call's answer has nothing else to

@@ -78,9 +78,10 @@ const HandOffDelay = 100 * time.Microsecond
 // completions (ClaimAlone), or at the latest HandOffDelay after it started, by the pool's one
 // timer, while the program runs on. The timer is not set per call: the first call sets it, and it
 // stays set while calls keep starting (setting and stopping a timer on every call of a program
-// awaiting its calls one by one cost more than the timer firing now and then); see timerHandOff. So a program that awaits its calls one by one wakes no
-// goroutine for them (ClaimAlone runs each on the run goroutine), and a call the program does not
-// await still runs while the program runs on.
+// awaiting its calls one by one cost more than the timer firing now and then); see timerHandOff.
+// So a program that awaits its calls one by one wakes no goroutine for them (ClaimAlone runs each
+// on the run goroutine), and a call the program does not await still runs while the program runs
+// on.
 type CallPool struct {
 	max        int             // the run's MaxConcurrentCalls
 	bindCtx    context.Context // the context every binding call gets; cancelled at settlement
