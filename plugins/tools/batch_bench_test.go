@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -91,6 +92,9 @@ func BenchmarkBatchOverhead(b *testing.B) {
 					}
 				})
 		})
+		if name == "trivial-parallel" {
+			floorRatios(b, calls, func(c tools.Call) { sink = e.reg.Execute(ctx, c) })
+		}
 		b.Run(name+"/sequential-Execute", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
@@ -106,6 +110,54 @@ func BenchmarkBatchOverhead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// floorRatios measures, against the calls made by exec one after
+// another, what any batch that runs a parallel call's body on a goroutine
+// of its own costs at least: "goroutine/ratio" starts a goroutine that
+// does nothing and waits for it to end, then makes the calls here;
+// "floor/ratio" makes the calls on one fresh goroutine (its stack grown
+// first, as the batch's workers do) and waits for it, with no other
+// synchronization. A batch also runs the policy prefixes on the calling
+// goroutine and hands each call over: it cannot cost less than the floor.
+func floorRatios(b *testing.B, calls []tools.Call, exec func(tools.Call)) {
+	seq := func() {
+		for _, c := range calls {
+			exec(c)
+		}
+	}
+	b.Run("goroutine/ratio", func(b *testing.B) {
+		benchratio.Compare(b, "goroutine+calls/calls", 20, func() {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go wg.Done()
+			wg.Wait()
+			seq()
+		}, seq)
+	})
+	b.Run("floor/ratio", func(b *testing.B) {
+		benchratio.Compare(b, "one-goroutine/calls", 20, func() {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sinkByte = growFrame(len(calls))
+				seq()
+			}()
+			wg.Wait()
+		}, seq)
+	})
+}
+
+var sinkByte byte
+
+// growFrame grows a new goroutine's stack as the batch's growStack does.
+//
+//go:noinline
+func growFrame(i int) byte {
+	var buf [4 << 10]byte
+	buf[i%len(buf)] = byte(i)
+	return buf[(i*7)%len(buf)]
 }
 
 // BenchmarkRunCodePromiseAll100: Promise.all of 100 parallel sub-calls
