@@ -124,7 +124,7 @@ func New(cfg coderuntime.Config) (*Runtime, error) {
 		return nil, err
 	}
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, workerLegacyIOEnv+"=") || strings.HasPrefix(kv, workerBackgroundReadsEnv+"=")
+		return strings.HasPrefix(kv, workerEnv+"=") || strings.HasPrefix(kv, workerConfigEnv+"=") || strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, workerLegacyIOEnv+"=") || strings.HasPrefix(kv, workerBackgroundReadsEnv+"=") || strings.HasPrefix(kv, workerDefaultGCEnv+"=")
 	})
 	env = append(env, fmt.Sprintf("%s=%d", workerEnv, protocolVersion), workerConfigEnv+"="+string(wcfg))
 	return &Runtime{cfg: cfg, exe: exe, env: env, killGrace: time.Second, startWait: time.Minute, handAfter: handoffAfter,

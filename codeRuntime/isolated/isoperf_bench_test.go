@@ -169,7 +169,7 @@ func BenchmarkIsolatedBeforeAfter(b *testing.B) {
 			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
 			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) {
 				iso.waitReap, iso.noTransform = true, true
-				iso.env = append(slices.Clone(iso.env), workerLegacyIOEnv+"=1")
+				iso.env = append(defaultGCEnv(iso.env), workerLegacyIOEnv+"=1")
 			})
 			compareRuns(b, "now/before", a, base, c.p, c.want)
 		})
@@ -197,4 +197,29 @@ func BenchmarkIsolatedFloor(b *testing.B) {
 		}
 		compareRuns(b, "isolated/inprocess", a, base, seqProgram, "499500")
 	})
+}
+
+// BenchmarkIsolatedWorkerGC: workers that collect at GOGC 50 while their heap is small (a) against
+// workers at the default GOGC (base, the behaviour before), interleaved. Metric gc50/gc100: the
+// median per-round ratio.
+func BenchmarkIsolatedWorkerGC(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		p    coderuntime.Program
+		want string
+	}{{"empty", emptyProgram, ""}, {"1000 sequential calls", seqProgram, "499500"}} {
+		b.Run(c.name, func(b *testing.B) {
+			a := newBenchIsolated(b, coderuntime.EngineGoja, nil)
+			base := newBenchIsolated(b, coderuntime.EngineGoja, func(iso *Runtime) {
+				iso.env = defaultGCEnv(iso.env)
+			})
+			compareRuns(b, "gc50/gc100", a, base, c.p, c.want)
+		})
+	}
+}
+
+// defaultGCEnv is a worker environment with the default GOGC (the behaviour before
+// workerGCPercent).
+func defaultGCEnv(env []string) []string {
+	return append(slices.Clone(env), workerDefaultGCEnv+"=1")
 }
