@@ -34,7 +34,7 @@ func TestACallRacingItsSessionsCloseIsCancelled(t *testing.T) {
 	}
 	defer func() { _ = cs.Close(); _ = ss.Wait() }()
 
-	s := &server{cfg: Config{Name: "mem"}, inflight: map[*inflight]struct{}{}}
+	s := &server{cfg: Config{Name: "mem"}}
 	cur := &conn{cs: cs, ended: make(chan struct{})}
 	cur.ctx, cur.cancel = context.WithCancelCause(ctx)
 	s.conn.Store(cur)
@@ -49,8 +49,8 @@ func TestACallRacingItsSessionsCloseIsCancelled(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "the session was closed during the call") {
 		t.Fatalf("call on a closing session = %+v, %v", out, err)
 	}
-	if len(s.inflight) != 0 {
-		t.Fatalf("calls left in flight: %d", len(s.inflight))
+	if s.inflight.head != nil {
+		t.Fatal("a call was left in flight")
 	}
 }
 
@@ -106,5 +106,63 @@ func TestACallWithAContextOfItsOwnKeepsTheCallersValuesAndDeadline(t *testing.T)
 	in.stop(errSessionClosed)
 	if in.Err() != context.Canceled || context.Cause(in) != errSessionClosed || cur.ctx.Err() != nil {
 		t.Fatalf("after stop: err %v, cause %v, session %v", in.Err(), context.Cause(in), cur.ctx.Err())
+	}
+}
+
+// The calls in flight are a list linked through the calls: each is in it
+// from add to remove, wherever it is in the list, and all yields each
+// call in it once.
+func TestInflightListAddsAndRemovesAnywhere(t *testing.T) {
+	var l inflightList
+	calls := make([]*inflight, 5)
+	for i := range calls {
+		calls[i] = &inflight{}
+		l.add(calls[i])
+	}
+	members := func() map[*inflight]bool {
+		got := map[*inflight]bool{}
+		for in := range l.all {
+			if got[in] {
+				t.Fatal("a call yielded twice")
+			}
+			got[in] = true
+		}
+		return got
+	}
+	for _, i := range []int{2, 4, 0, 3, 1} { // middle, first, last, ...
+		l.remove(calls[i])
+		if calls[i].prev != nil || calls[i].next != nil {
+			t.Fatal("a removed call keeps its links")
+		}
+		got := members()
+		if got[calls[i]] {
+			t.Fatalf("call %d still in the list", i)
+		}
+		left := 0
+		for _, in := range calls {
+			if in.prev != nil || in.next != nil || l.head == in {
+				left++
+				if !got[in] {
+					t.Fatal("a call still linked is not yielded")
+				}
+			}
+		}
+		if left != len(got) {
+			t.Fatalf("%d calls linked, %d yielded", left, len(got))
+		}
+	}
+	if l.head != nil {
+		t.Fatal("the list is not empty")
+	}
+	// Stopping the loop early stops the walk.
+	l.add(calls[0])
+	l.add(calls[1])
+	n := 0
+	for range l.all {
+		n++
+		break
+	}
+	if n != 1 {
+		t.Fatalf("walked %d after break", n)
 	}
 }

@@ -139,7 +139,7 @@ func (s *server) attribute(ctx context.Context) (*inflight, host.ScopeKey) {
 	var one *inflight
 	var agent host.ScopeKey
 	n := 0
-	for in := range s.inflight {
+	for in := range s.inflight.all {
 		a := in.exec.Agent()
 		if n == 0 {
 			agent = a

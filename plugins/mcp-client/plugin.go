@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -122,7 +123,7 @@ func (plugin) Apply(c *host.Context) error {
 	log := c.Logger().With().Str("server", cfg.Name).Logger()
 	s := &server{c: c, reg: reg, cfg: cfg, log: &log,
 		listChanged: make(chan struct{}, 1), mounted: map[string]*mounted{},
-		inflight: map[*inflight]struct{}{}, done: make(chan struct{})}
+		done: make(chan struct{})}
 	copts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{}, // no roots
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
@@ -191,7 +192,7 @@ type server struct {
 	mounted map[string]*mounted // registry name → tool; run's goroutine only
 
 	mu       sync.Mutex
-	inflight map[*inflight]struct{}
+	inflight inflightList
 }
 
 // conn is one session.
@@ -208,6 +209,11 @@ type conn struct {
 	idle   func()        // nil unless HTTP
 	ended  chan struct{} // closed when the session ended
 	wg     sync.WaitGroup
+
+	// meta is the request _meta the SDK put in the first call's params on
+	// this session, encoded (see encodedMeta), given to the calls after
+	// it; nil until then. Under server.mu.
+	meta mcp.Meta
 }
 
 // inflight is a call in progress, for attributing an elicitation; it is
@@ -225,10 +231,12 @@ type conn struct {
 // with the caller's values, and costs no allocation beyond the inflight.
 // Otherwise own is derived from the caller's and cancel ends it.
 //
-// One allocation also holds what the call hands the SDK (params, and the
-// arguments' copy when they fit in argBuf) and the result's first content
-// block. None of it is ever reused: an inflight belongs to one call, and
-// whatever the SDK or the pipeline keeps of it stays as it was.
+// One allocation also holds what the call hands the SDK (params, whose
+// Arguments points at args, and the arguments' copy when they fit in
+// argBuf), its links in the server's list of calls in flight, and the
+// result's first content block. None of it is ever reused: an inflight
+// belongs to one call, and whatever the SDK or the pipeline keeps of it
+// stays as it was.
 type inflight struct {
 	parent context.Context // the caller's
 	own    context.Context // nil: the session's context is the call's
@@ -236,14 +244,55 @@ type inflight struct {
 	exec   *tools.Execution
 	cur    *conn // the session the call is on
 
+	prev, next *inflight // in server.inflight, under server.mu
+
 	params  mcp.CallToolParams
+	args    json.RawMessage // params.Arguments is &args: no boxing
 	content [1]tools.Content
 	argBuf  [argBufLen]byte
 }
 
 // argBufLen is the length of arguments copied into the inflight itself
-// (inflight is then 352 bytes, a size class of its own).
-const argBufLen = 104
+// (inflight is then 416 bytes, a size class of its own).
+const argBufLen = 128
+
+// inflightList is the calls in flight, linked through the calls
+// themselves: adding and removing one allocates nothing and hashes
+// nothing. Its zero value is empty; it is used under server.mu.
+type inflightList struct {
+	head *inflight
+}
+
+// add puts in, which is in no list, first.
+func (l *inflightList) add(in *inflight) {
+	in.prev, in.next = nil, l.head
+	if l.head != nil {
+		l.head.prev = in
+	}
+	l.head = in
+}
+
+// remove takes in, which add put in l, out of it.
+func (l *inflightList) remove(in *inflight) {
+	if in.prev != nil {
+		in.prev.next = in.next
+	} else {
+		l.head = in.next
+	}
+	if in.next != nil {
+		in.next.prev = in.prev
+	}
+	in.prev, in.next = nil, nil
+}
+
+// all yields the calls in l; the loop must not add or remove any.
+func (l *inflightList) all(yield func(*inflight) bool) {
+	for in := l.head; in != nil; in = in.next {
+		if !yield(in) {
+			return
+		}
+	}
+}
 
 // Deadline is the caller's (or CallTimeout's, when sooner).
 func (in *inflight) Deadline() (time.Time, bool) {
@@ -508,7 +557,7 @@ func (s *server) closeConn(c *conn) {
 	// A call registered after this sweep sees c.ctx done (see call).
 	s.mu.Lock()
 	var calls []*inflight
-	for in := range s.inflight {
+	for in := range s.inflight.all {
 		if in.cur == c {
 			calls = append(calls, in)
 		}

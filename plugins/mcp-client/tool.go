@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -260,16 +261,24 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 		}
 	}
 	s.mu.Lock()
-	s.inflight[in] = struct{}{}
+	s.inflight.add(in)
+	meta := cur.meta
 	s.mu.Unlock()
 	if cur.ctx.Err() != nil {
 		// closeConn's sweep may have missed it.
 		in.stop(errSessionClosed)
 	}
-	in.params = mcp.CallToolParams{Name: rt.name, Arguments: in.args()}
+	// Arguments is a pointer into in: a json.RawMessage put in an interface
+	// would be boxed (an allocation per call); *json.RawMessage encodes
+	// the same.
+	in.args = in.copyArgs()
+	in.params = mcp.CallToolParams{Meta: meta, Name: rt.name, Arguments: &in.args}
 	res, err := cur.cs.CallTool(in, &in.params)
 	s.mu.Lock()
-	delete(s.inflight, in)
+	s.inflight.remove(in)
+	if meta == nil && cur.meta == nil {
+		cur.meta = encodedMeta(in.params.Meta)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return tools.Output{}, s.callError(ctx, in, cur, err)
@@ -321,12 +330,47 @@ func (s *server) call(ctx context.Context, exec *tools.Execution, rt *remote) (t
 	return out, nil
 }
 
-// args returns a copy of the call's canonical arguments as the CallTool
+// encodedMeta returns the request _meta the SDK (v1.8.0) put in a call's
+// params, m, with each value encoded as the SDK encodes it, or nil unless
+// m is what the SDK puts there on a session of the 2026-07-28 protocol or
+// later, and nothing else: the protocol version, the client's info and
+// its capabilities. They are the session's, the same for every request on
+// it, and the SDK only adds the keys a params' Meta lacks
+// (injectRequestMeta), writing nothing into a Meta that has all three; it
+// reads none of them back on the way out (what reads them reads the
+// encoded request). So the calls after the first on a session are given
+// this Meta: the same _meta on the wire, without a new map, a copy of the
+// client's capabilities and their conversion, nor the encoding of those
+// structures, per call. A Meta with any other key is not reused (it could
+// be one call's).
+func encodedMeta(m mcp.Meta) mcp.Meta {
+	if len(m) != 3 {
+		return nil
+	}
+	out := make(mcp.Meta, 3)
+	for _, k := range [...]string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities} {
+		v, ok := m[k]
+		if !ok {
+			return nil
+		}
+		// As the SDK's jsonrpc2 encodes a request: no HTML escaping.
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if enc.Encode(v) != nil {
+			return nil
+		}
+		out[k] = json.RawMessage(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	}
+	return out
+}
+
+// copyArgs returns a copy of the call's canonical arguments as the CallTool
 // arguments: in argBuf when they fit, else in an allocation of their own.
 // The copy is the call's alone (never written again, never reused); the
 // execution's arguments are an immutable string that the SDK must not be
 // handed as bytes.
-func (in *inflight) args() json.RawMessage {
+func (in *inflight) copyArgs() json.RawMessage {
 	a := in.exec.ArgsString()
 	if len(a) <= len(in.argBuf) {
 		n := copy(in.argBuf[:], a)

@@ -1,0 +1,6 @@
+//go:build !race
+
+package mcpclient_test
+
+// raceEnabled reports whether the race detector is on (it allocates).
+const raceEnabled = false
