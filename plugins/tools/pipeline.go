@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,7 +222,25 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	}
 	exec.tool, exec.hint = resolve(call)
 	var canon []byte
-	if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
+	if t, a := exec.tool, call.Arguments; t != nil && t.admit != nil && len(a) > 0 && a[0] == '{' && len(a) <= canonjson.DefaultMaxBytes {
+		// A typed tool's arguments are copied first: when its one pass
+		// (admit) finds the copy canonical and valid, having decoded it,
+		// the copy is the arguments without a scan of its own; else it is
+		// when it is canonical, and otherwise they are canonicalized
+		// below.
+		if len(a) <= len(exec.argBuf) {
+			canon = append(exec.argBuf[:0], a...)
+		} else {
+			canon = bytes.Clone(a)
+		}
+		exec.args = unsafe.String(unsafe.SliceData(canon), len(canon))
+		if !t.admit(exec) && !canonjson.IsCanonical(canon, canonjson.Options{}) {
+			canon = nil
+		}
+	}
+	if canon != nil {
+		// Copied and canonical.
+	} else if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
 		// Small and canonical already (what CanonicalizeObject would
 		// copy): copied into the execution's own allocation.
 		canon = append(exec.argBuf[:0], a...)
@@ -241,7 +260,9 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	// text. Raw (MCP) tools validate their own input.
 	if t := exec.tool; t != nil && t.validate != nil {
 		exec.stage = stageValidateArgs
-		if err := safeValidate(t.validate, exec); err != nil {
+		err := safeValidate(t.validate, exec)
+		exec.admitted = nil
+		if err != nil {
 			return argsFailure(call.Name, err), false
 		}
 	}

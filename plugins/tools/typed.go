@@ -175,6 +175,12 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		OutputSchema:    body.schema,
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
+			if exec.admitted == unsafe.Pointer(dec) {
+				// Checked and decoded in stage 1 (admitArgs), by this
+				// decoder, and the value stored on exec.
+				exec.admitted = nil
+				return nil
+			}
 			v := dec.shared
 			if exec.args == "{}" && dec.empty {
 				// The zero value, which the shared holder keeps.
@@ -191,6 +197,9 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 			exec.decoded.Store(&v.decodedHead)
 			return nil
 		},
+	}
+	if dec.inferred != nil {
+		d.admitArgs = dec.admit
 	}
 	if plain, ok := any(t.Execute).(func(context.Context, A, *Execution) (Output, error)); ok && plain != nil {
 		// Out = Output: the body's Output is the definition's, so the
@@ -314,6 +323,31 @@ func (d *typedDecoder[A, S]) take(exec *Execution) *decoded[A, S] {
 	}
 	// h begins a decoded[A, S]: only d's validation stores a head naming d.
 	return (*decoded[A, S])(unsafe.Pointer(h))
+}
+
+// admit is the definition's admitArgs (for an inferred schema): it
+// checks and decodes exec's arguments, as they were sent, in the one pass
+// of schema.ArgsCheck.DecodeIfCanonical, and when they are canonical and
+// valid stores their value on exec, as the definition's ValidateArgs
+// would, and marks exec as admitted by d.
+func (d *typedDecoder[A, S]) admit(exec *Execution) bool {
+	v := d.shared
+	if exec.args == "{}" && d.empty {
+		exec.decoded.Store(&v.decodedHead)
+		exec.admitted = unsafe.Pointer(d)
+		return true
+	}
+	if !d.zeroSize {
+		v = d.holder()
+	}
+	if !d.inferred.DecodeIfCanonical(exec.argBytes(), exec.args, &v.value) {
+		// v is dropped: a type's own UnmarshalJSON may have been handed
+		// a pointer into it.
+		return false
+	}
+	exec.decoded.Store(&v.decodedHead)
+	exec.admitted = unsafe.Pointer(d)
+	return true
 }
 
 // fresh decodes exec's arguments afresh for a body run that finds no
