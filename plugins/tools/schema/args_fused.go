@@ -57,13 +57,15 @@ type fusedState struct {
 }
 
 // scratch is one map or slice plan's scratch (see fusedState): a map
-// plan's key kv and value ev, or a slice plan's elements ev (a slice of
-// the plan's type); evp is the address of ev's (first) value.
+// plan's key kv and value ev, or a slice plan's elements ev and output kv
+// (slices of the plan's type); evp and kvp are the addresses of ev's and
+// kv's (first) values. A slice plan's ev keeps its array from use to use,
+// its elements zero and its length 0 between uses.
 type scratch struct {
-	of     *planID
-	kv, ev reflect.Value
-	evp    unsafe.Pointer
-	busy   bool
+	of       *planID
+	kv, ev   reflect.Value
+	evp, kvp unsafe.Pointer
+	busy     bool
 }
 
 // planID names one map or slice plan (not of size zero: each is
@@ -90,6 +92,49 @@ func (f *fusedState) take(id *planID, mk func() scratch) int {
 type sliceHeader struct {
 	data     unsafe.Pointer
 	len, cap int
+}
+
+// maxScratchBytes bounds the array a slice plan's scratch keeps for the
+// next call; capsBytes the arrays whose capacities jsonCaps measures.
+const (
+	maxScratchBytes = 256 << 10
+	capsBytes       = 16 << 10
+)
+
+// jsonCaps returns the capacities a slice of type t takes as encoding/json
+// grows it from nil (Grow(1) each time its length reaches its capacity),
+// in increasing order, up to 1024 elements and capsBytes (at least one). Each is checked to be the capacity that Grow of that many gives a
+// nil slice of t, so that one Grow makes the array encoding/json's steps
+// end with (the runtime's growth depends only on the capacity, the length
+// asked for and the element size). Nil for elements of size zero, or when
+// a check fails: the plan then takes encoding/json's steps.
+func jsonCaps(t reflect.Type) []int {
+	size := t.Elem().Size()
+	if size == 0 {
+		return nil
+	}
+	v := reflect.New(t).Elem()
+	var caps []int
+	for len(caps) == 0 || v.Cap() < 1024 && uintptr(v.Cap())*size < capsBytes {
+		v.SetLen(v.Cap())
+		v.Grow(1)
+		w := reflect.New(t).Elem()
+		if w.Grow(v.Cap()); w.Cap() != v.Cap() {
+			return nil
+		}
+		caps = append(caps, v.Cap())
+	}
+	return caps
+}
+
+// capFor returns the first of caps that holds n elements, or 0.
+func capFor(caps []int, n int) int {
+	for _, c := range caps {
+		if c >= n {
+			return c
+		}
+	}
+	return 0
 }
 
 // maxStrictKeys is the most keys of one map a strict pass compares for
@@ -342,15 +387,19 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		elem := b.of(et, n.items)
 		size := et.Size()
 		ok := containerOK(n, kArray)
-		// The slice is grown as encoding/json grows it (Grow(1) when the
-		// length reaches the capacity: the same capacities) in a scratch
-		// slice variable of the pooled fusedState, then moved to p.
+		// The elements are decoded into a scratch slice of the pooled
+		// fusedState, whose array is kept from call to call, then copied
+		// into one new array (in the scratch output variable, then moved
+		// to p) of the capacity encoding/json reaches for their count,
+		// growing a slice by Grow(1) whenever its length reaches its
+		// capacity (caps), and the scratch elements are zeroed.
 		empty := reflect.MakeSlice(t, 0, 0).UnsafePointer()
 		id := new(planID)
 		mk := func() scratch {
-			v := reflect.New(t)
-			return scratch{ev: v.Elem(), evp: v.UnsafePointer()}
+			v, o := reflect.New(t), reflect.New(t)
+			return scratch{ev: v.Elem(), evp: v.UnsafePointer(), kv: o.Elem(), kvp: o.UnsafePointer()}
 		}
+		caps := jsonCaps(t)
 		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			bs := f.d.b
 			if i >= len(bs) {
@@ -375,8 +424,11 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				return j + 1
 			}
 			x := f.take(id, mk)
-			sv := f.scratch[x].ev
-			h := (*sliceHeader)(f.scratch[x].evp) // sv's memory: nil between uses
+			// Not a pointer into f.scratch, which the elements' plans may
+			// grow (append).
+			sv, out := f.scratch[x].ev, f.scratch[x].kv
+			h := (*sliceHeader)(f.scratch[x].evp)  // sv's memory: length 0 between uses
+			oh := (*sliceHeader)(f.scratch[x].kvp) // out's: nil between uses
 			count := 0
 			for {
 				if count == h.cap {
@@ -403,10 +455,33 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				j = -1
 			}
 			if j >= 0 {
-				*(*sliceHeader)(p) = *h // t is a slice
+				switch c := capFor(caps, count); {
+				case size == 0:
+					out.Grow(count) // capacity count, as Grow(1) steps give
+				case c > 0:
+					out.Grow(c) // from nil: capacity c (jsonCaps checked it)
+				default:
+					// Beyond caps (or none): the steps encoding/json
+					// takes, from the last capacity caps lists.
+					if len(caps) > 0 {
+						out.Grow(caps[len(caps)-1])
+					}
+					for oh.cap < count {
+						oh.len = oh.cap
+						out.Grow(1)
+					}
+				}
+				oh.len = count
+				reflect.Copy(out, sv)
+				*(*sliceHeader)(p) = *oh // t is a slice
 				f.depth--
 			}
-			*h = sliceHeader{} // keeps no decoded value alive
+			*oh = sliceHeader{}
+			sv.Clear() // keeps no decoded value alive
+			h.len = 0
+			if uintptr(h.cap)*size > maxScratchBytes {
+				*h = sliceHeader{}
+			}
 			f.scratch[x].busy = false
 			return j
 		}

@@ -210,3 +210,69 @@ func TestDecodeIfCanonical(t *testing.T) {
 		t.Errorf("%d keys of a map: %v %v", maxStrictKeys+1, d, vs)
 	}
 }
+
+// argsLists has slices of elements of several sizes.
+type argsLists struct {
+	Names []string     `json:"names,omitempty"`
+	Edits []argsEdit   `json:"edits,omitempty"`
+	Nums  []int8       `json:"nums,omitempty"`
+	Empty []struct{}   `json:"empty,omitempty"`
+	Grid  [][]argsEdit `json:"grid,omitempty"`
+}
+
+// TestArgsDecodeSliceAllocatesOnce: a slice is decoded with one
+// allocation, its array, of the capacity encoding/json's growth reaches
+// (before: one per growth step, 1, 2, 4, ... elements), for elements of
+// several sizes; beyond the capacities measured up front (1024 elements
+// or 16 KB) with a few more, the steps from there; with none for
+// size-zero elements. The values and capacities are encoding/json's.
+func TestArgsDecodeSliceAllocatesOnce(t *testing.T) {
+	c, _, _ := argsCheckFor[argsLists](t, true)
+	for _, n := range []int{1, 2, 3, 5, 8, 9, 17, 100, 513, 1025, 2000} {
+		for _, field := range []string{"names", "edits", "nums", "empty", "grid"} {
+			var sb strings.Builder
+			sb.WriteString(`{"` + field + `":[`)
+			for k := range n {
+				if k > 0 {
+					sb.WriteByte(',')
+				}
+				switch field {
+				case "names":
+					sb.WriteString(`"n"`)
+				case "edits":
+					sb.WriteString(`{"new":"b","old":"a"}`)
+				case "nums":
+					sb.WriteString(`7`)
+				case "empty":
+					sb.WriteString(`{}`)
+				case "grid":
+					sb.WriteString(`[]`)
+				}
+			}
+			sb.WriteString(`]}`)
+			args := []byte(sb.String())
+			same := unsafe.String(unsafe.SliceData(args), len(args))
+			a := new(argsLists)
+			if !ifCanonicalIsReference[argsLists](t, c, args) {
+				t.Fatalf("%s of %d: declined", field, n)
+			}
+			decodeIsReference[argsLists](t, c, args)
+			if raceEnabled {
+				continue // sync.Pool drops items at random: the counts vary
+			}
+			want := 1.0
+			switch size := reflect.ValueOf(a).Elem().FieldByName(strings.ToUpper(field[:1]) + field[1:]).Type().Elem().Size(); {
+			case size == 0:
+				want = 0
+			case n > 1024 || uintptr(n)*size > capsBytes:
+				want = 4
+			}
+			if allocs := testing.AllocsPerRun(20, func() {
+				*a = argsLists{}
+				c.DecodeShared(args, same, a)
+			}); allocs > want || want > 0 && allocs < 1 {
+				t.Errorf("%s of %d: %v allocations, want %v", field, n, allocs, want)
+			}
+		}
+	}
+}
