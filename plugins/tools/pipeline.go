@@ -222,7 +222,7 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	}
 	exec.tool, exec.hint = resolve(call)
 	var canon []byte
-	if t, a := exec.tool, call.Arguments; t != nil && t.admit != nil && len(a) > 0 && a[0] == '{' && len(a) <= canonjson.DefaultMaxBytes {
+	if t, a := exec.tool, call.Arguments; t != nil && t.admit != nil && mayBeCanonical(a) {
 		// A typed tool's arguments are copied first: when its one pass
 		// (admit) finds the copy canonical and valid, having decoded it,
 		// the copy is the arguments without a scan of its own; else it is
@@ -267,6 +267,22 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 		}
 	}
 	return Result{}, true
+}
+
+// mayBeCanonical reports whether a, a call's arguments, may be a
+// canonical object by a glance at its first member: no whitespace after
+// the brace or the first key's colon (pretty-printed JSON, which
+// canonicalization rewrites, is left to it without a copy first), and
+// within canonjson's size limit.
+func mayBeCanonical(a []byte) bool {
+	if len(a) < 2 || a[0] != '{' || len(a) > canonjson.DefaultMaxBytes {
+		return false
+	}
+	if a[1] != '"' {
+		return string(a) == "{}"
+	}
+	k := bytes.IndexByte(a, ':')
+	return k > 0 && k+1 < len(a) && a[k+1] != ' ' && a[k+1] != '\n' && a[k+1] != '\t' && a[k+1] != '\r'
 }
 
 // resolveCall resolves call's tool for its agent, once per call (stage 1),

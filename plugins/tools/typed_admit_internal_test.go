@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/dsh-go/dsh/plugins/tools/canonjson"
 )
 
 type admitEdit struct {
@@ -87,5 +90,55 @@ func TestPerf24_TypedArgumentsAdmittedInOnePass(t *testing.T) {
 	refused.ValidateArgs = func(*Execution) error { return errors.New("refused") }
 	if _, err := NewExecution(Call{ID: "c", Arguments: json.RawMessage(`{"path":"/a"}`)}, refused); !IsArgsError(err) {
 		t.Errorf("a replaced ValidateArgs: %v, want INVALID_ARGS", err)
+	}
+}
+
+// TestPerf24_TypedArgumentsNotCanonicalCostNoMore: arguments the one pass
+// declines cost what they cost before it (their canonicalization): the
+// holder it took is the spare again for the validation that follows
+// (before: a second holder), and pretty-printed arguments (whitespace
+// after the first key's colon) are canonicalized without a copy first.
+func TestPerf24_TypedArgumentsNotCanonicalCostNoMore(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts vary under the race detector")
+	}
+	ctx := context.Background()
+	d := MustDefine(TypedTool[admitArgs, Output]{
+		Name: "t", Description: "Reads its arguments.",
+		Execute: func(_ context.Context, a admitArgs, _ *Execution) (Output, error) {
+			return Output{}, nil
+		},
+	})
+	allocs := func(args string) float64 {
+		return testing.AllocsPerRun(100, func() {
+			exec, err := NewExecution(Call{ID: "c", Arguments: json.RawMessage(args)}, d)
+			if err != nil {
+				panic(err)
+			}
+			if _, err := d.Execute(ctx, exec); err != nil {
+				panic(err)
+			}
+		})
+	}
+	canonicalization := func(args string) float64 {
+		b := []byte(args)
+		return testing.AllocsPerRun(100, func() {
+			if _, err := canonjson.CanonicalizeObject(b, canonjson.Options{}); err != nil {
+				panic(err)
+			}
+		})
+	}
+	// Short (in the execution's own buffer, without a copy of their
+	// own): declined (at their first value, before the pass allocated
+	// anything), they cost their canonicalization more.
+	short := `{"path":"\u0061","limit":2}`
+	if canon, declined := allocs(`{"path":"a","limit":2}`), allocs(short); declined != canon+canonicalization(short) {
+		t.Errorf("declined arguments: %v allocations, canonical ones %v, canonicalization %v", declined, canon, canonicalization(short))
+	}
+	// Long: the canonical ones' copy is the canonicalization's output.
+	long := strings.Repeat("a", 64)
+	pretty := `{"path": "` + long + `"}`
+	if canon, p := allocs(`{"path":"`+long+`"}`), allocs(pretty); p != canon-1+canonicalization(pretty) {
+		t.Errorf("pretty-printed arguments: %v allocations, canonical ones %v, canonicalization %v", p, canon, canonicalization(pretty))
 	}
 }
