@@ -226,8 +226,8 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 		// A typed tool's arguments are copied first: when its one pass
 		// (admit) finds the copy canonical and valid, having decoded it,
 		// the copy is the arguments without a scan of its own; else it is
-		// when it is canonical, and otherwise they are canonicalized
-		// below.
+		// when it is canonical, and otherwise the copy (not the caller's
+		// bytes again, nor the buffer the pass read) is canonicalized.
 		if len(a) <= len(exec.argBuf) {
 			canon = append(exec.argBuf[:0], a...)
 		} else {
@@ -235,11 +235,11 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 		}
 		exec.args = unsafe.String(unsafe.SliceData(canon), len(canon))
 		if !t.admit(exec) && !canonjson.IsCanonical(canon, canonjson.Options{}) {
-			canon = nil
+			var err error
+			if canon, err = canonjson.CanonicalizeObject(canon, canonjson.Options{}); err != nil {
+				return argsFailure(call.Name, err), false
+			}
 		}
-	}
-	if canon != nil {
-		// Copied and canonical.
 	} else if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
 		// Small and canonical already (what CanonicalizeObject would
 		// copy): copied into the execution's own allocation.
@@ -260,12 +260,12 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	// text. Raw (MCP) tools validate their own input.
 	if t := exec.tool; t != nil && t.validate != nil {
 		exec.stage = stageValidateArgs
-		err := safeValidate(t.validate, exec)
-		exec.admitted = nil
-		if err != nil {
+		if err := safeValidate(t.validate, exec); err != nil {
+			exec.admitted = nil
 			return argsFailure(call.Name, err), false
 		}
 	}
+	exec.admitted = nil // for stage 2 only
 	return Result{}, true
 }
 
