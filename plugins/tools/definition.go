@@ -143,6 +143,15 @@ type Definition struct {
 	// it was withheld. Use it for what the tool owns about its final text,
 	// such as a redaction.
 	FinalizeContent func(exec *Execution, r Result) []Content
+
+	// admitArgs, set by [Define], admits a call's arguments as they were
+	// sent, in one pass: it reports true when they are canonical (the
+	// execution's copy of them, exec.args, is already what stage 1 would
+	// make of them) and pass the typed tool's validation, having stored
+	// their decoded value, and marks exec so that the tool's own
+	// ValidateArgs, next, accepts them without a second pass; else false,
+	// and stage 1 canonicalizes them as for any tool.
+	admitArgs func(exec *Execution) bool
 }
 
 // Validate checks d without registering it. Every problem is reported,
@@ -239,6 +248,7 @@ type Tool struct {
 	output        *schema.ValueSchema // nil: text-only
 	render        func(json.RawMessage) ([]Content, error)
 	finalizeC     func(*Execution, Result) []Content
+	admit         func(exec *Execution) bool // Definition.admitArgs
 }
 
 func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
@@ -252,6 +262,7 @@ func freeze(d Definition, layer host.ScopeKey) (*Tool, error) {
 		exec: d.Execute, presentCall: d.PresentCall, presentResult: d.PresentResult,
 		timeout: d.Timeout, validate: d.ValidateArgs, layer: layer,
 		concurrency: d.Concurrency, annotations: copyAnnotations(d.Annotations),
+		admit: d.admitArgs,
 	}, nil
 }
 
@@ -294,7 +305,7 @@ func (t *Tool) Definition() Definition {
 		Execute: t.exec, PresentCall: t.presentCall, PresentResult: t.presentResult,
 		Timeout: t.timeout, ValidateArgs: t.validate, Concurrency: t.concurrency,
 		Annotations: copyAnnotations(t.annotations), OutputSchema: t.OutputSchema(),
-		RenderOutput: t.render, FinalizeContent: t.finalizeC,
+		RenderOutput: t.render, FinalizeContent: t.finalizeC, admitArgs: t.admit,
 	}
 }
 

@@ -175,6 +175,10 @@ type Execution struct {
 	// validated, to the body: the head of a *decoded[A, S] that the body
 	// takes once (see Define). Policy code cannot reach it.
 	decoded atomic.Pointer[decodedHead]
+	// admitted names the typed decoder (a *typedDecoder) whose admitArgs
+	// checked and decoded the arguments in stage 1, for its ValidateArgs
+	// in stage 2 (and only then: stage 2 clears it); nil when none did.
+	admitted unsafe.Pointer
 	// trace follows the call when a tracer is registered (trace.go); set
 	// in stage 1, before the call runs anything else.
 	trace *callTraceBox

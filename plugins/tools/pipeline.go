@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,7 +222,25 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	}
 	exec.tool, exec.hint = resolve(call)
 	var canon []byte
-	if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
+	if t, a := exec.tool, call.Arguments; t != nil && t.admit != nil && mayBeCanonical(a) {
+		// A typed tool's arguments are copied first: when its one pass
+		// (admit) finds the copy canonical and valid, having decoded it,
+		// the copy is the arguments without a scan of its own; else it is
+		// when it is canonical, and otherwise the copy (not the caller's
+		// bytes again, nor the buffer the pass read) is canonicalized.
+		if len(a) <= len(exec.argBuf) {
+			canon = append(exec.argBuf[:0], a...)
+		} else {
+			canon = bytes.Clone(a)
+		}
+		exec.args = unsafe.String(unsafe.SliceData(canon), len(canon))
+		if !t.admit(exec) && !canonjson.IsCanonical(canon, canonjson.Options{}) {
+			var err error
+			if canon, err = canonjson.CanonicalizeObject(canon, canonjson.Options{}); err != nil {
+				return argsFailure(call.Name, err), false
+			}
+		}
+	} else if a := call.Arguments; len(a) <= len(exec.argBuf) && len(a) > 0 && a[0] == '{' && canonjson.IsCanonical(a, canonjson.Options{}) {
 		// Small and canonical already (what CanonicalizeObject would
 		// copy): copied into the execution's own allocation.
 		canon = append(exec.argBuf[:0], a...)
@@ -242,10 +261,28 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 	if t := exec.tool; t != nil && t.validate != nil {
 		exec.stage = stageValidateArgs
 		if err := safeValidate(t.validate, exec); err != nil {
+			exec.admitted = nil
 			return argsFailure(call.Name, err), false
 		}
 	}
+	exec.admitted = nil // for stage 2 only
 	return Result{}, true
+}
+
+// mayBeCanonical reports whether a, a call's arguments, may be a
+// canonical object by a glance at its first member: no whitespace after
+// the brace or the first key's colon (pretty-printed JSON, which
+// canonicalization rewrites, is left to it without a copy first), and
+// within canonjson's size limit.
+func mayBeCanonical(a []byte) bool {
+	if len(a) < 2 || a[0] != '{' || len(a) > canonjson.DefaultMaxBytes {
+		return false
+	}
+	if a[1] != '"' {
+		return string(a) == "{}"
+	}
+	k := bytes.IndexByte(a, ':')
+	return k > 0 && k+1 < len(a) && a[k+1] != ' ' && a[k+1] != '\n' && a[k+1] != '\t' && a[k+1] != '\r'
 }
 
 // resolveCall resolves call's tool for its agent, once per call (stage 1),

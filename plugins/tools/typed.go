@@ -132,6 +132,7 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 	}
 	dec := &typedDecoder[A, S]{spec: t.Parameters, target: schema.TargetFor[A]()}
 	dec.zeroSize = unsafe.Sizeof(*new(A)) == 0 && unsafe.Sizeof(*new(S)) == 0
+	dec.ownCode = unmarshalsItself(reflect.TypeFor[A](), map[reflect.Type]bool{})
 	var params []byte
 	rt := reflect.TypeFor[A]()
 	for rt.Kind() == reflect.Pointer {
@@ -175,6 +176,12 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 		OutputSchema:    body.schema,
 		RenderOutput:    body.render,
 		ValidateArgs: func(exec *Execution) error {
+			if exec.admitted == unsafe.Pointer(dec) {
+				// Checked and decoded in stage 1 (admitArgs), by this
+				// decoder, and the value stored on exec.
+				exec.admitted = nil
+				return nil
+			}
 			v := dec.shared
 			if exec.args == "{}" && dec.empty {
 				// The zero value, which the shared holder keeps.
@@ -191,6 +198,9 @@ func define[A, Out, S any](t TypedTool[A, Out]) (Definition, error) {
 			exec.decoded.Store(&v.decodedHead)
 			return nil
 		},
+	}
+	if dec.inferred != nil {
+		d.admitArgs = dec.admit
 	}
 	if plain, ok := any(t.Execute).(func(context.Context, A, *Execution) (Output, error)); ok && plain != nil {
 		// Out = Output: the body's Output is the definition's, so the
@@ -262,6 +272,9 @@ type typedDecoder[A, S any] struct {
 	// decode into the zero value of A (empty); nil when neither holds.
 	shared          *decoded[A, S]
 	zeroSize, empty bool
+	// ownCode: decoding a value of A may run code of its own (a type
+	// reachable from A has an UnmarshalJSON or UnmarshalText method).
+	ownCode bool
 	// spare is a holder an earlier call recycled, for a later one (see
 	// recycle), or nil.
 	spare atomic.Pointer[decoded[A, S]]
@@ -284,6 +297,35 @@ func (d *typedDecoder[A, S]) decodesEmpty() bool {
 	}
 	var a A
 	return len(d.decode([]byte("{}"), "", &a)) == 0 && reflect.ValueOf(&a).Elem().IsZero()
+}
+
+// unmarshalsItself reports whether decoding a value of t with
+// encoding/json may call a method of its own: t, or a type it holds (a
+// field, an element, a map key, what a pointer points to), has an
+// UnmarshalJSON or UnmarshalText method.
+func unmarshalsItself(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	for _, u := range []reflect.Type{reflect.TypeFor[json.Unmarshaler](), reflect.TypeFor[encoding.TextUnmarshaler]()} {
+		if t.Implements(u) || reflect.PointerTo(t).Implements(u) {
+			return true
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return unmarshalsItself(t.Elem(), seen)
+	case reflect.Map:
+		return unmarshalsItself(t.Key(), seen) || unmarshalsItself(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if unmarshalsItself(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decoded is a value of A that the decoder by decoded from an execution's
@@ -314,6 +356,37 @@ func (d *typedDecoder[A, S]) take(exec *Execution) *decoded[A, S] {
 	}
 	// h begins a decoded[A, S]: only d's validation stores a head naming d.
 	return (*decoded[A, S])(unsafe.Pointer(h))
+}
+
+// admit is the definition's admitArgs (for an inferred schema): it
+// checks and decodes exec's arguments, as they were sent, in the one pass
+// of schema.ArgsCheck.DecodeIfCanonical, and when they are canonical and
+// valid stores their value on exec, as the definition's ValidateArgs
+// would, and marks exec as admitted by d.
+func (d *typedDecoder[A, S]) admit(exec *Execution) bool {
+	v := d.shared
+	if exec.args == "{}" && d.empty {
+		exec.decoded.Store(&v.decodedHead)
+		exec.admitted = unsafe.Pointer(d)
+		return true
+	}
+	if !d.zeroSize {
+		v = d.holder()
+	}
+	if !d.inferred.DecodeIfCanonical(exec.argBytes(), exec.args, &v.value) {
+		if v != d.shared && !d.ownCode {
+			// v is the zero value again, and nothing else refers to it
+			// (no code of A's own was handed a pointer into it): the
+			// spare, for the validation that follows.
+			d.spare.Store(v)
+		}
+		// Else v is dropped: a type's own UnmarshalJSON may have been
+		// handed a pointer into it.
+		return false
+	}
+	exec.decoded.Store(&v.decodedHead)
+	exec.admitted = unsafe.Pointer(d)
+	return true
 }
 
 // fresh decodes exec's arguments afresh for a body run that finds no

@@ -70,28 +70,43 @@ func viaUnmarshal(d *decState, i int, v reflect.Value) int {
 }
 
 // plainString returns the string token at b[i] when it has no escapes
-// and is valid UTF-8 (json.Unmarshal would replace invalid bytes).
+// and no control characters and is valid UTF-8 (json.Unmarshal would
+// replace invalid bytes): a string canonjson writes as it is, whose bytes
+// are its value.
 func plainString(b []byte, i int) (s []byte, end int) {
 	if i >= len(b) || b[i] != '"' {
 		return nil, -1
 	}
 	ascii := true
 	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
+		c := b[j]
+		if !strSpecial[c] {
+			continue
+		}
+		switch {
 		case c == '"':
 			s = b[i+1 : j]
 			if !ascii && !utf8.Valid(s) {
 				return nil, -1
 			}
 			return s, j + 1
-		case c == '\\':
-			return nil, -1
 		case c >= utf8.RuneSelf:
 			ascii = false
+		default: // '\\' or a control character
+			return nil, -1
 		}
 	}
 	return nil, -1
 }
+
+// strSpecial marks the bytes plainString looks at: '"', '\\', control
+// characters and the bytes of non-ASCII UTF-8.
+var strSpecial = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 func isNull(b []byte, i int) bool { return bytes.HasPrefix(b[i:], []byte("null")) }
 

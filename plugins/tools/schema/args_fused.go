@@ -43,6 +43,12 @@ type fusedPlan func(f *fusedState, i int, p unsafe.Pointer) int
 type fusedState struct {
 	w canonWalker
 	d decState
+	// strict: the pass also makes sure that the bytes are canonical (see
+	// ArgsCheck.DecodeIfCanonical), declining any it does not know to be;
+	// depth counts the arrays and objects open around the value (as
+	// canonjson counts them, the root object 1).
+	strict bool
+	depth  int
 	// scratch holds the scratch values of the map and slice plans this
 	// pooled state ran, zero between uses; busy while a plan uses one (a
 	// recursive type re-enters its plan). A plan that panics leaves the
@@ -51,13 +57,15 @@ type fusedState struct {
 }
 
 // scratch is one map or slice plan's scratch (see fusedState): a map
-// plan's key kv and value ev, or a slice plan's elements ev (a slice of
-// the plan's type); evp is the address of ev's (first) value.
+// plan's key kv and value ev, or a slice plan's elements ev and output kv
+// (slices of the plan's type); evp and kvp are the addresses of ev's and
+// kv's (first) values. A slice plan's ev keeps its array from use to use,
+// its elements zero and its length 0 between uses.
 type scratch struct {
-	of     *planID
-	kv, ev reflect.Value
-	evp    unsafe.Pointer
-	busy   bool
+	of       *planID
+	kv, ev   reflect.Value
+	evp, kvp unsafe.Pointer
+	busy     bool
 }
 
 // planID names one map or slice plan (not of size zero: each is
@@ -86,6 +94,53 @@ type sliceHeader struct {
 	len, cap int
 }
 
+// maxScratchBytes bounds the array a slice plan's scratch keeps for the
+// next call; capsBytes the arrays whose capacities jsonCaps measures.
+const (
+	maxScratchBytes = 256 << 10
+	capsBytes       = 16 << 10
+)
+
+// jsonCaps returns the capacities a slice of type t takes as encoding/json
+// grows it from nil (Grow(1) each time its length reaches its capacity),
+// in increasing order, up to 1024 elements and capsBytes (at least one). Each is checked to be the capacity that Grow of that many gives a
+// nil slice of t, so that one Grow makes the array encoding/json's steps
+// end with (the runtime's growth depends only on the capacity, the length
+// asked for and the element size). Nil for elements of size zero, or when
+// a check fails: the plan then takes encoding/json's steps.
+func jsonCaps(t reflect.Type) []int {
+	size := t.Elem().Size()
+	if size == 0 {
+		return nil
+	}
+	v := reflect.New(t).Elem()
+	var caps []int
+	for len(caps) == 0 || v.Cap() < 1024 && uintptr(v.Cap())*size < capsBytes {
+		v.SetLen(v.Cap())
+		v.Grow(1)
+		w := reflect.New(t).Elem()
+		if w.Grow(v.Cap()); w.Cap() != v.Cap() {
+			return nil
+		}
+		caps = append(caps, v.Cap())
+	}
+	return caps
+}
+
+// capFor returns the first of caps that holds n elements, or 0.
+func capFor(caps []int, n int) int {
+	for _, c := range caps {
+		if c >= n {
+			return c
+		}
+	}
+	return 0
+}
+
+// maxStrictKeys is the most keys of one map a strict pass compares for
+// duplicates (canonjson.IsCanonical keeps 32 across open objects).
+const maxStrictKeys = 16
+
 type fusedKey struct {
 	t reflect.Type
 	n *node
@@ -107,19 +162,31 @@ func (b *fusedBuilder) of(t reflect.Type, n *node) *fusedPlan {
 	return p
 }
 
-// plain decodes without a schema (a value no schema constrains).
+// plain decodes without a schema (a value no schema constrains); a strict
+// pass first makes sure the value is canonical.
 func plain(dec *argDecoder, t reflect.Type) fusedPlan {
 	return func(f *fusedState, i int, p unsafe.Pointer) int {
+		if f.strict {
+			f.w.depth = f.depth
+			if end := f.w.value(anyNode, i); end < 0 || len(f.w.vs) > 0 || f.w.notCanon {
+				return -1
+			}
+		}
 		return (*dec)(&f.d, i, reflect.NewAt(t, p).Elem())
 	}
 }
 
 // leaf validates the value at i against n (the whole value, one scan) and
-// then decodes it.
+// then decodes it. The walker of a strict pass is strict: it declines
+// (notCanon) what it does not know to be canonical, counting the depth
+// from the value's.
 func leaf(dec *argDecoder, t reflect.Type, n *node) fusedPlan {
 	return func(f *fusedState, i int, p unsafe.Pointer) int {
+		if f.strict {
+			f.w.depth = f.depth
+		}
 		end := f.w.value(n, i)
-		if end < 0 || len(f.w.vs) > 0 {
+		if end < 0 || len(f.w.vs) > 0 || f.w.notCanon {
 			return -1
 		}
 		if (*dec)(&f.d, i, reflect.NewAt(t, p).Elem()) != end {
@@ -165,6 +232,25 @@ func shortInt(b []byte, i int, signed bool) (n int64, end int) {
 		n = -n
 	}
 	return n, j
+}
+
+// canonicalInt reports whether tok, an integer token shortInt read, is
+// written as canonjson writes it: no leading zero, no "-0".
+func canonicalInt(tok []byte) bool {
+	d := tok
+	if d[0] == '-' {
+		d = d[1:]
+	}
+	return (d[0] != '0' || len(d) == 1) && string(tok) != "-0"
+}
+
+// enter counts the array or object starting at the value being decoded:
+// false when a strict pass finds it deeper than canonjson accepts (its
+// default limit). Each plan that enters leaves (f.depth--) when it
+// accepts its value; a pass that declines resets the count.
+func (f *fusedState) enter() bool {
+	f.depth++
+	return !f.strict || f.depth <= canonjson.DefaultMaxDepth
 }
 
 // containerOK reports whether n lets a container of kind k through
@@ -240,7 +326,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			b := f.d.b
 			if i < len(b) && (b[i] == '-' || '0' <= b[i] && b[i] <= '9') {
 				if n, end := shortInt(b, i, signed); end >= 0 {
-					if n < lo || n > hi {
+					if n < lo || n > hi || f.strict && !canonicalInt(b[i:end]) {
 						return -1
 					}
 					switch size {
@@ -254,6 +340,9 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 						*(*uint64)(p) = uint64(n)
 					}
 					return end
+				}
+				if f.strict {
+					return lf(f, i, p) // the walker checks the token
 				}
 				return (*dec)(&f.d, i, reflect.NewAt(t, p).Elem())
 			}
@@ -298,15 +387,19 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		elem := b.of(et, n.items)
 		size := et.Size()
 		ok := containerOK(n, kArray)
-		// The slice is grown as encoding/json grows it (Grow(1) when the
-		// length reaches the capacity: the same capacities) in a scratch
-		// slice variable of the pooled fusedState, then moved to p.
+		// The elements are decoded into a scratch slice of the pooled
+		// fusedState, whose array is kept from call to call, then copied
+		// into one new array (in the scratch output variable, then moved
+		// to p) of the capacity encoding/json reaches for their count,
+		// growing a slice by Grow(1) whenever its length reaches its
+		// capacity (caps), and the scratch elements are zeroed.
 		empty := reflect.MakeSlice(t, 0, 0).UnsafePointer()
 		id := new(planID)
 		mk := func() scratch {
-			v := reflect.New(t)
-			return scratch{ev: v.Elem(), evp: v.UnsafePointer()}
+			v, o := reflect.New(t), reflect.New(t)
+			return scratch{ev: v.Elem(), evp: v.UnsafePointer(), kv: o.Elem(), kvp: o.UnsafePointer()}
 		}
+		caps := jsonCaps(t)
 		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			bs := f.d.b
 			if i >= len(bs) {
@@ -315,7 +408,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			if bs[i] != '[' {
 				return lf(f, i, p)
 			}
-			if !ok {
+			if !ok || !f.enter() {
 				return -1
 			}
 			j := i + 1
@@ -327,11 +420,15 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				// data pointer of MakeSlice(t, 0, 0), which allocates
 				// nothing).
 				*(*sliceHeader)(p) = sliceHeader{data: empty} // t is a slice
+				f.depth--
 				return j + 1
 			}
 			x := f.take(id, mk)
-			sv := f.scratch[x].ev
-			h := (*sliceHeader)(f.scratch[x].evp) // sv's memory: nil between uses
+			// Not a pointer into f.scratch, which the elements' plans may
+			// grow (append).
+			sv, out := f.scratch[x].ev, f.scratch[x].kv
+			h := (*sliceHeader)(f.scratch[x].evp)  // sv's memory: length 0 between uses
+			oh := (*sliceHeader)(f.scratch[x].kvp) // out's: nil between uses
 			count := 0
 			for {
 				if count == h.cap {
@@ -358,9 +455,33 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				j = -1
 			}
 			if j >= 0 {
-				*(*sliceHeader)(p) = *h // t is a slice
+				switch c := capFor(caps, count); {
+				case size == 0:
+					out.Grow(count) // capacity count, as Grow(1) steps give
+				case c > 0:
+					out.Grow(c) // from nil: capacity c (jsonCaps checked it)
+				default:
+					// Beyond caps (or none): the steps encoding/json
+					// takes, from the last capacity caps lists.
+					if len(caps) > 0 {
+						out.Grow(caps[len(caps)-1])
+					}
+					for oh.cap < count {
+						oh.len = oh.cap
+						out.Grow(1)
+					}
+				}
+				oh.len = count
+				reflect.Copy(out, sv)
+				*(*sliceHeader)(p) = *oh // t is a slice
+				f.depth--
 			}
-			*h = sliceHeader{} // keeps no decoded value alive
+			*oh = sliceHeader{}
+			sv.Clear() // keeps no decoded value alive
+			h.len = 0
+			if uintptr(h.cap)*size > maxScratchBytes {
+				*h = sliceHeader{}
+			}
 			f.scratch[x].busy = false
 			return j
 		}
@@ -394,6 +515,12 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		entries := func(f *fusedState, m, kv, ev reflect.Value, evp unsafe.Pointer, j int) int {
 			bs := f.d.b
 			var seen uint64
+			// A strict pass compares each key with those before it (a
+			// duplicate is not canonical): the offsets of the tokens of
+			// the first keys, up to maxStrictKeys (it declines a map of
+			// more).
+			var keys [maxStrictKeys]int
+			nkeys := 0
 			if j < len(bs) && bs[j] == '}' {
 				j++
 			} else {
@@ -401,6 +528,20 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 					k, end := plainString(bs, j)
 					if end < 0 || end >= len(bs) || bs[end] != ':' {
 						return -1
+					}
+					if f.strict {
+						if nkeys == len(keys) {
+							return -1
+						}
+						for _, o := range keys[:nkeys] {
+							// o is a plain key's token: the same bytes,
+							// then its closing quote, are the same key.
+							if len(bs)-o > len(k)+1 && string(bs[o+1:o+1+len(k)]) == string(k) && bs[o+1+len(k)] == '"' {
+								return -1
+							}
+						}
+						keys[nkeys] = j
+						nkeys++
 					}
 					pl := other
 					if len(props) > 0 {
@@ -442,7 +583,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			if bs[i] != '{' {
 				return lf(f, i, p)
 			}
-			if !ok {
+			if !ok || !f.enter() {
 				return -1
 			}
 			m := reflect.MakeMap(t)
@@ -456,6 +597,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				// A map value is one pointer word, the one
 				// Value.UnsafePointer returns (TestMapIsOnePointer).
 				*(*unsafe.Pointer)(p) = m.UnsafePointer()
+				f.depth--
 			}
 			return j
 		}
@@ -468,6 +610,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			off  uintptr    // its offset: behind no pointer
 			plan *fusedPlan // nil: the key is a violation, or the field is not settable
 			bit  uint64     // its bit among n's required names
+			once uint64     // its own bit, for a strict pass (0: more than 64 fields)
 		}
 		byName := make(map[string]field, len(fields))
 		// With few fields, their keys ("name":, as canonjson writes
@@ -499,7 +642,11 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				off += sf.Offset
 				st = sf.Type
 			}
-			fl := field{off, p, requiredBit(n, []byte(fd.name))}
+			var once uint64
+			if len(fields) <= 64 {
+				once = 1 << len(list)
+			}
+			fl := field{off, p, requiredBit(n, []byte(fd.name)), once}
 			byName[fd.name] = fl
 			names = append(names, string(append(canonjson.AppendString(nil, fd.name), ':')))
 			list = append(list, fl)
@@ -517,10 +664,10 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			if bs[i] != '{' {
 				return lf(f, i, p)
 			}
-			if !ok {
+			if !ok || !f.enter() {
 				return -1
 			}
-			var seen uint64
+			var seen, got uint64 // got: the fields met, for a strict pass
 			j := i + 1
 			if j < len(bs) && bs[j] == '}' {
 				j++
@@ -547,6 +694,12 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 					if !found || fd.plan == nil {
 						return -1 // not a field (the decoder declines), not allowed, or not settable
 					}
+					if f.strict {
+						if fd.once == 0 || got&fd.once != 0 {
+							return -1 // too many fields to tell, or a duplicate key
+						}
+						got |= fd.once
+					}
 					seen |= fd.bit
 					if j = (*fd.plan)(f, next, unsafe.Add(p, fd.off)); j < 0 || j >= len(bs) {
 						return -1
@@ -565,6 +718,7 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			if seen != all {
 				return -1
 			}
+			f.depth--
 			return j
 		}
 	}
@@ -591,7 +745,7 @@ func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation 
 			if len(frozen) != len(args) || unsafe.StringData(frozen) != unsafe.SliceData(args) && frozen != string(args) {
 				frozen = "" // not the same bytes (the same memory: surely)
 			}
-			if c.fusedDecode(args, frozen, rv.UnsafePointer()) {
+			if c.fusedDecode(args, frozen, rv.UnsafePointer(), false) {
 				return nil
 			}
 			rv.Elem().SetZero()
@@ -606,9 +760,39 @@ func (c *ArgsCheck) DecodeShared(args []byte, frozen string, v any) []Violation 
 	return c.t.DecodeCanonical(bytes.Clone(args), v)
 }
 
+// DecodeIfCanonical is [ArgsCheck.DecodeShared] for arguments that may
+// not be canonical (a call's arguments as the caller sent them): it
+// reports true when args are canonical (what canonjson.CanonicalizeObject
+// returns for them, with the default Options, is args itself), valid, and
+// decoded into v, in one pass over their bytes; else false, with *v the
+// zero value again, and the caller canonicalizes them and decodes with
+// DecodeShared. v must point to a zero value of the Target's type. It
+// does not say false for every argument that is canonical and invalid,
+// nor true for every valid one: only the one pass decides (a schema that
+// does not cover the Target's key checks, or a part it does not handle,
+// is false).
+func (c *ArgsCheck) DecodeIfCanonical(args []byte, frozen string, v any) bool {
+	if c.fused == nil || len(args) == 0 || args[0] != '{' || len(args) > canonjson.DefaultMaxBytes {
+		return false
+	}
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() || rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Type().Elem() != c.t.typ {
+		return false
+	}
+	if len(frozen) != len(args) || unsafe.StringData(frozen) != unsafe.SliceData(args) && frozen != string(args) {
+		frozen = ""
+	}
+	if c.fusedDecode(args, frozen, rv.UnsafePointer(), true) {
+		return true
+	}
+	rv.Elem().SetZero()
+	return false
+}
+
 // fusedDecode runs the fused plan on args into the zero value of the
-// Target's type at p (see fusedPlan).
-func (c *ArgsCheck) fusedDecode(args []byte, frozen string, p unsafe.Pointer) (ok bool) {
+// Target's type at p (see fusedPlan); strictly (see fusedState) when
+// strict.
+func (c *ArgsCheck) fusedDecode(args []byte, frozen string, p unsafe.Pointer, strict bool) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
@@ -619,10 +803,12 @@ func (c *ArgsCheck) fusedDecode(args []byte, frozen string, p unsafe.Pointer) (o
 	// only the fields a call sets are set, and cleared after (all of w
 	// when a scan used its scratch).
 	f.w.b, f.d.b, f.d.s = args, args, frozen
+	f.strict, f.w.strict = strict, strict
 	ok = (*c.fused)(f, 0, p) == len(args)
 	if f.w.vs != nil || f.w.segs != nil || f.w.strict || f.w.notCanon || f.w.depth != 0 {
 		f.w = canonWalker{}
 	}
+	f.strict, f.depth = false, 0
 	f.w.b, f.d.b, f.d.s = nil, nil, "" // keeps no argument bytes or strings
 	if len(f.scratch) > 8 {
 		f.scratch = nil // a few plans' scratch (other tools': a fresh one)

@@ -360,7 +360,7 @@ func TestArgsDecodeOnePass(t *testing.T) {
 		t.Fatal("no fused plan for a covered type")
 	}
 	var a, want argsCovered
-	if !c.fusedDecode(args, "", unsafe.Pointer(&a)) {
+	if !c.fusedDecode(args, "", unsafe.Pointer(&a), false) {
 		t.Fatal("the fused pass declined valid arguments")
 	}
 	if vs := tg.Decode(args, &want); vs != nil || !reflect.DeepEqual(a, want) {
@@ -414,7 +414,7 @@ func TestArgsDecodeWideOnePass(t *testing.T) {
 		`"pb":false,"ps":[1,2,3,4,5,6,7,8,9],"tags":{"x":["1","2","3","4","5"],"y":[]},"u":123456789012345,"u16":65535,"u32":4294967295}`
 	args := []byte(doc)
 	var got, want argsWide
-	if !c.fusedDecode(args, "", unsafe.Pointer(&got)) {
+	if !c.fusedDecode(args, "", unsafe.Pointer(&got), false) {
 		t.Fatal("the fused pass declined valid arguments")
 	}
 	if err := json.Unmarshal(args, &want); err != nil {
@@ -428,7 +428,7 @@ func TestArgsDecodeWideOnePass(t *testing.T) {
 	}
 	for _, bad := range []string{`{"i8":128}`, `{"i8":-129}`, `{"n":32768}`, `{"mid":256}`, `{"u16":65536}`, `{"u32":4294967296}`, `{"i32":2147483648}`, `{"u":-1}`} {
 		var v argsWide
-		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v)) {
+		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v), false) {
 			t.Errorf("the fused pass accepted %s: %#v", bad, v)
 		}
 		if vs := c.Decode([]byte(bad), new(argsWide)); len(vs) == 0 {
@@ -446,7 +446,7 @@ func TestArgsDecodeFewOnePass(t *testing.T) {
 	c, _, _ := argsCheckFor[argsFew](t, true)
 	args := []byte(`{"a":"x","ab":3,"deep":"d","m":{"k":1},"n":2,"p":-5,"é":[{"new":"n","old":"o"}]}`)
 	var got, want argsFew
-	if !c.fusedDecode(args, "", unsafe.Pointer(&got)) {
+	if !c.fusedDecode(args, "", unsafe.Pointer(&got), false) {
 		t.Fatal("the fused pass declined valid arguments")
 	}
 	if err := json.Unmarshal(args, &want); err != nil || !reflect.DeepEqual(got, want) {
@@ -454,7 +454,7 @@ func TestArgsDecodeFewOnePass(t *testing.T) {
 	}
 	for _, bad := range []string{`{"abc":1}`, `{"A":"x"}`, `{"e":[]}`, `{"p\u0061":1}`, `{"":1}`, `{"a":"x","ab":3,"é":[{"new":"n"}]}`} {
 		var v argsFew
-		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v)) {
+		if c.fusedDecode([]byte(bad), "", unsafe.Pointer(&v), false) {
 			t.Errorf("the fused pass accepted %s: %#v", bad, v)
 		}
 		if vs := c.Decode([]byte(bad), new(argsFew)); len(vs) == 0 {
@@ -613,12 +613,24 @@ func TestFusedMapPlanReentered(t *testing.T) {
 }
 
 // scratchIsZero fails t unless every scratch of f is free and zero (a
-// pooled state keeps no decoded value alive).
+// pooled state keeps no decoded value alive): a slice plan's elements
+// have length 0 and every element of their array is zero.
 func scratchIsZero(t *testing.T, f *fusedState) {
 	t.Helper()
 	for i, m := range f.scratch {
-		if m.busy || m.kv.IsValid() && !m.kv.IsZero() || !m.ev.IsZero() {
-			t.Fatalf("scratch %d after the call: busy %v, key %v, value %v", i, m.busy, m.kv, m.ev)
+		ev := m.ev
+		if ev.Kind() == reflect.Slice && ev.Len() == 0 {
+			ev = ev.Slice(0, ev.Cap())
+			for k := range ev.Len() {
+				if !ev.Index(k).IsZero() {
+					t.Fatalf("scratch %d after the call: element %d of the array is %v", i, k, ev.Index(k))
+				}
+			}
+		} else if !ev.IsZero() {
+			t.Fatalf("scratch %d after the call: value %v", i, m.ev)
+		}
+		if m.busy || m.kv.IsValid() && !m.kv.IsZero() {
+			t.Fatalf("scratch %d after the call: busy %v, key %v", i, m.busy, m.kv)
 		}
 	}
 }
