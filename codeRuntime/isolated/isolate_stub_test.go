@@ -16,6 +16,10 @@ import (
 // stubEnv selects a misbehaving worker in this package's test binary (see serveIfWorker).
 const stubEnv = "DSH_CODERUNTIME_TEST_STUB"
 
+// gcReportEnv names the directory in which the stub mode "gc-percent" reports the worker's GOGC
+// (see reportGCPercent).
+const gcReportEnv = "DSH_CODERUNTIME_TEST_GC_REPORT"
+
 // TestMain makes this test binary a worker when started as one, with the stub workers.
 func TestMain(m *testing.M) {
 	serveIfWorker(stubWorker)
@@ -32,6 +36,10 @@ var (
 func stubWorker(in, out *os.File) bool {
 	mode := os.Getenv(stubEnv)
 	if mode == "" {
+		return false
+	}
+	if mode == "gc-percent" { // the real worker, reporting its GOGC (see reportGCPercent)
+		reportGCPercent(os.Getenv(gcReportEnv))
 		return false
 	}
 	hello := func(version uint64) {

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package isolated
+
+// reportGCPercent is a no-op here: workers need unix (see isolationSupported).
+func reportGCPercent(string) {}
