@@ -163,44 +163,6 @@ func ownCodeInPlace(t reflect.Type, seen map[reflect.Type]bool) bool {
 	return false
 }
 
-// inPlace is a slice plan's loop for elements of type t.Elem() (of size
-// size, decoded by elem) that code of their own may keep a pointer into
-// (see ownCodeInPlace), from b[j], after the '[' and not at its ']': as
-// encoding/json decodes them, into a slice grown by Grow(1) from nil
-// whenever its length reaches its capacity, which becomes the value at
-// p. Its memory is the value's alone, whether it is accepted or not.
-func inPlace(f *fusedState, elem *fusedPlan, t reflect.Type, size uintptr, n *node, j int, p unsafe.Pointer) int {
-	bs := f.d.b
-	sv := reflect.New(t).Elem()
-	h := (*sliceHeader)(sv.Addr().UnsafePointer()) // sv's memory
-	count := 0
-	for {
-		if count == h.cap {
-			sv.Grow(1) // the new elements are zero
-		}
-		h.len = count + 1 // ≤ h.cap
-		if j = (*elem)(f, j, unsafe.Add(h.data, uintptr(count)*size)); j < 0 || j >= len(bs) {
-			return -1
-		}
-		count++
-		if bs[j] == ',' {
-			j++
-			continue
-		}
-		if bs[j] != ']' {
-			return -1
-		}
-		j++
-		break
-	}
-	if n.minItems >= 0 && count < n.minItems || n.maxItems >= 0 && count > n.maxItems {
-		return -1
-	}
-	*(*sliceHeader)(p) = *h // t is a slice
-	f.depth--
-	return j
-}
-
 // maxStrictKeys is the most keys of one map a strict pass compares for
 // duplicates (canonjson.IsCanonical keeps 32 across open objects).
 const maxStrictKeys = 16
@@ -445,7 +407,11 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		}
 	case reflect.Slice:
 		et := t.Elem()
-		if et.Kind() == reflect.Uint8 {
+		if et.Kind() == reflect.Uint8 || ownCodeInPlace(et, map[reflect.Type]bool{}) {
+			// Elements whose decoding hands code of their own a pointer
+			// into them, which it may keep, are left to the leaf's decoder,
+			// which never reuses their memory: the plan below decodes into
+			// a scratch array kept for the next call.
 			return lf
 		}
 		elem := b.of(et, n.items)
@@ -464,12 +430,6 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			return scratch{ev: v.Elem(), evp: v.UnsafePointer(), kv: o.Elem(), kvp: o.UnsafePointer()}
 		}
 		caps := jsonCaps(t)
-		// Elements whose decoding hands code of their own (an
-		// UnmarshalJSON or UnmarshalText) a pointer into them, which it
-		// may keep, are decoded in place as encoding/json decodes them: in
-		// a slice grown by Grow(1) from nil, which becomes the value, its
-		// memory never reused.
-		own := ownCodeInPlace(et, map[reflect.Type]bool{})
 		return func(f *fusedState, i int, p unsafe.Pointer) int {
 			bs := f.d.b
 			if i >= len(bs) {
@@ -492,9 +452,6 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				*(*sliceHeader)(p) = sliceHeader{data: empty} // t is a slice
 				f.depth--
 				return j + 1
-			}
-			if own {
-				return inPlace(f, elem, t, size, n, j, p)
 			}
 			x := f.take(id, mk)
 			// Not a pointer into f.scratch, which the elements' plans may
@@ -559,7 +516,10 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			return j
 		}
 	case reflect.Map:
-		if keyRuleOf(t.Key()) != keyString || len(n.required) > 64 {
+		if keyRuleOf(t.Key()) != keyString || len(n.required) > 64 || ownCodeInPlace(t.Elem(), map[reflect.Type]bool{}) {
+			// Values as for a slice's elements (see below): the plan
+			// below decodes each into a scratch value kept for the next
+			// call.
 			return lf
 		}
 		kt, et := t.Key(), t.Elem()
@@ -585,11 +545,6 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			ev := reflect.New(et)
 			return scratch{kv: reflect.New(kt).Elem(), ev: ev.Elem(), evp: ev.UnsafePointer()}
 		}
-		// A value whose decoding hands code of its own a pointer into it,
-		// which it may keep, is decoded as encoding/json decodes it: into
-		// a value made for this map, zeroed before each entry (so a kept
-		// pointer sees the last entry's value), never reused by another.
-		own := ownCodeInPlace(et, map[reflect.Type]bool{})
 		entries := func(f *fusedState, m, kv, ev reflect.Value, evp unsafe.Pointer, j int) int {
 			bs := f.d.b
 			var seen uint64
@@ -631,17 +586,12 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 						return -1 // additional property is not allowed
 					}
 					seen |= requiredBit(n, k)
-					if own {
-						ev.SetZero() // as encoding/json, before each entry
-					}
 					if j = (*pl)(f, end+1, evp); j < 0 || j >= len(bs) {
 						return -1
 					}
 					kv.SetString(f.d.str(end-1-len(k), end-1))
 					m.SetMapIndex(kv, ev)
-					if !own {
-						ev.SetZero() // for the next entry
-					}
+					ev.SetZero() // for the next entry
 					if bs[j] == ',' {
 						j++
 						continue
@@ -670,15 +620,6 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 				return -1
 			}
 			m := reflect.MakeMap(t)
-			if own {
-				sc := mk() // this map's own
-				j := entries(f, m, sc.kv, sc.ev, sc.evp, i+1)
-				if j >= 0 {
-					*(*unsafe.Pointer)(p) = m.UnsafePointer() // as below
-					f.depth--
-				}
-				return j
-			}
 			x := f.take(id, mk)
 			kv, ev := f.scratch[x].kv, f.scratch[x].ev
 			j := entries(f, m, kv, ev, f.scratch[x].evp, i+1)
