@@ -234,7 +234,14 @@ func admitCall(exec *Execution, call Call, resolve func(Call) (*Tool, string)) (
 			canon = bytes.Clone(a)
 		}
 		exec.args = unsafe.String(unsafe.SliceData(canon), len(canon))
-		if !t.admit(exec) && !canonjson.IsCanonical(canon, canonjson.Options{}) {
+		// The pass is stage 2's work done early: it may run the argument
+		// type's own UnmarshalJSON, whose runtime.Goexit is argument
+		// validation's (see goexitResult).
+		st := exec.stage
+		exec.stage = stageValidateArgs
+		admitted := t.admit(exec)
+		exec.stage = st
+		if !admitted && !canonjson.IsCanonical(canon, canonjson.Options{}) {
 			var err error
 			if canon, err = canonjson.CanonicalizeObject(canon, canonjson.Options{}); err != nil {
 				return argsFailure(call.Name, err), false

@@ -137,6 +137,32 @@ func capFor(caps []int, n int) int {
 	return 0
 }
 
+// ownCodeInPlace reports whether decoding a value of t may hand code of
+// its own (a type's UnmarshalJSON or UnmarshalText) a pointer into the
+// value's own memory: t has such a method, or holds a type that has
+// (a field, an array's element), not behind a pointer, slice or map,
+// whose plans decode into memory of their own.
+func ownCodeInPlace(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t.Kind() == reflect.Pointer || seen[t] {
+		return false
+	}
+	seen[t] = true
+	if sh, _ := shapeOf(t); sh == shapeJSON || sh == shapeText {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		return ownCodeInPlace(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if ownCodeInPlace(t.Field(i).Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // maxStrictKeys is the most keys of one map a strict pass compares for
 // duplicates (canonjson.IsCanonical keeps 32 across open objects).
 const maxStrictKeys = 16
@@ -381,7 +407,11 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 		}
 	case reflect.Slice:
 		et := t.Elem()
-		if et.Kind() == reflect.Uint8 {
+		if et.Kind() == reflect.Uint8 || ownCodeInPlace(et, map[reflect.Type]bool{}) {
+			// Elements whose decoding hands code of their own a pointer
+			// into them, which it may keep, are left to the leaf's decoder,
+			// which never reuses their memory: the plan below decodes into
+			// a scratch array kept for the next call.
 			return lf
 		}
 		elem := b.of(et, n.items)
@@ -486,7 +516,10 @@ func (b *fusedBuilder) build(t reflect.Type, n *node) fusedPlan {
 			return j
 		}
 	case reflect.Map:
-		if keyRuleOf(t.Key()) != keyString || len(n.required) > 64 {
+		if keyRuleOf(t.Key()) != keyString || len(n.required) > 64 || ownCodeInPlace(t.Elem(), map[reflect.Type]bool{}) {
+			// Values as for a slice's elements (see below): the plan
+			// below decodes each into a scratch value kept for the next
+			// call.
 			return lf
 		}
 		kt, et := t.Key(), t.Elem()
