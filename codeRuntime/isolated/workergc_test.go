@@ -88,3 +88,15 @@ func TestLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
+// TestWorkerGCSettlesHeap: a worker whose GOGC is tuned collects once before it reports ready
+// (settleWorkerHeap); one left at the default GOGC does not.
+func TestWorkerGCSettlesHeap(t *testing.T) {
+	for _, tuned := range []bool{true, false} {
+		n := 0
+		settleWorkerHeap(tuned, func() { n++ })
+		if want := map[bool]int{true: 1, false: 0}[tuned]; n != want {
+			t.Errorf("tuned %v: %d collections, want %d", tuned, n, want)
+		}
+	}
+}
