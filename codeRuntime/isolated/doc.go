@@ -45,8 +45,10 @@
 // program that would run its main. The parent sets the variable only in its workers' environment,
 // and a worker drops it at once. A worker runs with a Go memory limit at three quarters of MaxMemoryBytes, one
 // thread running Go code (GOMAXPROCS 1: a second would only be woken to look for work on every
-// hand-off, competing with the parent for the CPU), and, on Linux, as the first choice of the
-// kernel's out-of-memory killer.
+// hand-off, competing with the parent for the CPU), on Linux as the first choice of the
+// kernel's out-of-memory killer, and, unless the environment sets GOGC (then that stands), with
+// GOGC 50 while its live heap is under 4 MB (then 100) and one collection before it is ready, so
+// a run reuses memory the worker already touched rather than fault in new pages.
 //
 // A binding call crosses the processes twice and, in the parent, does not pass through Run's
 // goroutine: the goroutine reading the worker's pipe accepts the call and, when it is the only

@@ -46,7 +46,7 @@ func reportGCPercent(dir string) {
 }
 
 // TestWorkerGCPercentInWorker: serveWorker sets a real worker process's GOGC with tuneWorkerGC,
-// and leaves it alone with the benchmarks' switch workerDefaultGCEnv. The worker reports its GOGC
+// and leaves it alone with the benchmarks' switch workerDefaultGCEnv or an operator's GOGC. The worker reports its GOGC
 // while it runs the program, from a binding (see reportGCPercent). Tuned, that is workerGCPercent
 // or, once a collection found workerGCSmallHeap live, 100: a worker of this package's test binary
 // mostly has that much (4.3-5.3 MB) at its first collection after tuneWorkerGC.
@@ -58,6 +58,8 @@ func TestWorkerGCPercentInWorker(t *testing.T) {
 	}{
 		{"tuned", nil, []int{workerGCPercent, 100}},
 		{"default-gc-switch", []string{workerDefaultGCEnv + "=1"}, []int{stubGCPercent}},
+		// An operator's GOGC in the environment is left alone (the stub's setting stands in for it).
+		{"operator-gogc", []string{"GOGC=33"}, []int{stubGCPercent}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -104,7 +104,8 @@ func serveWorker(version string, hook func(in, out *os.File) bool) int {
 	}
 	runtime.GOMAXPROCS(procs)
 	debug.SetMemoryLimit(cfg.MaxMemoryBytes / 4 * 3)
-	tunedGC := !legacyWorkerIO() && !defaultWorkerGC()
+	// An operator's GOGC (inherited from the host's environment) is theirs: the worker keeps it.
+	tunedGC := !legacyWorkerIO() && !defaultWorkerGC() && os.Getenv("GOGC") == ""
 	if tunedGC {
 		tuneWorkerGC(gcTuner{set: debug.SetGCPercent, live: liveHeap})
 	}
